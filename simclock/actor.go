@@ -1,0 +1,183 @@
+package simclock
+
+import (
+	"fmt"
+	"time"
+)
+
+// ActorID names an actor within its loop. IDs are dense and stable.
+type ActorID int
+
+// Actor is a node of the simulated world. It handles one message at a time
+// and never blocks: it reacts through its Context (send, set timers, start
+// tasks) and returns.
+type Actor interface {
+	Receive(ctx *Context, msg any)
+}
+
+// Started is delivered to an actor when it is spawned and after every
+// restart, so it can set up its timers and tasks.
+type Started struct{}
+
+type actorSlot struct {
+	name        string
+	actor       Actor
+	incarnation uint64
+	down        bool
+	paused      bool
+	held        []func()
+	clock       *NodeClock
+	choices     *Choices
+	tasks       []*Task
+}
+
+// Spawn adds an actor with its own clock and choice fork and delivers Started
+// to it now. choices may be nil when the actor draws nothing.
+func (l *Loop) Spawn(name string, a Actor, clock *NodeClock, choices *Choices) ActorID {
+	id := ActorID(len(l.actors))
+	l.actors = append(l.actors, &actorSlot{name: name, actor: a, clock: clock, choices: choices})
+	l.Log("actor.spawn", name, "")
+	l.deliver(id, 0, 0, func(ctx *Context) { a.Receive(ctx, Started{}) })
+	return id
+}
+
+// Name returns the actor's name.
+func (l *Loop) Name(id ActorID) string { return l.actors[id].name }
+
+// Actor returns the current incarnation's actor value.
+func (l *Loop) Actor(id ActorID) Actor { return l.actors[id].actor }
+
+// Clock returns the actor's node clock (nil means virtual time itself).
+func (l *Loop) Clock(id ActorID) *NodeClock { return l.actors[id].clock }
+
+// Up reports whether the actor is running (not crashed); a paused actor is up.
+func (l *Loop) Up(id ActorID) bool { return !l.actors[id].down }
+
+// Paused reports whether the actor is paused.
+func (l *Loop) Paused(id ActorID) bool { return l.actors[id].paused }
+
+// Crash stops the actor: its volatile state, pending timers, in-flight
+// messages to it and running tasks are lost.
+func (l *Loop) Crash(id ActorID) {
+	s := l.actors[id]
+	if s.down {
+		return
+	}
+	s.down, s.paused, s.held = true, false, nil
+	s.incarnation++
+	l.Log("actor.crash", s.name, "")
+	tasks := s.tasks
+	s.tasks = nil
+	for _, t := range tasks {
+		t.kill()
+	}
+}
+
+// Restart brings a crashed actor back as a fresh value a (volatile state is
+// whatever a starts with) and delivers Started to it.
+func (l *Loop) Restart(id ActorID, a Actor) {
+	s := l.actors[id]
+	if !s.down {
+		l.Crash(id)
+	}
+	s.down, s.actor = false, a
+	l.Log("actor.restart", s.name, fmt.Sprintf("incarnation=%d", s.incarnation))
+	l.deliver(id, s.incarnation, 0, func(ctx *Context) { a.Receive(ctx, Started{}) })
+}
+
+// Pause freezes the actor: everything addressed to it is held until Resume.
+// A resumed actor is a zombie: it still believes what it believed before.
+func (l *Loop) Pause(id ActorID) {
+	s := l.actors[id]
+	if s.down || s.paused {
+		return
+	}
+	s.paused = true
+	l.Log("actor.pause", s.name, "")
+}
+
+// Resume delivers, now and in their original order, everything held while
+// the actor was paused.
+func (l *Loop) Resume(id ActorID) {
+	s := l.actors[id]
+	if !s.paused {
+		return
+	}
+	s.paused = false
+	held := s.held
+	s.held = nil
+	l.Log("actor.resume", s.name, fmt.Sprintf("held=%d", len(held)))
+	for _, fn := range held {
+		l.At(l.now, fn)
+	}
+}
+
+// deliver schedules fn for the actor's incarnation inc after d. It is dropped
+// if the actor crashed since, and held if the actor is paused when it fires.
+func (l *Loop) deliver(id ActorID, inc uint64, d time.Duration, fn func(*Context)) Timer {
+	var run func()
+	run = func() {
+		s := l.actors[id]
+		if s.down || s.incarnation != inc {
+			return
+		}
+		if s.paused {
+			s.held = append(s.held, run)
+			return
+		}
+		fn(&Context{loop: l, id: id, inc: inc})
+	}
+	return l.After(d, run)
+}
+
+// Send delivers msg to actor to after delay, from outside any actor (the
+// nemesis, a scenario driver, the KV server).
+func (l *Loop) Send(to ActorID, msg any, delay time.Duration) {
+	s := l.actors[to]
+	l.deliver(to, s.incarnation, delay, func(ctx *Context) { s.actor.Receive(ctx, msg) })
+}
+
+// Context is an actor's handle on the world while it handles one event.
+type Context struct {
+	loop *Loop
+	id   ActorID
+	inc  uint64
+}
+
+// Loop returns the world's loop (for components such as the KV client that
+// schedule on an actor's behalf).
+func (c *Context) Loop() *Loop { return c.loop }
+
+// Self returns the actor's id.
+func (c *Context) Self() ActorID { return c.id }
+
+// Name returns the actor's name.
+func (c *Context) Name() string { return c.loop.actors[c.id].name }
+
+// Now returns virtual time. Protocol code should prefer Local.
+func (c *Context) Now() Time { return c.loop.now }
+
+// Local returns the actor's node-clock reading.
+func (c *Context) Local() Time { return c.loop.actors[c.id].clock.Read(c.loop.now) }
+
+// Choices returns the actor's own choice fork.
+func (c *Context) Choices() *Choices { return c.loop.actors[c.id].choices }
+
+// Log adds a trace record attributed to the actor.
+func (c *Context) Log(kind, detail string) { c.loop.Log(kind, c.Name(), detail) }
+
+// Send delivers msg to another actor after delay.
+func (c *Context) Send(to ActorID, msg any, delay time.Duration) { c.loop.Send(to, msg, delay) }
+
+// After delivers msg to this actor once d has passed on its own clock. The
+// timer dies with the incarnation and waits while the actor is paused.
+func (c *Context) After(d time.Duration, msg any) Timer {
+	d = c.loop.actors[c.id].clock.RealDuration(d)
+	return c.Defer(d, func(ctx *Context) { c.loop.actors[c.id].actor.Receive(ctx, msg) })
+}
+
+// Defer runs fn as an event of this actor's current incarnation after d of
+// virtual time.
+func (c *Context) Defer(d time.Duration, fn func(*Context)) Timer {
+	return c.loop.deliver(c.id, c.inc, d, fn)
+}

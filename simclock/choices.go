@@ -1,0 +1,226 @@
+package simclock
+
+import (
+	"encoding/binary"
+	"math/bits"
+	"math/rand/v2"
+	"time"
+
+	"lukechampine.com/blake3"
+)
+
+// Source produces raw draws. Draw(n) returns a value in [0, n) for n >= 1.
+// Fork returns the named sub-stream of this source.
+type Source interface {
+	Draw(n uint64) uint64
+	Fork(name string) Source
+}
+
+// Choices is the single source of nondeterminism of a world. Everything that
+// could go more than one way (a message delay, a fault, the next workload
+// step) is drawn from a Choices, so a run is a pure function of its scenario,
+// options and choice stream.
+//
+// Draws are designed so that an all-zero stream picks the quiet outcome: the
+// smallest value, no fault (Chance returns false), the shortest delay. The
+// fuzzer's minimiser therefore shrinks a failing schedule towards "nothing
+// unusual happens" and what remains is the essence of the failure.
+type Choices struct {
+	src   Source
+	draws *uint64 // shared by a root and all its forks
+}
+
+// NewSeeded returns a Choices driven by a PRNG seeded from seed. Named forks
+// derive independent PRNGs (blake3 of the parent key and the name), so one
+// consumer's draws never shift another's.
+func NewSeeded(seed uint64) *Choices {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], seed)
+	return newChoices(newPRNGSource(deriveKey([]byte("shardsim/choices/seed/v1"), b[:])))
+}
+
+// NewBytes returns a Choices that reads its draws from data, the way a fuzzer
+// drives a run. An exhausted stream reads as zeros. All forks share one tape
+// (a fork of a byte stream is a name, not a new stream), so a recording of a
+// run replays exactly through NewBytes.
+func NewBytes(data []byte) *Choices {
+	return newChoices(&byteSource{tape: &byteTape{data: data}})
+}
+
+func newChoices(src Source) *Choices {
+	var n uint64
+	return &Choices{src: src, draws: &n}
+}
+
+// Fork returns the named sub-stream. Use distinct names for distinct
+// consumers ("nemesis", "worker/3"); forking the same name twice yields the
+// same stream for seeded choices.
+func (c *Choices) Fork(name string) *Choices {
+	return &Choices{src: c.src.Fork(name), draws: c.draws}
+}
+
+// Draws returns how many draws the root and all its forks have made.
+func (c *Choices) Draws() uint64 { return *c.draws }
+
+// Uint64n returns a value in [0, n). n must be at least 1.
+func (c *Choices) Uint64n(n uint64) uint64 {
+	if n == 0 {
+		panic("simclock: Uint64n(0)")
+	}
+	*c.draws++
+	return c.src.Draw(n)
+}
+
+// Intn returns a value in [0, n). n must be at least 1.
+func (c *Choices) Intn(n int) int {
+	if n <= 0 {
+		panic("simclock: Intn with n <= 0")
+	}
+	return int(c.Uint64n(uint64(n)))
+}
+
+// Between returns a value in [lo, hi], inclusive; zeros pick lo.
+func (c *Choices) Between(lo, hi int64) int64 {
+	if hi < lo {
+		panic("simclock: Between with hi < lo")
+	}
+	return lo + int64(c.Uint64n(uint64(hi-lo)+1))
+}
+
+// Duration returns a duration in [lo, hi], inclusive; zeros pick lo.
+func (c *Choices) Duration(lo, hi time.Duration) time.Duration {
+	return time.Duration(c.Between(int64(lo), int64(hi)))
+}
+
+// chanceScale is the resolution of Chance: probabilities are rounded to
+// multiples of 1/65536 and one draw reads two bytes of a byte stream.
+const chanceScale = 1 << 16
+
+// Chance returns true with probability p. Zeros give false unless p >= 1, so
+// a quiet stream injects no faults.
+func (c *Choices) Chance(p float64) bool {
+	if p <= 0 {
+		return false
+	}
+	if p >= 1 {
+		return true
+	}
+	threshold := uint64(p * chanceScale)
+	if threshold == 0 {
+		threshold = 1
+	}
+	return c.Uint64n(chanceScale) >= chanceScale-threshold
+}
+
+// Pick returns one element of xs; zeros pick the first. xs must not be empty.
+func Pick[T any](c *Choices, xs []T) T {
+	return xs[c.Intn(len(xs))]
+}
+
+// Shuffle permutes xs in place (Fisher-Yates); zeros leave it unchanged.
+func Shuffle[T any](c *Choices, xs []T) {
+	for i := len(xs) - 1; i > 0; i-- {
+		j := i - c.Intn(i+1)
+		xs[i], xs[j] = xs[j], xs[i]
+	}
+}
+
+// Bytes returns n drawn bytes (each a separate draw).
+func (c *Choices) Bytes(n int) []byte {
+	out := make([]byte, n)
+	for i := range out {
+		out[i] = byte(c.Uint64n(256))
+	}
+	return out
+}
+
+// deriveKey returns blake3(domain || 0x00 || parts...) as a 32-byte key.
+func deriveKey(domain []byte, parts ...[]byte) [32]byte {
+	h := blake3.New(32, nil)
+	h.Write(domain)
+	h.Write([]byte{0})
+	for _, p := range parts {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(p)))
+		h.Write(n[:])
+		h.Write(p)
+	}
+	var k [32]byte
+	copy(k[:], h.Sum(nil))
+	return k
+}
+
+// prngSource is a PCG generator keyed by a 32-byte derivation key.
+type prngSource struct {
+	key [32]byte
+	rng *rand.PCG
+}
+
+func newPRNGSource(key [32]byte) *prngSource {
+	s1 := binary.BigEndian.Uint64(key[0:8])
+	s2 := binary.BigEndian.Uint64(key[8:16])
+	return &prngSource{key: key, rng: rand.NewPCG(s1, s2)}
+}
+
+// Draw returns an unbiased value in [0, n) (Lemire's method).
+func (p *prngSource) Draw(n uint64) uint64 {
+	if n&(n-1) == 0 {
+		return p.rng.Uint64() & (n - 1)
+	}
+	hi, lo := bits.Mul64(p.rng.Uint64(), n)
+	if lo < n {
+		thresh := -n % n
+		for lo < thresh {
+			hi, lo = bits.Mul64(p.rng.Uint64(), n)
+		}
+	}
+	return hi
+}
+
+func (p *prngSource) Fork(name string) Source {
+	return newPRNGSource(deriveKey([]byte("shardsim/choices/fork/v1"), p.key[:], []byte(name)))
+}
+
+// byteTape is the shared input of a byte-driven run.
+type byteTape struct {
+	data []byte
+	pos  int
+}
+
+// widthFor returns how many bytes encode a draw below n: none for n == 1.
+func widthFor(n uint64) int {
+	return (bits.Len64(n-1) + 7) / 8
+}
+
+// next reads width big-endian bytes, zeros past the end.
+func (t *byteTape) next(width int) uint64 {
+	var v uint64
+	for i := 0; i < width; i++ {
+		v <<= 8
+		if t.pos < len(t.data) {
+			v |= uint64(t.data[t.pos])
+		}
+		t.pos++
+	}
+	return v
+}
+
+type byteSource struct{ tape *byteTape }
+
+func (b *byteSource) Draw(n uint64) uint64 {
+	return b.tape.next(widthFor(n)) % n
+}
+
+func (b *byteSource) Fork(string) Source { return b }
+
+// Exhausted reports whether a byte-driven Choices has read past its input.
+// It is false for other sources.
+func (c *Choices) Exhausted() bool {
+	switch s := c.src.(type) {
+	case *byteSource:
+		return s.tape.pos >= len(s.tape.data)
+	case *recordingSource:
+		return false
+	}
+	return false
+}

@@ -1,0 +1,224 @@
+package simclock
+
+import (
+	"container/heap"
+	"fmt"
+	"time"
+)
+
+// Budget bounds a run. A zero field means no bound of that kind.
+type Budget struct {
+	MaxTime   Time   // stop before executing an event scheduled after this
+	MaxEvents uint64 // stop after executing this many events
+}
+
+// StopReason says why Run returned.
+type StopReason int
+
+const (
+	// Idle means the queue emptied: nothing more can happen.
+	Idle StopReason = iota
+	// TimeBudget means the next event lies beyond Budget.MaxTime.
+	TimeBudget
+	// EventBudget means Budget.MaxEvents events ran.
+	EventBudget
+	// Stopped means something called Loop.Stop.
+	Stopped
+)
+
+func (r StopReason) String() string {
+	switch r {
+	case Idle:
+		return "idle"
+	case TimeBudget:
+		return "time-budget"
+	case EventBudget:
+		return "event-budget"
+	case Stopped:
+		return "stopped"
+	}
+	return fmt.Sprintf("StopReason(%d)", int(r))
+}
+
+// event is one scheduled callback. Events at equal times run in the order
+// they were scheduled (seq), so the order is stable and needs no choice.
+type event struct {
+	at        Time
+	seq       uint64
+	fn        func()
+	cancelled bool
+	index     int
+}
+
+type eventQueue []*event
+
+func (q eventQueue) Len() int { return len(q) }
+func (q eventQueue) Less(i, j int) bool {
+	if q[i].at != q[j].at {
+		return q[i].at < q[j].at
+	}
+	return q[i].seq < q[j].seq
+}
+func (q eventQueue) Swap(i, j int) {
+	q[i], q[j] = q[j], q[i]
+	q[i].index, q[j].index = i, j
+}
+func (q *eventQueue) Push(x any) {
+	e := x.(*event)
+	e.index = len(*q)
+	*q = append(*q, e)
+}
+func (q *eventQueue) Pop() any {
+	old := *q
+	e := old[len(old)-1]
+	old[len(old)-1] = nil
+	*q = old[:len(old)-1]
+	return e
+}
+
+// Timer is a handle to a scheduled event; Cancel stops it from running.
+type Timer struct{ ev *event }
+
+// Cancel prevents the event from running. Cancelling a fired or already
+// cancelled timer does nothing. It reports whether the event was pending.
+func (t Timer) Cancel() bool {
+	if t.ev == nil || t.ev.cancelled || t.ev.fn == nil {
+		return false
+	}
+	t.ev.cancelled = true
+	return true
+}
+
+// Loop is the event loop of a world: a priority queue of callbacks ordered by
+// virtual time, then by scheduling order. It owns the world's virtual time,
+// its trace and its actors.
+type Loop struct {
+	now       Time
+	queue     eventQueue
+	seq       uint64
+	executed  uint64
+	budget    Budget
+	stopped   bool
+	trace     *Trace
+	observers []func()
+	actors    []*actorSlot
+}
+
+// NewLoop returns an empty loop at time zero writing to trace.
+func NewLoop(trace *Trace, budget Budget) *Loop {
+	if trace == nil {
+		trace = NewTrace(64)
+	}
+	return &Loop{trace: trace, budget: budget}
+}
+
+// Now returns the current virtual time.
+func (l *Loop) Now() Time { return l.now }
+
+// Trace returns the loop's trace.
+func (l *Loop) Trace() *Trace { return l.trace }
+
+// Events returns how many events have run.
+func (l *Loop) Events() uint64 { return l.executed }
+
+// Pending returns how many events are queued (including cancelled ones not
+// yet discarded).
+func (l *Loop) Pending() int { return len(l.queue) }
+
+// Log adds a trace record at the current time.
+func (l *Loop) Log(kind, actor, detail string) { l.trace.Add(l.now, kind, actor, detail) }
+
+// At schedules fn at virtual time at (or now, if at is in the past).
+func (l *Loop) At(at Time, fn func()) Timer {
+	if at < l.now {
+		at = l.now
+	}
+	l.seq++
+	e := &event{at: at, seq: l.seq, fn: fn}
+	heap.Push(&l.queue, e)
+	return Timer{ev: e}
+}
+
+// After schedules fn d after now.
+func (l *Loop) After(d time.Duration, fn func()) Timer {
+	if d < 0 {
+		d = 0
+	}
+	return l.At(l.now.Add(d), fn)
+}
+
+// OnStep registers fn to run after every event; checkers use it to test
+// safety properties at every step. Observers must not schedule events.
+func (l *Loop) OnStep(fn func()) { l.observers = append(l.observers, fn) }
+
+// Stop makes Run return after the current event.
+func (l *Loop) Stop() { l.stopped = true }
+
+// SetBudget replaces the run budget.
+func (l *Loop) SetBudget(b Budget) { l.budget = b }
+
+// Step runs the next pending event. It returns false, and runs nothing, when
+// the queue is empty or the time budget forbids the next event.
+func (l *Loop) Step() (StopReason, bool) {
+	for len(l.queue) > 0 {
+		e := l.queue[0]
+		if e.cancelled {
+			heap.Pop(&l.queue)
+			e.fn = nil
+			continue
+		}
+		if l.budget.MaxTime > 0 && e.at > l.budget.MaxTime {
+			return TimeBudget, false
+		}
+		heap.Pop(&l.queue)
+		l.now = e.at
+		fn := e.fn
+		e.fn = nil
+		fn()
+		l.executed++
+		for _, o := range l.observers {
+			o()
+		}
+		return Idle, true
+	}
+	return Idle, false
+}
+
+// Run executes events until the queue empties, a budget is reached or Stop
+// is called.
+func (l *Loop) Run() StopReason {
+	l.stopped = false
+	for {
+		if l.stopped {
+			return Stopped
+		}
+		if l.budget.MaxEvents > 0 && l.executed >= l.budget.MaxEvents {
+			return EventBudget
+		}
+		reason, ran := l.Step()
+		if !ran {
+			return reason
+		}
+	}
+}
+
+// RunUntil executes events scheduled at or before t, then advances the clock
+// to t. It returns early on Stop or the event budget.
+func (l *Loop) RunUntil(t Time) StopReason {
+	saved := l.budget.MaxTime
+	if saved == 0 || t < saved {
+		l.budget.MaxTime = t
+	}
+	reason := l.Run()
+	l.budget.MaxTime = saved
+	if reason == TimeBudget || reason == Idle {
+		if l.now < t {
+			l.now = t
+		}
+		if saved > 0 && t >= saved {
+			return TimeBudget
+		}
+		return Idle
+	}
+	return reason
+}

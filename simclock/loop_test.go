@@ -1,0 +1,200 @@
+package simclock
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLoopOrdersByTimeThenScheduling(t *testing.T) {
+	l := NewLoop(nil, Budget{})
+	var got []string
+	l.At(20, func() { got = append(got, "b") })
+	l.At(10, func() { got = append(got, "a") })
+	l.At(20, func() { got = append(got, "c") })
+	l.At(10, func() {
+		got = append(got, "a2")
+		l.After(0, func() { got = append(got, "a3") })
+	})
+	if r := l.Run(); r != Idle {
+		t.Fatalf("Run = %v, want idle", r)
+	}
+	if s := strings.Join(got, ","); s != "a,a2,a3,b,c" {
+		t.Fatalf("order %s", s)
+	}
+	if l.Now() != 20 || l.Events() != 5 {
+		t.Fatalf("now=%d events=%d", l.Now(), l.Events())
+	}
+}
+
+func TestTimerCancel(t *testing.T) {
+	l := NewLoop(nil, Budget{})
+	fired := false
+	tm := l.After(time.Second, func() { fired = true })
+	if !tm.Cancel() {
+		t.Fatal("cancel of a pending timer must report true")
+	}
+	if tm.Cancel() {
+		t.Fatal("second cancel must report false")
+	}
+	l.Run()
+	if fired {
+		t.Fatal("cancelled timer fired")
+	}
+	if l.Events() != 0 {
+		t.Fatalf("cancelled timer counted as an event: %d", l.Events())
+	}
+}
+
+func TestBudgets(t *testing.T) {
+	l := NewLoop(nil, Budget{MaxEvents: 3})
+	var tick func()
+	tick = func() { l.After(time.Millisecond, tick) }
+	l.After(0, tick)
+	if r := l.Run(); r != EventBudget || l.Events() != 3 {
+		t.Fatalf("Run = %v after %d events", r, l.Events())
+	}
+	l.SetBudget(Budget{MaxTime: Time(10 * time.Millisecond)})
+	if r := l.Run(); r != TimeBudget {
+		t.Fatalf("Run = %v, want time-budget", r)
+	}
+	if l.Now() > Time(10*time.Millisecond) {
+		t.Fatalf("ran past the time budget: %v", l.Now())
+	}
+	if r := l.RunUntil(Time(5 * time.Millisecond)); r != Idle && r != TimeBudget {
+		t.Fatalf("RunUntil = %v", r)
+	}
+}
+
+func TestStopFromObserver(t *testing.T) {
+	l := NewLoop(nil, Budget{})
+	for i := 0; i < 10; i++ {
+		l.At(Time(i), func() {})
+	}
+	l.OnStep(func() {
+		if l.Events() == 4 {
+			l.Stop()
+		}
+	})
+	if r := l.Run(); r != Stopped || l.Events() != 4 {
+		t.Fatalf("Run = %v after %d events", r, l.Events())
+	}
+}
+
+// recorder is an actor that logs what it receives and re-arms a timer.
+type recorder struct {
+	got    *[]string
+	period time.Duration
+}
+
+func (r *recorder) Receive(ctx *Context, msg any) {
+	switch m := msg.(type) {
+	case Started:
+		*r.got = append(*r.got, ctx.Name()+":start@"+ctx.Now().String())
+		if r.period > 0 {
+			ctx.After(r.period, "tick")
+		}
+	case string:
+		*r.got = append(*r.got, ctx.Name()+":"+m+"@"+ctx.Now().String())
+		if m == "tick" {
+			ctx.After(r.period, "tick")
+		}
+	}
+}
+
+func TestActorCrashDropsTimersAndMessages(t *testing.T) {
+	l := NewLoop(nil, Budget{MaxTime: Time(10 * time.Second)})
+	var got []string
+	id := l.Spawn("a", &recorder{got: &got, period: 3 * time.Second}, nil, nil)
+	l.Send(id, "hello", 4*time.Second)
+	l.At(Time(3500*time.Millisecond), func() { l.Crash(id) })
+	l.At(Time(5*time.Second), func() { l.Restart(id, &recorder{got: &got}) })
+	l.Run()
+	want := "a:start@0s a:tick@3s a:start@5s"
+	if s := strings.Join(got, " "); s != want {
+		t.Fatalf("got %q, want %q", s, want)
+	}
+}
+
+func TestPauseHoldsThenResumesAsZombie(t *testing.T) {
+	l := NewLoop(nil, Budget{MaxTime: Time(7 * time.Second)})
+	var got []string
+	id := l.Spawn("z", &recorder{got: &got, period: 2 * time.Second}, nil, nil)
+	l.At(Time(time.Second), func() { l.Pause(id) })
+	l.Send(id, "m1", 1500*time.Millisecond)
+	l.At(Time(5*time.Second), func() { l.Resume(id) })
+	l.Run()
+	want := "z:start@0s z:m1@5s z:tick@5s z:tick@7s"
+	if s := strings.Join(got, " "); s != want {
+		t.Fatalf("got %q, want %q", s, want)
+	}
+}
+
+func TestNodeClockBoundsAndMonotonicity(t *testing.T) {
+	c := NewNodeClock(100 * time.Millisecond)
+	c.SetDrift(0, 50_000) // gains 5%
+	prev := c.Read(0)
+	for now := Time(0); now < Time(10*time.Second); now += Time(37 * time.Millisecond) {
+		r := c.Read(now)
+		if r < prev {
+			t.Fatalf("clock ran backwards at %v", now)
+		}
+		if d := r.Sub(now); d > 100*time.Millisecond || d < -100*time.Millisecond {
+			t.Fatalf("skew %v beyond bound at %v", d, now)
+		}
+		prev = r
+	}
+	c.Jump(Time(10*time.Second), -time.Hour)
+	if s := c.Skew(Time(10 * time.Second)); s != -100*time.Millisecond {
+		t.Fatalf("jump not clamped: %v", s)
+	}
+	if d := c.RealDuration(time.Second); d >= time.Second {
+		t.Fatalf("a fast clock must wait less real time, got %v", d)
+	}
+}
+
+func TestTraceDigestIsContentAddressed(t *testing.T) {
+	mk := func(detail string) string {
+		tr := NewTrace(2)
+		tr.Add(1, "k", "a", "x")
+		tr.Add(2, "k", "a", detail)
+		return tr.Digest()
+	}
+	if mk("y") != mk("y") {
+		t.Fatal("same records, different digests")
+	}
+	if mk("y") == mk("z") {
+		t.Fatal("different records, same digest")
+	}
+	// Field boundaries are length-prefixed: ("ab","c") != ("a","bc").
+	a, b := NewTrace(1), NewTrace(1)
+	a.Add(1, "ab", "c", "")
+	b.Add(1, "a", "bc", "")
+	if a.Digest() == b.Digest() {
+		t.Fatal("field boundaries are not part of the digest")
+	}
+	tr := NewTrace(2)
+	for i := 0; i < 5; i++ {
+		tr.Add(Time(i), "k", "", "")
+	}
+	tail := tr.Tail()
+	if len(tail) != 2 || tail[0].Seq != 4 || tail[1].Seq != 5 {
+		t.Fatalf("tail = %+v", tail)
+	}
+}
+
+func BenchmarkLoopEvents(b *testing.B) {
+	l := NewLoop(NewTrace(1), Budget{})
+	c := NewSeeded(1)
+	const live = 1024 // events in flight, like a busy world
+	var fire func()
+	fire = func() { l.After(time.Duration(c.Intn(1000)), fire) }
+	for i := 0; i < live; i++ {
+		l.After(time.Duration(i), fire)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		l.Step()
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}

@@ -1,0 +1,159 @@
+package simclock
+
+import (
+	"iter"
+	"time"
+)
+
+// Task runs direct-style protocol code (read, compare-and-swap, retry after a
+// backoff) as a coroutine of one actor. The code calls blocking-looking
+// functions such as a KV client's Txn; each of them parks the task with Await
+// and the world resumes it from a later event of the same actor. Exactly one
+// piece of code runs at a time and every switch happens at a defined point,
+// so a task is as deterministic as a hand-written state machine, and the same
+// protocol code can run unchanged over a real etcd client.
+//
+// Tasks are built on iter.Pull: control passes explicitly between the loop
+// and the task; there is no parallelism and no scheduler involvement.
+type Task struct {
+	name  string
+	ctx   *Context
+	next  func() (struct{}, bool)
+	stop  func()
+	yield func(struct{}) bool
+
+	register   func(resume func(any)) // set by Await before yielding
+	value      any                    // the value Await returns
+	token      uint64                 // identifies the current Await
+	fired      bool                   // the current Await was resumed
+	inRegister bool                   // register is running
+	syncResume bool                   // resumed from inside register
+	done       bool
+	killed     bool
+}
+
+// errKilled unwinds a task's stack when its actor crashes.
+type killedSignal struct{}
+
+// Go starts body as a task of this actor. It runs at once until its first
+// Await (or to completion). The task dies with the actor's incarnation.
+func (c *Context) Go(name string, body func(t *Task)) *Task {
+	t := &Task{name: name, ctx: c}
+	seq := func(yield func(struct{}) bool) {
+		defer func() {
+			if r := recover(); r != nil {
+				if _, ok := r.(killedSignal); ok {
+					return
+				}
+				panic(r)
+			}
+		}()
+		t.yield = yield
+		body(t)
+	}
+	t.next, t.stop = iter.Pull(seq)
+	slot := c.loop.actors[c.id]
+	slot.tasks = append(slot.tasks, t)
+	t.step()
+	return t
+}
+
+// Name returns the task's name.
+func (t *Task) Name() string { return t.name }
+
+// Done reports whether the task has finished or was killed.
+func (t *Task) Done() bool { return t.done }
+
+// Context returns the context of the actor that owns the task.
+func (t *Task) Context() *Context { return t.ctx }
+
+// Now returns virtual time.
+func (t *Task) Now() Time { return t.ctx.loop.now }
+
+// Local returns the owning actor's node-clock reading.
+func (t *Task) Local() Time { return t.ctx.Local() }
+
+// Choices returns the owning actor's choice fork.
+func (t *Task) Choices() *Choices { return t.ctx.Choices() }
+
+// Await parks the task. register is called once, outside the task, with a
+// resume function; whoever calls resume(v) (from an event of the owning
+// actor, or synchronously inside register) makes Await return v. Later calls
+// of the same resume are ignored. If the actor crashes while the task is
+// parked, Await never returns: the task's stack unwinds and it ends.
+func (t *Task) Await(register func(resume func(any))) any {
+	t.register = register
+	if !t.yield(struct{}{}) {
+		panic(killedSignal{})
+	}
+	v := t.value
+	t.value = nil
+	return v
+}
+
+// Sleep parks the task for d, measured on the owning actor's clock.
+func (t *Task) Sleep(d time.Duration) {
+	c := t.ctx
+	real := c.loop.actors[c.id].clock.RealDuration(d)
+	t.Await(func(resume func(any)) {
+		c.Defer(real, func(*Context) { resume(nil) })
+	})
+}
+
+// step runs the task until it parks or ends, then hands its registration the
+// resume function.
+func (t *Task) step() {
+	for !t.done {
+		t.register = nil
+		if _, ok := t.next(); !ok || t.register == nil {
+			t.finish()
+			return
+		}
+		reg := t.register
+		t.token++
+		token := t.token
+		t.fired, t.syncResume, t.inRegister = false, false, true
+		reg(func(v any) {
+			if t.done || t.token != token || t.fired {
+				return
+			}
+			t.fired = true
+			t.value = v
+			if t.inRegister {
+				t.syncResume = true
+				return
+			}
+			t.step()
+		})
+		t.inRegister = false
+		if !t.syncResume {
+			return
+		}
+	}
+}
+
+func (t *Task) finish() {
+	if t.done {
+		return
+	}
+	t.done = true
+	slot := t.ctx.loop.actors[t.ctx.id]
+	for i, x := range slot.tasks {
+		if x == t {
+			slot.tasks = append(slot.tasks[:i], slot.tasks[i+1:]...)
+			break
+		}
+	}
+}
+
+// kill ends a parked task, unwinding its stack (deferred calls run).
+func (t *Task) kill() {
+	if t.done {
+		return
+	}
+	t.done, t.killed = true, true
+	t.stop()
+}
+
+// Killed reports whether the task ended because its actor crashed.
+func (t *Task) Killed() bool { return t.killed }
