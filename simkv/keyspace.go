@@ -1,0 +1,156 @@
+package simkv
+
+import (
+	"sort"
+)
+
+// entry is one write to a key: a put (a version) or a tombstone.
+type entry struct {
+	main, sub int64 // revision of the write and its position within it
+	tomb      bool
+	kv        KeyValue // for a put: the version as read back
+}
+
+// keyspace is the multi-version key index: every key that has a history,
+// in byte order, with its writes in revision order. etcd keeps the same
+// information in its in-memory tree index plus the backend.
+type keyspace struct {
+	keys []string           // sorted
+	hist map[string][]entry // writes by ascending (main, sub)
+}
+
+func newKeyspace() keyspace { return keyspace{hist: map[string][]entry{}} }
+
+// clone copies the index in O(keys). Histories are append-only and their
+// entries are never modified, so the copy shares them, capped so that an
+// append on either side reallocates instead of writing into the other.
+func (ks keyspace) clone() keyspace {
+	c := keyspace{keys: append([]string(nil), ks.keys...), hist: make(map[string][]entry, len(ks.hist))}
+	for k, h := range ks.hist {
+		c.hist[k] = h[:len(h):len(h)]
+	}
+	return c
+}
+
+// at returns the version of key visible at revision rev, or nil when the
+// key did not exist then (never written, or its last write was a delete).
+func (ks keyspace) at(key string, rev int64) *KeyValue {
+	h := ks.hist[key]
+	for i := len(h) - 1; i >= 0; i-- {
+		if h[i].main <= rev {
+			if h[i].tomb {
+				return nil
+			}
+			return &h[i].kv
+		}
+	}
+	return nil
+}
+
+// span is a normalized key range: a single key, [key, end), or every key
+// >= key.
+type span struct {
+	key, end string
+	single   bool
+	fromKey  bool
+}
+
+// spanOf reads etcd's key/range_end convention: an empty range end is the
+// single key, "\x00" means from key, anything else is [key, end).
+func spanOf(key, end []byte) span {
+	switch {
+	case len(end) == 0:
+		return span{key: string(key), single: true}
+	case len(end) == 1 && end[0] == 0:
+		return span{key: string(key), fromKey: true}
+	}
+	return span{key: string(key), end: string(end)}
+}
+
+// contains reports whether k lies in the span.
+func (sp span) contains(k string) bool {
+	switch {
+	case sp.single:
+		return k == sp.key
+	case sp.fromKey:
+		return k >= sp.key
+	}
+	return k >= sp.key && k < sp.end
+}
+
+// each calls f for every key with a history in sp, in byte order, until f
+// returns false.
+func (ks keyspace) each(sp span, f func(k string) bool) {
+	if sp.single {
+		if _, ok := ks.hist[sp.key]; ok {
+			f(sp.key)
+		}
+		return
+	}
+	for i := sort.SearchStrings(ks.keys, sp.key); i < len(ks.keys); i++ {
+		k := ks.keys[i]
+		if !sp.fromKey && k >= sp.end {
+			return
+		}
+		if !f(k) {
+			return
+		}
+	}
+}
+
+// live returns the versions visible at rev in sp, in key order, at most
+// limit of them when limit > 0, and how many there are in all.
+func (ks keyspace) live(sp span, rev int64, limit int) (kvs []KeyValue, count int) {
+	ks.each(sp, func(k string) bool {
+		if kv := ks.at(k, rev); kv != nil {
+			if limit <= 0 || len(kvs) < limit {
+				kvs = append(kvs, *kv)
+			}
+			count++
+		}
+		return true
+	})
+	return kvs, count
+}
+
+// append records a write, adding the key to the sorted index if new.
+func (ks *keyspace) append(key string, e entry) {
+	h, ok := ks.hist[key]
+	if !ok {
+		i := sort.SearchStrings(ks.keys, key)
+		ks.keys = append(ks.keys, "")
+		copy(ks.keys[i+1:], ks.keys[i:])
+		ks.keys[i] = key
+	}
+	ks.hist[key] = append(h, e)
+}
+
+// compact drops every write that no read at a revision >= rev can see: for
+// each key, the writes before its last write at or below rev, and that last
+// write too when it is a delete. Keys left without history leave the index.
+func (ks *keyspace) compact(rev int64) {
+	kept := ks.keys[:0]
+	for _, k := range ks.keys {
+		h := ks.hist[k]
+		last := -1 // index of the last write at or below rev
+		for i := range h {
+			if h[i].main <= rev {
+				last = i
+			}
+		}
+		drop := last // writes before the last one go
+		if last >= 0 && h[last].tomb {
+			drop = last + 1
+		}
+		if drop > 0 {
+			h = append([]entry(nil), h[drop:]...)
+		}
+		if len(h) == 0 {
+			delete(ks.hist, k)
+			continue
+		}
+		ks.hist[k] = h
+		kept = append(kept, k)
+	}
+	ks.keys = kept
+}

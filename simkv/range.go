@@ -1,0 +1,140 @@
+package simkv
+
+import (
+	"bytes"
+	"sort"
+)
+
+// checkRange is etcd's API-layer validation of a RangeRequest.
+func checkRange(r *RangeRequest) error {
+	if len(r.Key) == 0 {
+		return ErrEmptyKey
+	}
+	// etcd 3.5+ rejects unknown sort options; 3.4 crashes on an unknown
+	// target, so rejecting is the only sane model.
+	if r.SortOrder < SortNone || r.SortOrder > SortDescend ||
+		r.SortTarget < SortByKey || r.SortTarget > SortByValue {
+		return ErrInvalidSortOption
+	}
+	return nil
+}
+
+// readRev resolves the revision a range reads at, given the revision the
+// reader is at (curRev), exactly as etcd's rangeKeys does.
+func (s *Store) readRev(rev, curRev int64) (int64, error) {
+	if rev > curRev {
+		return 0, ErrFutureRev
+	}
+	if rev <= 0 {
+		rev = curRev
+	}
+	if rev < s.compactRev {
+		return 0, ErrCompacted
+	}
+	return rev, nil
+}
+
+// applyRange answers a top-level Range.
+func (s *Store) applyRange(r *RangeRequest) (*RangeResponse, error) {
+	if err := checkRange(r); err != nil {
+		return nil, err
+	}
+	return s.rangeAt(r, s.rev)
+}
+
+// rangeAt runs a Range for a reader at revision curRev (inside a write txn
+// that is the txn's revision once it has written). It follows etcd 3.4's
+// applier step by step, quirks included:
+//   - the store fetches limit+1 keys in key order, unless a sort order or a
+//     min/max revision filter is set, in which case it fetches all;
+//   - Count is the number of keys in range before the filters, ignoring the
+//     limit;
+//   - a sort target other than KEY with order NONE sorts ascending, but the
+//     limit+1 prefetch still applies (only the fetched keys are sorted);
+//   - sorting uses sort.Sort, which is not stable: ties come out in the
+//     order Go's pdqsort leaves them, which matches etcd built with Go >= 1.19.
+func (s *Store) rangeAt(r *RangeRequest, curRev int64) (*RangeResponse, error) {
+	rev, err := s.readRev(r.Revision, curRev)
+	if err != nil {
+		return nil, err
+	}
+	limit := r.Limit
+	if r.SortOrder != SortNone || r.MinModRevision != 0 || r.MaxModRevision != 0 ||
+		r.MinCreateRevision != 0 || r.MaxCreateRevision != 0 {
+		limit = 0
+	}
+	if limit > 0 {
+		limit++
+	}
+	sp := spanOf(r.Key, r.RangeEnd)
+	var kvs []KeyValue
+	var count int
+	if r.CountOnly {
+		_, count = s.ks.live(sp, rev, -1)
+	} else {
+		kvs, count = s.ks.live(sp, rev, int(limit))
+	}
+	kvs = pruneKVs(kvs, func(kv *KeyValue) bool {
+		return (r.MaxModRevision != 0 && kv.ModRevision > r.MaxModRevision) ||
+			(r.MinModRevision != 0 && kv.ModRevision < r.MinModRevision) ||
+			(r.MaxCreateRevision != 0 && kv.CreateRevision > r.MaxCreateRevision) ||
+			(r.MinCreateRevision != 0 && kv.CreateRevision < r.MinCreateRevision)
+	})
+	order := r.SortOrder
+	if r.SortTarget != SortByKey && order == SortNone {
+		order = SortAscend
+	}
+	if order != SortNone {
+		var sorter sort.Interface = kvSorter{kvs: kvs, target: r.SortTarget}
+		if order == SortDescend {
+			sorter = sort.Reverse(sorter)
+		}
+		sort.Sort(sorter)
+	}
+	resp := &RangeResponse{Header: ResponseHeader{Revision: curRev}, Count: int64(count)}
+	if r.Limit > 0 && int64(len(kvs)) > r.Limit {
+		kvs = kvs[:r.Limit]
+		resp.More = true
+	}
+	if r.KeysOnly {
+		for i := range kvs {
+			kvs[i].Value = nil
+		}
+	}
+	resp.Kvs = kvs
+	return resp, nil
+}
+
+// pruneKVs drops the kvs for which del is true, keeping the order.
+func pruneKVs(kvs []KeyValue, del func(*KeyValue) bool) []KeyValue {
+	out := kvs[:0]
+	for i := range kvs {
+		if !del(&kvs[i]) {
+			out = append(out, kvs[i])
+		}
+	}
+	return out
+}
+
+// kvSorter orders kvs ascending by one target, like etcd's kvSortBy* types.
+type kvSorter struct {
+	kvs    []KeyValue
+	target SortTarget
+}
+
+func (k kvSorter) Len() int      { return len(k.kvs) }
+func (k kvSorter) Swap(i, j int) { k.kvs[i], k.kvs[j] = k.kvs[j], k.kvs[i] }
+func (k kvSorter) Less(i, j int) bool {
+	a, b := &k.kvs[i], &k.kvs[j]
+	switch k.target {
+	case SortByVersion:
+		return a.Version < b.Version
+	case SortByCreateRevision:
+		return a.CreateRevision < b.CreateRevision
+	case SortByModRevision:
+		return a.ModRevision < b.ModRevision
+	case SortByValue:
+		return bytes.Compare(a.Value, b.Value) < 0
+	}
+	return bytes.Compare(a.Key, b.Key) < 0
+}

@@ -1,0 +1,175 @@
+package simkv
+
+import (
+	"shardsim/simclock"
+)
+
+// Defaults of StoreConfig, equal to etcd's defaults.
+const (
+	// DefaultMaxTxnOps is etcd's --max-txn-ops default.
+	DefaultMaxTxnOps = 128
+	// DefaultMinLeaseTTL is etcd's minimum lease TTL in seconds with the
+	// default 100ms heartbeat and 1s election timeout: ceil(1.5 election
+	// timeouts), that is ceil(1.5s) = 2.
+	DefaultMinLeaseTTL = 2
+	// MaxLeaseTTL is the largest TTL etcd grants, in seconds.
+	MaxLeaseTTL = 9000000000
+)
+
+// StoreConfig configures a Store. The zero value means etcd's defaults.
+type StoreConfig struct {
+	// MaxTxnOps bounds the compares and the ops of each branch of a txn,
+	// like etcd's --max-txn-ops (default 128).
+	MaxTxnOps int
+	// MinLeaseTTL is the smallest TTL granted, in seconds (default 2).
+	// Shorter requests are granted this TTL.
+	MinLeaseTTL int64
+	// LeaseIDSeed seeds the ids given to leases granted with ID 0.
+	LeaseIDSeed uint64
+}
+
+// Store is the in-memory etcd: a revisioned key space with leases and
+// watches. It is a deterministic state machine; see the package comment.
+// A Store is not safe for concurrent use.
+type Store struct {
+	cfg        StoreConfig
+	rev        int64 // current revision; 1 for a fresh store, as in etcd
+	compactRev int64 // -1 until the first compaction, as in etcd
+	ks         keyspace
+	leases     map[int64]*lease
+	leaseSeq   uint64 // how many ids were drawn for ID-0 grants
+	log        []revEvents
+	watch      watchState
+}
+
+// NewStore returns an empty store at revision 1.
+func NewStore(cfg StoreConfig) *Store {
+	if cfg.MaxTxnOps <= 0 {
+		cfg.MaxTxnOps = DefaultMaxTxnOps
+	}
+	if cfg.MinLeaseTTL <= 0 {
+		cfg.MinLeaseTTL = DefaultMinLeaseTTL
+	}
+	return &Store{
+		cfg:        cfg,
+		rev:        1,
+		compactRev: -1,
+		ks:         newKeyspace(),
+		leases:     map[int64]*lease{},
+		watch:      newWatchState(),
+	}
+}
+
+// Config returns the store's configuration, with defaults filled in.
+func (s *Store) Config() StoreConfig { return s.cfg }
+
+// Revision returns the current revision.
+func (s *Store) Revision() int64 { return s.rev }
+
+// CompactRevision returns the revision of the last compaction, 0 if none.
+// (etcd starts at -1 internally, which is why compacting at 0 succeeds once
+// on a fresh store.)
+func (s *Store) CompactRevision() int64 {
+	if s.compactRev < 0 {
+		return 0
+	}
+	return s.compactRev
+}
+
+// Clone returns a deep copy of the store, watches and pending watch
+// responses included.
+func (s *Store) Clone() *Store {
+	c := *s
+	c.ks = s.ks.clone()
+	c.leases = make(map[int64]*lease, len(s.leases))
+	for id, l := range s.leases {
+		c.leases[id] = l.clone()
+	}
+	c.log = s.log[:len(s.log):len(s.log)] // append-only, shared like histories
+	c.watch = s.watch.clone()
+	return &c
+}
+
+// Apply applies one request at virtual time now and returns etcd's answer.
+// Requests etcd rejects are rejected here with the same error and change
+// nothing. now matters only to leases.
+func (s *Store) Apply(now simclock.Time, req Request) (Response, error) {
+	if countSet(req.Range != nil, req.Put != nil, req.DeleteRange != nil, req.Txn != nil,
+		req.Compact != nil, req.LeaseGrant != nil, req.LeaseRevoke != nil,
+		req.LeaseKeepAlive != nil, req.LeaseTimeToLive != nil, req.LeaseLeases != nil) != 1 {
+		return Response{}, ErrInvalidRequest
+	}
+	switch {
+	case req.Range != nil:
+		r, err := s.applyRange(req.Range)
+		return wrap(Response{Range: r}, err)
+	case req.Put != nil:
+		r, err := s.applyPut(req.Put)
+		return wrap(Response{Put: r}, err)
+	case req.DeleteRange != nil:
+		r, err := s.applyDelete(req.DeleteRange)
+		return wrap(Response{DeleteRange: r}, err)
+	case req.Txn != nil:
+		r, err := s.applyTxn(req.Txn)
+		return wrap(Response{Txn: r}, err)
+	case req.Compact != nil:
+		r, err := s.applyCompact(req.Compact)
+		return wrap(Response{Compact: r}, err)
+	case req.LeaseGrant != nil:
+		r, err := s.leaseGrant(now, req.LeaseGrant)
+		return wrap(Response{LeaseGrant: r}, err)
+	case req.LeaseRevoke != nil:
+		r, err := s.leaseRevoke(req.LeaseRevoke)
+		return wrap(Response{LeaseRevoke: r}, err)
+	case req.LeaseKeepAlive != nil:
+		return Response{LeaseKeepAlive: s.leaseKeepAlive(now, req.LeaseKeepAlive)}, nil
+	case req.LeaseTimeToLive != nil:
+		return Response{LeaseTimeToLive: s.leaseTimeToLive(now, req.LeaseTimeToLive)}, nil
+	default:
+		return Response{LeaseLeases: s.leaseList()}, nil
+	}
+}
+
+// wrap drops the response when there is an error, as gRPC does.
+func wrap(r Response, err error) (Response, error) {
+	if err != nil {
+		return Response{}, err
+	}
+	return r, nil
+}
+
+func countSet(bs ...bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
+}
+
+func (s *Store) header() ResponseHeader { return ResponseHeader{Revision: s.rev} }
+
+// clone copies b so the store never aliases a caller's slice; empty stays nil.
+func cloneBytes(b []byte) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	return append([]byte(nil), b...)
+}
+
+// applyCompact compacts the key space at the given revision. Like etcd, a
+// revision at or below the last compaction is ErrCompacted (so a repeated
+// compaction fails) and one above the current revision is ErrFutureRev.
+func (s *Store) applyCompact(r *CompactRequest) (*CompactResponse, error) {
+	if r.Revision <= s.compactRev {
+		return nil, ErrCompacted
+	}
+	if r.Revision > s.rev {
+		return nil, ErrFutureRev
+	}
+	s.compactRev = r.Revision
+	s.ks.compact(r.Revision)
+	s.compactLog(r.Revision)
+	return &CompactResponse{Header: s.header()}, nil
+}

@@ -1,0 +1,242 @@
+package simkv
+
+import "bytes"
+
+// plan is a txn with its branch decided: etcd evaluates the compares of the
+// txn and of every nested txn on the chosen path against the store as it was
+// before the txn, before running any op (compareToPath). So a nested txn's
+// compares never see the writes of the ops before it.
+type plan struct {
+	ok     bool
+	ops    []RequestOp
+	nested map[int]*plan // by index in ops
+}
+
+func (s *Store) planTxn(t *TxnRequest) *plan {
+	p := &plan{ok: s.comparesHold(t.Compare)}
+	p.ops = t.Success
+	if !p.ok {
+		p.ops = t.Failure
+	}
+	for i := range p.ops {
+		if p.ops[i].Txn != nil {
+			if p.nested == nil {
+				p.nested = map[int]*plan{}
+			}
+			p.nested[i] = s.planTxn(p.ops[i].Txn)
+		}
+	}
+	return p
+}
+
+// walk calls f on every non-txn op of the plan in execution order.
+func (p *plan) walk(f func(op *RequestOp) error) error {
+	for i := range p.ops {
+		if n := p.nested[i]; n != nil {
+			if err := n.walk(f); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := f(&p.ops[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// isReadOnly is etcd's isTxnReadonly: only ranges in both top-level lists
+// (a nested txn counts as a write).
+func isReadOnly(t *TxnRequest) bool {
+	for _, ops := range [][]RequestOp{t.Success, t.Failure} {
+		for i := range ops {
+			if ops[i].Range == nil {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// applyTxn answers a top-level Txn the way etcd does: API checks, then the
+// branch decision on the old state, then (for a txn that may write) every
+// put's lease and ignore_* precondition on the chosen path, then every
+// range's revision, and only then the ops. Any failing check fails the
+// whole txn with no effect.
+func (s *Store) applyTxn(t *TxnRequest) (*TxnResponse, error) {
+	if err := checkTxn(t, s.cfg.MaxTxnOps); err != nil {
+		return nil, err
+	}
+	if _, _, err := checkIntervals(t.Success); err != nil {
+		return nil, err
+	}
+	if _, _, err := checkIntervals(t.Failure); err != nil {
+		return nil, err
+	}
+	p := s.planTxn(t)
+	if !isReadOnly(t) {
+		if err := p.walk(s.checkPutOp); err != nil {
+			return nil, err
+		}
+	}
+	if err := p.walk(s.checkRangeOp); err != nil {
+		return nil, err
+	}
+	if err := s.checkIgnoreAfterDelete(p); err != nil {
+		return nil, err
+	}
+	w := s.newWriter()
+	resp := w.runPlan(p)
+	w.end()
+	resp.Header.Revision = w.rev()
+	return resp, nil
+}
+
+// checkPutOp is etcd's checkRequestPut, against the state before the txn.
+func (s *Store) checkPutOp(op *RequestOp) error {
+	p := op.Put
+	if p == nil {
+		return nil
+	}
+	if (p.IgnoreValue || p.IgnoreLease) && s.ks.at(string(p.Key), s.rev) == nil {
+		return ErrKeyNotFound
+	}
+	if p.Lease != 0 && s.leases[p.Lease] == nil {
+		return ErrLeaseNotFound
+	}
+	return nil
+}
+
+// checkRangeOp is etcd's checkRequestRange: an explicit revision must lie
+// between the compaction and the revision before the txn. Unlike a
+// top-level Range, a negative revision fails here when it is below the
+// compacted revision.
+func (s *Store) checkRangeOp(op *RequestOp) error {
+	r := op.Range
+	switch {
+	case r == nil || r.Revision == 0:
+		return nil
+	case r.Revision > s.rev:
+		return ErrFutureRev
+	case r.Revision < s.compactRev:
+		return ErrCompacted
+	}
+	return nil
+}
+
+// checkIgnoreAfterDelete finds the one txn etcd 3.4 accepts and then
+// crashes on: an ignore_* put of a key that a from-key delete earlier in
+// the txn removed (checkIntervals misses from-key deletes).
+func (s *Store) checkIgnoreAfterDelete(p *plan) error {
+	var seen []*RequestOp
+	return p.walk(func(op *RequestOp) error {
+		if put := op.Put; put != nil && (put.IgnoreValue || put.IgnoreLease) {
+			k := string(put.Key)
+			exists := true // checkPutOp saw it live before the txn
+			for _, prev := range seen {
+				switch {
+				case prev.Put != nil && string(prev.Put.Key) == k:
+					exists = true
+				case prev.DeleteRange != nil && spanOf(prev.DeleteRange.Key, prev.DeleteRange.RangeEnd).contains(k):
+					exists = false
+				}
+			}
+			if !exists {
+				return ErrTxnWouldCrash
+			}
+		}
+		seen = append(seen, op)
+		return nil
+	})
+}
+
+// runPlan runs the chosen ops in order. A nested txn's header revision is
+// left 0: etcd never fills it in.
+func (w *writer) runPlan(p *plan) *TxnResponse {
+	resp := &TxnResponse{Succeeded: p.ok, Responses: make([]ResponseOp, len(p.ops))}
+	for i := range p.ops {
+		op := &p.ops[i]
+		switch {
+		case op.Range != nil:
+			// Cannot fail: the revision was checked before the txn began.
+			r, _ := w.s.rangeAt(op.Range, w.rev())
+			resp.Responses[i].Range = r
+		case op.Put != nil:
+			resp.Responses[i].Put = w.putOp(op.Put)
+		case op.DeleteRange != nil:
+			resp.Responses[i].DeleteRange = w.deleteOp(op.DeleteRange)
+		case op.Txn != nil:
+			resp.Responses[i].Txn = w.runPlan(p.nested[i])
+		}
+	}
+	return resp
+}
+
+// comparesHold reports whether every compare holds on the current state.
+func (s *Store) comparesHold(cs []Compare) bool {
+	for i := range cs {
+		kvs, _ := s.ks.live(spanOf(cs[i].Key, cs[i].RangeEnd), s.rev, 0)
+		if !compareHolds(cs[i], kvs) {
+			return false
+		}
+	}
+	return true
+}
+
+// compareHolds is etcd's applyCompare over the key-values a compare's range
+// holds: every one must satisfy it. An empty range compares as one key with
+// all-zero fields, except that a value compare on it always fails (there is
+// no way to tell a missing value from an empty one).
+func compareHolds(c Compare, kvs []KeyValue) bool {
+	if len(kvs) == 0 {
+		if c.Target == CompareValue {
+			return false
+		}
+		return compareKV(&c, &KeyValue{})
+	}
+	for i := range kvs {
+		if !compareKV(&c, &kvs[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// compareKV compares one key-value; unknown targets compare equal and
+// unknown results hold, as in etcd.
+func compareKV(c *Compare, kv *KeyValue) bool {
+	var r int
+	switch c.Target {
+	case CompareValue:
+		r = bytes.Compare(kv.Value, c.Value)
+	case CompareCreate:
+		r = cmpInt(kv.CreateRevision, c.CreateRevision)
+	case CompareMod:
+		r = cmpInt(kv.ModRevision, c.ModRevision)
+	case CompareVersion:
+		r = cmpInt(kv.Version, c.Version)
+	case CompareLease:
+		r = cmpInt(kv.Lease, c.Lease)
+	}
+	switch c.Result {
+	case CompareEqual:
+		return r == 0
+	case CompareNotEqual:
+		return r != 0
+	case CompareGreater:
+		return r > 0
+	case CompareLess:
+		return r < 0
+	}
+	return true
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,156 @@
+package simkv
+
+// writer is one write transaction in progress, like etcd's storeTxnWrite:
+// every change it makes gets revision begin+1, numbered by sub revision.
+type writer struct {
+	s       *Store
+	begin   int64
+	changes []Event // in order; the kvs as written (delete: key and revision)
+}
+
+func (s *Store) newWriter() *writer { return &writer{s: s, begin: s.rev} }
+
+// rev is the revision a read inside the txn sees: the txn's own revision
+// once it has changed something.
+func (w *writer) rev() int64 {
+	if len(w.changes) > 0 {
+		return w.begin + 1
+	}
+	return w.begin
+}
+
+// put writes key=value with the lease, keeping the create revision and
+// bumping the version of a live key, starting a new life otherwise.
+func (w *writer) put(key, value []byte, leaseID int64) {
+	rev := w.begin + 1
+	k := string(key)
+	kv := KeyValue{Key: []byte(k), Value: value, CreateRevision: rev, ModRevision: rev, Version: 1, Lease: leaseID}
+	oldLease := int64(0)
+	if old := w.s.ks.at(k, rev); old != nil {
+		kv.Key = old.Key // share the key bytes
+		kv.CreateRevision = old.CreateRevision
+		kv.Version = old.Version + 1
+		oldLease = old.Lease
+	}
+	w.s.ks.append(k, entry{main: rev, sub: int64(len(w.changes)), kv: kv})
+	if oldLease != 0 {
+		w.s.detach(oldLease, k)
+	}
+	if leaseID != 0 {
+		w.s.attach(leaseID, k)
+	}
+	w.changes = append(w.changes, Event{Type: EventPut, Kv: kv})
+}
+
+// deleteRange deletes every live key in sp, in key order, and returns how
+// many it deleted.
+func (w *writer) deleteRange(sp span) int64 {
+	kvs, _ := w.s.ks.live(sp, w.rev(), 0)
+	for i := range kvs {
+		w.delete(&kvs[i])
+	}
+	return int64(len(kvs))
+}
+
+// delete writes a tombstone for a live key and detaches its lease. The
+// event's kv carries only the key and the revision, as in etcd.
+func (w *writer) delete(old *KeyValue) {
+	rev := w.begin + 1
+	k := string(old.Key)
+	kv := KeyValue{Key: old.Key, ModRevision: rev}
+	w.s.ks.append(k, entry{main: rev, sub: int64(len(w.changes)), tomb: true, kv: kv})
+	if old.Lease != 0 {
+		w.s.detach(old.Lease, k)
+	}
+	w.changes = append(w.changes, Event{Type: EventDelete, Kv: kv})
+}
+
+// end commits the txn: the revision moves on iff something changed, and the
+// changes go to the watch log.
+func (w *writer) end() {
+	if len(w.changes) == 0 {
+		return
+	}
+	w.s.rev = w.begin + 1
+	w.s.commitEvents(w.s.rev, w.changes)
+}
+
+// putOp runs a PutRequest inside w. Lease and ignore_* preconditions were
+// checked by the caller; ignore_* here reuse the live value and lease.
+func (w *writer) putOp(p *PutRequest) *PutResponse {
+	resp := &PutResponse{}
+	value, leaseID := cloneBytes(p.Value), p.Lease
+	if p.IgnoreValue || p.IgnoreLease || p.PrevKv {
+		if old := w.s.ks.at(string(p.Key), w.rev()); old != nil {
+			if p.IgnoreValue {
+				value = old.Value
+			}
+			if p.IgnoreLease {
+				leaseID = old.Lease
+			}
+			if p.PrevKv {
+				prev := *old
+				resp.PrevKv = &prev
+			}
+		}
+	}
+	w.put(p.Key, value, leaseID)
+	resp.Header.Revision = w.begin + 1
+	return resp
+}
+
+// deleteOp runs a DeleteRangeRequest inside w. Its header revision is the
+// txn's revision if the txn has changed anything by the end of the delete,
+// the old revision otherwise (etcd's storeTxnWrite.DeleteRange).
+func (w *writer) deleteOp(d *DeleteRangeRequest) *DeleteRangeResponse {
+	resp := &DeleteRangeResponse{}
+	sp := spanOf(d.Key, d.RangeEnd)
+	if d.PrevKv {
+		resp.PrevKvs, _ = w.s.ks.live(sp, w.rev(), 0)
+	}
+	resp.Deleted = w.deleteRange(sp)
+	resp.Header.Revision = w.rev()
+	return resp
+}
+
+// checkPut is etcd's API-layer validation of a PutRequest.
+func checkPut(p *PutRequest) error {
+	switch {
+	case len(p.Key) == 0:
+		return ErrEmptyKey
+	case p.IgnoreValue && len(p.Value) != 0:
+		return ErrValueProvided
+	case p.IgnoreLease && p.Lease != 0:
+		return ErrLeaseProvided
+	}
+	return nil
+}
+
+// applyPut answers a top-level Put. As in etcd 3.4's applier, a missing
+// lease is reported before a missing key for ignore_*.
+func (s *Store) applyPut(p *PutRequest) (*PutResponse, error) {
+	if err := checkPut(p); err != nil {
+		return nil, err
+	}
+	if p.Lease != 0 && s.leases[p.Lease] == nil {
+		return nil, ErrLeaseNotFound
+	}
+	if (p.IgnoreValue || p.IgnoreLease) && s.ks.at(string(p.Key), s.rev) == nil {
+		return nil, ErrKeyNotFound
+	}
+	w := s.newWriter()
+	resp := w.putOp(p)
+	w.end()
+	return resp, nil
+}
+
+// applyDelete answers a top-level DeleteRange.
+func (s *Store) applyDelete(d *DeleteRangeRequest) (*DeleteRangeResponse, error) {
+	if len(d.Key) == 0 {
+		return nil, ErrEmptyKey
+	}
+	w := s.newWriter()
+	resp := w.deleteOp(d)
+	w.end()
+	return resp, nil
+}
