@@ -1,0 +1,71 @@
+package coord
+
+import (
+	"encoding/binary"
+
+	"lukechampine.com/blake3"
+)
+
+// derivedBit marks a shard id as derived by a split. Root ids never carry
+// it, so "has a parent" and "is derived" can be checked against each other.
+const derivedBit ShardID = 1 << 63
+
+// splitIDContext is the blake3 key-derivation context for split-derived
+// shard ids; a distinct context keeps these hashes from colliding with any
+// other use of blake3 in the harness.
+const splitIDContext = "shardsim coord v1 split-derived shard id"
+
+// DerivedShardKind says which split created a derived shard. Its values are
+// hashed into derived ids, so they are stable.
+type DerivedShardKind uint8
+
+const (
+	// DerivedChild is a child created by split_replace.
+	DerivedChild DerivedShardKind = 0
+	// DerivedResidual is a residual created by split_residual.
+	DerivedResidual DerivedShardKind = 1
+)
+
+// String names the kind.
+func (k DerivedShardKind) String() string {
+	switch k {
+	case DerivedChild:
+		return "child"
+	case DerivedResidual:
+		return "residual"
+	}
+	return "derived-kind(?)"
+}
+
+// IsDerived reports whether id was derived by a split (bit 63 set).
+func (id ShardID) IsDerived() bool { return id&derivedBit != 0 }
+
+// DeriveShardID returns the id of the shard that the split op creates as
+// its index-th spawned shard of parent. The same inputs always give the same
+// id, which is what lets a retried split find the shards it already made.
+// index is the position in the parent's spawned list.
+func DeriveShardID(run RunID, parent ShardID, op OpID, kind DerivedShardKind, index uint32) ShardID {
+	var in [8 + 8 + 8 + 1 + 4]byte
+	binary.LittleEndian.PutUint64(in[0:], uint64(run))
+	binary.LittleEndian.PutUint64(in[8:], uint64(parent))
+	binary.LittleEndian.PutUint64(in[16:], uint64(op))
+	in[24] = byte(kind)
+	binary.LittleEndian.PutUint32(in[25:], index)
+	var out [8]byte
+	blake3.DeriveKey(out[:], splitIDContext, in[:])
+	return ShardID(binary.LittleEndian.Uint64(out[:])) | derivedBit
+}
+
+// FindDerived returns the positions in spawned whose id is the one the
+// split op of the given kind would have derived at that position. A retried
+// split uses it to recover the ids it created, even after its op-log entry
+// was evicted.
+func FindDerived(run RunID, parent ShardID, spawned []ShardID, op OpID, kind DerivedShardKind) []int {
+	var at []int
+	for i, id := range spawned {
+		if DeriveShardID(run, parent, op, kind, uint32(i)) == id {
+			at = append(at, i)
+		}
+	}
+	return at
+}

@@ -1,0 +1,58 @@
+package coord
+
+// InitialShard is one entry of a run's shard manifest.
+type InitialShard struct {
+	Shard ShardID
+	Spec  ShardSpec
+}
+
+// ManifestViolation is why a manifest was refused.
+type ManifestViolation uint8
+
+const (
+	ManifestOK          ManifestViolation = iota
+	ManifestEmpty                         // no shards
+	ManifestDerivedID                     // a root id has bit 63 set
+	ManifestDuplicateID                   // a shard id appears twice
+	ManifestEmptyRange                    // a shard has an empty key range
+)
+
+// String describes the violation.
+func (v ManifestViolation) String() string {
+	switch v {
+	case ManifestOK:
+		return "ok"
+	case ManifestEmpty:
+		return "manifest has no shards"
+	case ManifestDerivedID:
+		return "root shard id has the derived bit set"
+	case ManifestDuplicateID:
+		return "shard id listed twice"
+	case ManifestEmptyRange:
+		return "shard has an empty key range"
+	}
+	return "manifest violation(?)"
+}
+
+// ValidateManifest checks a register_shards manifest: non-empty, root ids
+// (bit 63 clear) and unique, every range non-empty. Root ranges may overlap:
+// roots can describe different sources, told apart by their metadata.
+func ValidateManifest(shards []InitialShard) ManifestViolation {
+	if len(shards) == 0 {
+		return ManifestEmpty
+	}
+	seen := make(map[ShardID]struct{}, len(shards))
+	for _, s := range shards {
+		if s.Shard.IsDerived() {
+			return ManifestDerivedID
+		}
+		if _, dup := seen[s.Shard]; dup {
+			return ManifestDuplicateID
+		}
+		seen[s.Shard] = struct{}{}
+		if !s.Spec.WellFormed() {
+			return ManifestEmptyRange
+		}
+	}
+	return ManifestOK
+}

@@ -1,0 +1,26 @@
+package coord
+
+import "shardsim/model/bugs"
+
+// selfCheckBlindingBugs are the bugs whose wrong states the reference's
+// own commit-time assertions (AssertInvariants and the succession checks)
+// would refuse. With one of them on, the reference must store the wrong
+// state so that the harness's checkers, not the reference, find it.
+var selfCheckBlindingBugs = []string{
+	bugs.CoordAcquireTerminal,    // a terminal shard holds a lease
+	bugs.CoordCompleteKeepsLease, // a Done shard holds a lease
+	bugs.CoordUnparkDone,         // Done -> Active
+	bugs.CoordCursorRegression,   // cursor moves backwards
+	bugs.CoordRunReopen,          // terminal run -> Done
+}
+
+// SelfCheckBlinded reports whether b holds a bug that the commit-time
+// self-check would otherwise turn into a panic.
+func SelfCheckBlinded(b bugs.Set) bool {
+	for _, n := range selfCheckBlindingBugs {
+		if b.Has(n) {
+			return true
+		}
+	}
+	return false
+}
