@@ -173,7 +173,7 @@ func StepCheckpoint(env StepEnv, rec *ShardRecord, l Lease, cursor Cursor, id Op
 	next.Cursor = cursor.Clone()
 	recordShardOp(&next, id, OpKindCheckpoint, hash, env.Now)
 	ev := shardEvent(rec, env.Now, EventShardCheckpointed)
-	ev.LastKey = RedactedKey{b: next.Cursor.LastKey}
+	ev.LastKey = NewRedactedKey(cursor.LastKey)
 	return ShardChange{Next: next, Events: []Event{ev}}, nil
 }
 
