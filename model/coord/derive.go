@@ -1,19 +1,14 @@
 package coord
 
-import (
-	"encoding/binary"
-
-	"lukechampine.com/blake3"
-)
+import "encoding/binary"
 
 // derivedBit marks a shard id as derived by a split. Root ids never carry
 // it, so "has a parent" and "is derived" can be checked against each other.
 const derivedBit ShardID = 1 << 63
 
-// splitIDContext is the blake3 key-derivation context for split-derived
-// shard ids; a distinct context keeps these hashes from colliding with any
-// other use of blake3 in the harness.
-const splitIDContext = "shardsim coord v1 split-derived shard id"
+// splitIDs hashes split-derived shard ids; its own context keeps these
+// hashes apart from any other use of blake3 in the harness.
+var splitIDs = newHashDomain("shardsim coord v1 split-derived shard id")
 
 // DerivedShardKind says which split created a derived shard. Its values are
 // hashed into derived ids, so they are stable.
@@ -51,9 +46,7 @@ func DeriveShardID(run RunID, parent ShardID, op OpID, kind DerivedShardKind, in
 	binary.LittleEndian.PutUint64(in[16:], uint64(op))
 	in[24] = byte(kind)
 	binary.LittleEndian.PutUint32(in[25:], index)
-	var out [8]byte
-	blake3.DeriveKey(out[:], splitIDContext, in[:])
-	return ShardID(binary.LittleEndian.Uint64(out[:])) | derivedBit
+	return ShardID(splitIDs.sum64(in[:])) | derivedBit
 }
 
 // FindDerived returns the positions in spawned whose id is the one the

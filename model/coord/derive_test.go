@@ -41,7 +41,7 @@ func TestDerivedIDGolden(t *testing.T) {
 	if !got.IsDerived() {
 		t.Fatal("bit 63 clear")
 	}
-	const want = ShardID(0xda304e9e9d7d5cfb)
+	const want = ShardID(0xea7f1869b1442bc3)
 	if got != want {
 		t.Fatalf("DeriveShardID(1,2,3,child,0) = %#x, want %#x", uint64(got), uint64(want))
 	}

@@ -1,15 +1,9 @@
 package coord
 
-import (
-	"encoding/binary"
-
-	"lukechampine.com/blake3"
-)
-
-// payloadContext is the blake3 key-derivation context for op payload
-// hashes. A per-operation tag inside the hashed input is a second layer of
-// separation, so a checkpoint and a complete with the same cursor differ.
-const payloadContext = "shardsim coord v1 op payload"
+// payloads hashes op payloads under its own context. A per-operation tag
+// inside the hashed input is a second layer of separation, so a checkpoint
+// and a complete with the same cursor differ.
+var payloads = newHashDomain("shardsim coord v1 op payload")
 
 // Per-operation tags hashed in front of each payload.
 const (
@@ -31,9 +25,7 @@ func payloadHash(tag string, fill func(e *encoder)) uint64 {
 	if fill != nil {
 		fill(&e)
 	}
-	var out [8]byte
-	blake3.DeriveKey(out[:], payloadContext, e.b)
-	return binary.LittleEndian.Uint64(out[:])
+	return payloads.sum64(e.b)
 }
 
 // HashCheckpoint fingerprints a checkpoint's payload (its cursor).

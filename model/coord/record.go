@@ -118,7 +118,7 @@ func (r *ShardRecord) AssertInvariants() error {
 	if len(r.Spawned) > MaxSpawnedPerShard {
 		return invariantf("spawned list holds %d ids", len(r.Spawned))
 	}
-	if err := checkOpLogEntries(r.OpLog.Entries(), OpKind.ShardKind); err != nil {
+	if err := r.OpLog.r.check(OpKind.ShardKind); err != nil {
 		return err
 	}
 	if !r.Spec.WellFormed() {
@@ -127,18 +127,19 @@ func (r *ShardRecord) AssertInvariants() error {
 	return nil
 }
 
-// checkOpLogEntries checks discriminants, kind membership and op id
-// uniqueness of an op-log.
-func checkOpLogEntries(entries []OpLogEntry, kindOK func(OpKind) bool) error {
-	for i, e := range entries {
+// check checks discriminants, kind membership and op id uniqueness of the
+// entries, without allocating (it runs on every committed change).
+func (r *opRing) check(kindOK func(OpKind) bool) error {
+	for i := 0; i < int(r.n); i++ {
+		e := r.at(i)
 		if !e.Kind.Valid() || !kindOK(e.Kind) {
 			return invariantf("op-log entry of kind %d does not belong in this log", e.Kind)
 		}
 		if !e.Result.Valid() {
 			return invariantf("op-log entry with unknown result %d", e.Result)
 		}
-		for _, f := range entries[:i] {
-			if f.Op == e.Op {
+		for j := 0; j < i; j++ {
+			if r.at(j).Op == e.Op {
 				return invariantf("op-log holds %s twice", e.Op)
 			}
 		}

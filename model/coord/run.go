@@ -81,7 +81,7 @@ func (r *RunRecord) AssertInvariants() error {
 	if r.OpLog.Len() > RunOpLogCap {
 		return invariantf("run op-log holds %d entries", r.OpLog.Len())
 	}
-	return checkOpLogEntries(r.OpLog.Entries(), OpKind.RunKind)
+	return r.OpLog.r.check(OpKind.RunKind)
 }
 
 // RunTerminalEvaluation says whether a run's shards have settled.
