@@ -23,13 +23,17 @@ func TestShardInvariants(t *testing.T) {
 		ok   bool
 	}{
 		{"valid", func(*ShardRecord) {}, true},
-		{"valid parked", func(r *ShardRecord) { r.Status, r.ParkReason, r.Lease = ShardParked, Some(ParkOther), None[LeaseHolder]() }, true},
+		{"valid parked", func(r *ShardRecord) {
+			r.Status, r.ParkReason, r.Lease = ShardParked, Some(ParkOther), None[LeaseHolder]()
+		}, true},
 		{"valid derived", func(r *ShardRecord) { r.Shard, r.Parent = child, Some(ShardID(1)) }, true},
 		{"unknown status", func(r *ShardRecord) { r.Status = 4 }, false},
 		{"unknown semantics", func(r *ShardRecord) { r.Semantics = 2 }, false},
 		{"1: reason without parked", func(r *ShardRecord) { r.ParkReason = Some(ParkOther) }, false},
 		{"1: parked without reason", func(r *ShardRecord) { r.Status, r.Lease = ShardParked, None[LeaseHolder]() }, false},
-		{"1: unknown reason", func(r *ShardRecord) { r.Status, r.ParkReason, r.Lease = ShardParked, Some(ParkReason(5)), None[LeaseHolder]() }, false},
+		{"1: unknown reason", func(r *ShardRecord) {
+			r.Status, r.ParkReason, r.Lease = ShardParked, Some(ParkReason(5)), None[LeaseHolder]()
+		}, false},
 		{"3: done with lease", func(r *ShardRecord) { r.Status = ShardDone }, false},
 		{"3: parked with lease", func(r *ShardRecord) { r.Status, r.ParkReason = ShardParked, Some(ParkOther) }, false},
 		{"4: fence zero", func(r *ShardRecord) { r.Fence = 0 }, false},

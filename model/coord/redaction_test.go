@@ -39,7 +39,7 @@ func TestErrorRedaction(t *testing.T) {
 			}
 			errs = append(errs, err)
 		}
-		collect(c.Checkpoint(2, tenantA, leaseB, cur("x"), 6))               // foreign lease
+		collect(c.Checkpoint(2, tenantA, leaseB, cur("x"), 6))                // foreign lease
 		collect(c.Renew(2, tenantA, leaseB))                                  // foreign lease
 		collect(c.SplitReplace(2, tenantA, leaseB, SplitReplacePlan{}, 6))    // foreign lease
 		collect(c.AcquireAndRestore(2, tenantA, ShardKey{run1, 1}, w2))       // already leased by w1
