@@ -117,23 +117,23 @@ func (c Code) Error() string { return "coord: " + c.String() }
 type Operation uint8
 
 const (
-	OpAcquire Operation = iota
-	OpRenew
-	OpCheckpoint
-	OpComplete
-	OpPark
-	OpSplitReplace
-	OpSplitResidual
-	OpUnpark
-	OpCreateRun
-	OpRegisterShards
-	OpGetRun
-	OpRunProgress
-	OpListShards
-	OpCompleteRun
-	OpFailRun
-	OpCancelRun
-	OpClaim
+	OpAcquire        Operation = iota // acquire_and_restore
+	OpRenew                           // renew
+	OpCheckpoint                      // checkpoint
+	OpComplete                        // complete
+	OpPark                            // park_shard
+	OpSplitReplace                    // split_replace
+	OpSplitResidual                   // split_residual
+	OpUnpark                          // unpark_shard
+	OpCreateRun                       // create_run
+	OpRegisterShards                  // register_shards
+	OpGetRun                          // get_run
+	OpRunProgress                     // get_run_progress
+	OpListShards                      // list_shards
+	OpCompleteRun                     // complete_run
+	OpFailRun                         // fail_run
+	OpCancelRun                       // cancel_run
+	OpClaim                           // claim_next_available
 	operationEnd
 )
 

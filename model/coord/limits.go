@@ -21,8 +21,8 @@ var _ [MaxSpawnedPerShard - MaxSplitChildren]struct{}
 
 // Defaults for Config.
 const (
-	DefaultMaxShardsPerTenant = 100_000
-	DefaultMaxTotalShards     = 1_000_000
+	DefaultMaxShardsPerTenant = 100_000   // Config.Limits.MaxPerTenant
+	DefaultMaxTotalShards     = 1_000_000 // Config.Limits.MaxTotal
 )
 
 // ShardLimits are the ceilings on how many shard records may exist, per

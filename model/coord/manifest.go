@@ -10,11 +10,11 @@ type InitialShard struct {
 type ManifestViolation uint8
 
 const (
-	ManifestOK          ManifestViolation = iota
-	ManifestEmpty                         // no shards
-	ManifestDerivedID                     // a root id has bit 63 set
-	ManifestDuplicateID                   // a shard id appears twice
-	ManifestEmptyRange                    // a shard has an empty key range
+	ManifestOK          ManifestViolation = iota // the manifest is valid
+	ManifestEmpty                                // no shards
+	ManifestDerivedID                            // a root id has bit 63 set
+	ManifestDuplicateID                          // a shard id appears twice
+	ManifestEmptyRange                           // a shard has an empty key range
 )
 
 // String describes the violation.

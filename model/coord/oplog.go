@@ -62,9 +62,9 @@ func (k OpKind) String() string {
 type OpResult uint8
 
 const (
-	OpCompleted  OpResult = 0
-	OpError      OpResult = 1
-	OpSuperseded OpResult = 2
+	OpCompleted  OpResult = 0 // the operation succeeded
+	OpError      OpResult = 1 // reserved: the operation failed
+	OpSuperseded OpResult = 2 // reserved: a later operation superseded it
 )
 
 // Valid reports whether r is a known discriminant.

@@ -24,15 +24,15 @@ type SplitResidualPlan struct {
 type SplitViolation uint8
 
 const (
-	SplitOK              SplitViolation = iota
-	SplitTooFewChildren                 // split_replace needs at least 2 children
-	SplitTooManyChildren                // more than MaxSplitChildren
-	SplitEmptyRange                     // a piece has an empty range
-	SplitGap                            // the pieces leave keys uncovered
-	SplitOverlap                        // two pieces share keys
-	SplitOutOfRange                     // a piece covers keys outside the old range
-	SplitStartMoved                     // split_residual's parent must keep its start
-	SplitCursorOutside                  // the parent's cursor lies outside its shrunk range
+	SplitOK              SplitViolation = iota // the plan is valid
+	SplitTooFewChildren                        // split_replace needs at least 2 children
+	SplitTooManyChildren                       // more than MaxSplitChildren
+	SplitEmptyRange                            // a piece has an empty range
+	SplitGap                                   // the pieces leave keys uncovered
+	SplitOverlap                               // two pieces share keys
+	SplitOutOfRange                            // a piece covers keys outside the old range
+	SplitStartMoved                            // split_residual's parent must keep its start
+	SplitCursorOutside                         // the parent's cursor lies outside its shrunk range
 )
 
 // String describes the violation without revealing any key.
