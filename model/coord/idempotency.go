@@ -46,7 +46,9 @@ func ClassifyOp(found Opt[OpLogEntry], kind OpKind, hash uint64, b bugs.Set) Tie
 	return TierConflict
 }
 
-// findShardOp looks op up in a shard's op-log.
+// findShardOp looks op up in a shard's op-log. (The shard and run
+// variants stay separate, concrete functions: an interface parameter would
+// move the record being built onto the heap on the checkpoint hot path.)
 func findShardOp(rec *ShardRecord, op OpID) Opt[OpLogEntry] {
 	if e, ok := rec.OpLog.Find(op); ok {
 		return Some(e)
