@@ -62,6 +62,7 @@ type revEvents struct {
 
 type watcher struct {
 	id              int64
+	minRev          int64 // first revision to deliver (a future start waits for it)
 	sp              span
 	prevKv          bool
 	noPut, noDelete bool
@@ -122,6 +123,7 @@ func (s *Store) Watch(req WatchRequest) (int64, error) {
 	s.watch.watchers = append(s.watch.watchers, w)
 	s.queue(WatchResponse{Header: s.header(), WatchID: w.id, Created: true})
 	start := req.StartRevision
+	w.minRev = max(start, s.rev+1)
 	if start == 0 || start > s.rev {
 		return w.id, nil
 	}
@@ -198,7 +200,7 @@ func (s *Store) filter(w *watcher, rev int64, events []Event) []Event {
 func (s *Store) commitEvents(rev int64, events []Event) {
 	s.log = append(s.log, revEvents{rev: rev, events: events})
 	for _, w := range s.watch.watchers {
-		if w.dead {
+		if w.dead || rev < w.minRev {
 			continue
 		}
 		if got := s.filter(w, rev, events); len(got) > 0 {

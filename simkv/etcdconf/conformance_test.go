@@ -1,0 +1,405 @@
+package etcdconf
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"shardsim/simkv"
+)
+
+// envInt reads a positive integer from the environment, or def.
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+// runner keeps one simkv store in lockstep with one real etcd: every
+// request goes to both and the answers must be equal field by field.
+type runner struct {
+	t    *testing.T
+	c    *client
+	m    *simkv.Store
+	seed uint64
+	seq  int
+	op   int // request number within the sequence
+
+	modelW       map[int64][]simkv.WatchResponse
+	live         []int64        // watches of this sequence not yet canceled
+	needSync     map[int64]bool // real watcher may still be catching up silently
+	invalid      int            // watch creations refused for an empty range
+	lastPhysical bool
+	start        time.Time
+
+	requests, skipped, events, watches int
+	outcomes                           map[string]int
+}
+
+// count tallies what kinds of answers the run compared, to show coverage.
+func (r *runner) count(req simkv.Request, resp simkv.Response, err error) {
+	kind := strings.SplitN(req.String(), "(", 2)[0]
+	switch {
+	case err != nil:
+		kind += ": " + err.Error()
+	case resp.Txn != nil:
+		kind += txnShape(resp.Txn)
+	}
+	r.outcomes[kind]++
+}
+
+func txnShape(t *simkv.TxnResponse) string {
+	s := " else"
+	if t.Succeeded {
+		s = " then"
+	}
+	for _, op := range t.Responses {
+		if op.Txn != nil {
+			return s + " nested"
+		}
+	}
+	return s
+}
+
+var equateEmpty = cmpopts.EquateEmpty()
+
+func (r *runner) fail(what, diff string) {
+	r.t.Fatalf("DIVERGENCE seed=%d sequence=%d op=%d: %s\n(-simkv +etcd)\n%s\nrerun: SHARDSIM_CONF_SEED=%d go test ./simkv/etcdconf -run TestConformance",
+		r.seed, r.seq, r.op, what, diff, r.seed)
+}
+
+// trace logs every step when SHARDSIM_CONF_TRACE=1.
+func (r *runner) trace(format string, args ...any) {
+	if traceOn {
+		r.t.Logf("seq=%d op=%d "+format, append([]any{r.seq, r.op}, args...)...)
+	}
+}
+
+var traceOn = os.Getenv("SHARDSIM_CONF_TRACE") == "1"
+
+func (r *runner) takeModelWatches() {
+	for _, w := range r.m.TakeWatchResponses() {
+		r.modelW[w.WatchID] = append(r.modelW[w.WatchID], w)
+	}
+}
+
+// apply sends req to both sides and compares the answers.
+func (r *runner) apply(req simkv.Request) (simkv.Response, error) {
+	r.op++
+	mResp, mErr := r.m.Apply(0, req)
+	r.takeModelWatches()
+	if errors.Is(mErr, simkv.ErrTxnWouldCrash) {
+		r.skipped++ // would panic etcd 3.4; nothing changed on the model
+		return mResp, mErr
+	}
+	r.requests++
+	r.count(req, mResp, mErr)
+	rResp, rErr := r.c.do(req)
+	r.trace("%s -> %s %v", req, mResp, mErr)
+	// The remaining TTL depends on wall-clock time: accept any value the
+	// time elapsed since the test began can explain.
+	if m, x := mResp.LeaseTimeToLive, rResp.LeaseTimeToLive; m != nil && x != nil && m.TTL >= 0 {
+		slack := int64(time.Since(r.start).Seconds()) + 2
+		if x.TTL <= m.TTL && x.TTL >= m.TTL-slack {
+			x.TTL = m.TTL
+		}
+	}
+	// etcd orders leases by expiry, which wall-clock time decides.
+	if m, x := mResp.LeaseLeases, rResp.LeaseLeases; m != nil && x != nil {
+		m2 := *m
+		m2.Leases = slices.Sorted(slices.Values(m.Leases))
+		mResp.LeaseLeases = &m2
+		slices.Sort(x.Leases)
+	}
+	canonTies(req, &mResp)
+	canonTies(req, &rResp)
+	type answer struct {
+		Resp simkv.Response
+		Err  *wireErr
+	}
+	if diff := cmp.Diff(answer{mResp, modelErr(mErr)}, answer{rResp, rErr}, equateEmpty); diff != "" {
+		r.fail(req.String(), diff)
+	}
+	return mResp, mErr
+}
+
+// canonTies puts the kvs of every sorted range answer with more than 12
+// kvs in a canonical order among equal sort values (by key). Beyond 12
+// elements sort.Sort is not stable and the order of ties depends on the Go
+// release: etcd 3.4.23 was built with Go 1.19 and orders them unlike Go 1.26
+// does, and etcd promises no order among ties. Up to 12 (insertion sort),
+// answers are compared as they are.
+func canonTies(req simkv.Request, resp *simkv.Response) {
+	switch {
+	case req.Range != nil && resp.Range != nil:
+		canonRange(req.Range, resp.Range)
+	case req.Txn != nil && resp.Txn != nil:
+		canonTxn(req.Txn, resp.Txn)
+	}
+}
+
+func canonTxn(t *simkv.TxnRequest, r *simkv.TxnResponse) {
+	ops := t.Failure
+	if r.Succeeded {
+		ops = t.Success
+	}
+	for i := range r.Responses {
+		if i >= len(ops) {
+			return
+		}
+		canonTies(simkv.Request{Range: ops[i].Range, Txn: ops[i].Txn},
+			&simkv.Response{Range: r.Responses[i].Range, Txn: r.Responses[i].Txn})
+	}
+}
+
+func canonRange(q *simkv.RangeRequest, r *simkv.RangeResponse) {
+	if len(r.Kvs) <= 12 || (q.SortOrder == simkv.SortNone && q.SortTarget == simkv.SortByKey) {
+		return
+	}
+	val := func(kv simkv.KeyValue) string {
+		switch q.SortTarget {
+		case simkv.SortByVersion:
+			return fmt.Sprintf("%020d", kv.Version)
+		case simkv.SortByCreateRevision:
+			return fmt.Sprintf("%020d", kv.CreateRevision)
+		case simkv.SortByModRevision:
+			return fmt.Sprintf("%020d", kv.ModRevision)
+		case simkv.SortByValue:
+			return string(kv.Value)
+		}
+		return string(kv.Key)
+	}
+	for i := 0; i < len(r.Kvs); {
+		j := i + 1
+		for j < len(r.Kvs) && val(r.Kvs[j]) == val(r.Kvs[i]) {
+			j++
+		}
+		group := r.Kvs[i:j]
+		sort.Slice(group, func(a, b int) bool { return string(group[a].Key) < string(group[b].Key) })
+		i = j
+	}
+}
+
+// split separates a watch's responses into created notices, the stream of
+// events (response boundaries differ between etcd's catch-up batches and
+// the model's, so only the concatenation is compared), and cancellations.
+func split(ws []simkv.WatchResponse) (created []simkv.WatchResponse, events []simkv.Event, canceled []simkv.WatchResponse) {
+	for _, w := range ws {
+		switch {
+		case w.Created:
+			created = append(created, w)
+		case w.Canceled:
+			canceled = append(canceled, w)
+		default:
+			events = append(events, w.Events...)
+		}
+	}
+	return
+}
+
+func (r *runner) watch(w simkv.WatchRequest) {
+	r.op++
+	id, err := r.m.Watch(w)
+	r.takeModelWatches()
+	if e := r.c.watch(w); e != nil {
+		r.t.Fatal(e)
+	}
+	r.watches++
+	r.trace("watch %+v -> id %d %v", w, id, err)
+	if err != nil {
+		r.invalid++
+		got := r.c.waitFor(-1, 5*time.Second, func(ws []simkv.WatchResponse) bool { return len(ws) >= r.invalid })
+		if diff := cmp.Diff(r.modelW[-1], got, equateEmpty); diff != "" {
+			r.fail("watch "+strconv.Quote(string(w.Key)), diff)
+		}
+		return
+	}
+	got := r.c.waitFor(id, 5*time.Second, func(ws []simkv.WatchResponse) bool { return len(ws) > 0 && ws[0].Created })
+	mc, _, _ := split(r.modelW[id])
+	rc, _, _ := split(got)
+	if diff := cmp.Diff(mc, rc, equateEmpty); diff != "" {
+		r.fail("watch created "+strconv.Quote(string(w.Key)), diff)
+	}
+	r.live = append(r.live, id)
+	if w.StartRevision > 0 && w.StartRevision <= r.m.Revision() {
+		r.needSync[id] = true
+	}
+}
+
+// syncWatches waits until the real server has sent every event and
+// cancellation the model produced for the live watches.
+func (r *runner) syncWatches(ids []int64) {
+	for _, id := range ids {
+		_, me, mc := split(r.modelW[id])
+		got := r.c.waitFor(id, 5*time.Second, func(ws []simkv.WatchResponse) bool {
+			_, re, rc := split(ws)
+			return len(re) >= len(me) && len(rc) >= len(mc)
+		})
+		if _, re, _ := split(got); len(re) > 0 {
+			delete(r.needSync, id)
+		}
+	}
+}
+
+// beforeCompact makes sure no real watcher is still catching up from a
+// revision the compaction would remove (etcd catches up every 100ms).
+func (r *runner) beforeCompact() {
+	r.syncWatches(r.live)
+	if len(r.needSync) > 0 {
+		time.Sleep(250 * time.Millisecond)
+		clear(r.needSync)
+	}
+}
+
+// cancelWatch cancels a watch on both sides, once the real server has
+// caught up with it: etcd drops a catch-up still pending at cancel time.
+func (r *runner) cancelWatch(id int64) {
+	r.syncWatches([]int64{id})
+	r.op++
+	r.m.CancelWatch(id)
+	r.takeModelWatches()
+	r.trace("cancel watch %d", id)
+	if err := r.c.cancelWatch(id); err != nil {
+		r.t.Fatal(err)
+	}
+	// Wait for the answer: its header is the revision when etcd handles it.
+	r.syncWatches([]int64{id})
+	r.live = slices.DeleteFunc(r.live, func(x int64) bool { return x == id })
+}
+
+// endSequence cancels the sequence's watches, compares their streams, and
+// revokes its leases.
+func (r *runner) endSequence(g *gen, all []int64) {
+	for _, id := range slices.Clone(r.live) {
+		r.cancelWatch(id)
+	}
+	r.syncWatches(all)
+	time.Sleep(20 * time.Millisecond) // let any surplus real event show up
+	for _, id := range all {
+		got, err := r.c.received(id)
+		if err != nil {
+			r.t.Fatalf("watch stream: %v", err)
+		}
+		mc, me, mx := split(r.modelW[id])
+		rc, re, rx := split(got)
+		if diff := cmp.Diff(mc, rc, equateEmpty); diff != "" {
+			r.fail("watch "+strconv.FormatInt(id, 10)+" created", diff)
+		}
+		if diff := cmp.Diff(me, re, equateEmpty); diff != "" {
+			r.fail("watch "+strconv.FormatInt(id, 10)+" events", diff)
+		}
+		if diff := cmp.Diff(mx, rx, equateEmpty); diff != "" {
+			r.fail("watch "+strconv.FormatInt(id, 10)+" canceled", diff)
+		}
+		r.events += len(me)
+	}
+	for _, id := range g.leases {
+		if _, ok := r.m.LeaseDeadline(id); ok {
+			r.apply(simkv.Request{LeaseRevoke: &simkv.LeaseRevokeRequest{ID: id}})
+		}
+	}
+}
+
+func (r *runner) sequence(seq, nops int) {
+	r.seq, r.op = seq, 0
+	g := newGen(r.seed, seq, r.m)
+	var all []int64
+	for r.op < nops {
+		switch n := g.pick(1000); {
+		case n < 280:
+			r.apply(simkv.Request{Range: g.rangeReq()})
+		case n < 480:
+			r.apply(simkv.Request{Put: g.putReq(g.key())})
+		case n < 560:
+			r.apply(simkv.Request{DeleteRange: g.deleteReq()})
+		case n < 760:
+			r.apply(simkv.Request{Txn: g.txn()})
+		case n < 790:
+			r.apply(simkv.Request{LeaseGrant: g.grant()})
+		case n < 800:
+			gr := g.shortGrant()
+			if _, err := r.apply(simkv.Request{LeaseGrant: gr}); err == nil {
+				r.apply(simkv.Request{LeaseRevoke: &simkv.LeaseRevokeRequest{ID: gr.ID}})
+			}
+		case n < 830:
+			r.apply(simkv.Request{LeaseRevoke: &simkv.LeaseRevokeRequest{ID: g.leaseID()}})
+		case n < 860:
+			r.apply(simkv.Request{LeaseKeepAlive: &simkv.LeaseKeepAliveRequest{ID: g.leaseID()}})
+		case n < 890:
+			r.apply(simkv.Request{LeaseTimeToLive: &simkv.LeaseTimeToLiveRequest{ID: g.leaseID(), Keys: g.chance(0.7)}})
+		case n < 900:
+			r.apply(simkv.Request{LeaseLeases: &simkv.LeaseLeasesRequest{}})
+		case n < 915:
+			req := g.compactReq()
+			r.beforeCompact()
+			if _, err := r.apply(simkv.Request{Compact: req}); err == nil {
+				r.lastPhysical = req.Physical
+			}
+		case n < 975:
+			if len(r.live) < 6 {
+				r.watch(g.watchReq(r.lastPhysical))
+			}
+		default:
+			if len(r.live) > 0 {
+				r.cancelWatch(r.live[g.pick(len(r.live))])
+			}
+		}
+		all = r.allWatches(all)
+	}
+	r.endSequence(g, all)
+}
+
+// allWatches adds the watches opened since last time.
+func (r *runner) allWatches(all []int64) []int64 {
+	for _, id := range r.live {
+		if !slices.Contains(all, id) {
+			all = append(all, id)
+		}
+	}
+	return all
+}
+
+// TestConformance runs seeded random sequences of requests against simkv
+// and a real etcd in lockstep and requires every answer and every watch
+// event to be equal. SHARDSIM_CONF_SEED, SHARDSIM_CONF_SEQS and
+// SHARDSIM_CONF_OPS change the seed (default 1), the number of sequences
+// (default 200) and the requests per sequence (default 100).
+func TestConformance(t *testing.T) {
+	srv := startEtcd(t)
+	seed := uint64(envInt("SHARDSIM_CONF_SEED", 1))
+	seqs := envInt("SHARDSIM_CONF_SEQS", 200)
+	nops := envInt("SHARDSIM_CONF_OPS", 100)
+	r := &runner{t: t, c: newClient(t, srv), m: simkv.NewStore(simkv.StoreConfig{}), seed: seed,
+		modelW: map[int64][]simkv.WatchResponse{}, outcomes: map[string]int{}, needSync: map[int64]bool{}, lastPhysical: true, start: time.Now()}
+	defer func() {
+		if t.Failed() {
+			t.Logf("etcd log tail:\n%s", tail(srv.log.String(), 3000))
+		}
+	}()
+	for seq := 0; seq < seqs; seq++ {
+		r.sequence(seq, nops)
+	}
+	for _, k := range slices.Sorted(maps.Keys(r.outcomes)) {
+		t.Logf("%6d %s", r.outcomes[k], k)
+	}
+	t.Logf("seed %d: %d sequences, %d requests compared (%d skipped as etcd-crashing), %d watches, %d watch events compared, 0 divergences, %v",
+		seed, seqs, r.requests, r.skipped, r.watches, r.events, time.Since(r.start).Round(time.Millisecond))
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
