@@ -1,0 +1,160 @@
+package simkv
+
+import (
+	"fmt"
+	"time"
+
+	"shardsim/simclock"
+)
+
+// Client is one actor's connection to a simulated etcd. Requests go through
+// the server's faults; answers come back as events of the owning actor, so
+// they die with it when it crashes and wait while it is paused.
+type Client struct {
+	server *Server
+	owner  simclock.ActorID
+	name   string
+}
+
+// Connect returns a client owned by actor.
+func (s *Server) Connect(owner simclock.ActorID) *Client {
+	return &Client{server: s, owner: owner, name: s.loop.Name(owner)}
+}
+
+// Name returns the owning actor's name.
+func (c *Client) Name() string { return c.name }
+
+// Do sends req and calls reply exactly once with the answer or a transport
+// error, as an event of the owning actor (never if the actor crashes first).
+// It returns the call id the observers see.
+func (c *Client) Do(ctx *simclock.Context, req Request, reply func(ctx *simclock.Context, resp Response, err error)) uint64 {
+	return c.server.submit(ctx, c, req, reply)
+}
+
+// Call sends req from inside a task and parks the task until the answer.
+func (c *Client) Call(t *simclock.Task, req Request) (Response, error) {
+	var resp Response
+	var err error
+	t.Await(func(resume func(any)) {
+		c.Do(t.Context(), req, func(_ *simclock.Context, r Response, e error) {
+			resp, err = r, e
+			resume(nil)
+		})
+	})
+	return resp, err
+}
+
+// In returns the synchronous KV view of the client for a task.
+func (c *Client) In(t *simclock.Task) KV {
+	return &taskKV{typed: typed{call: func(r Request) (Response, error) { return c.Call(t, r) }}, task: t}
+}
+
+// KV is etcd's KV and lease API in direct style. The same protocol code runs
+// over a simulated client inside a task, over a bare Store in unit tests, and
+// could run over a real etcd client.
+type KV interface {
+	Range(RangeRequest) (*RangeResponse, error)
+	Put(PutRequest) (*PutResponse, error)
+	DeleteRange(DeleteRangeRequest) (*DeleteRangeResponse, error)
+	Txn(TxnRequest) (*TxnResponse, error)
+	Compact(CompactRequest) (*CompactResponse, error)
+	LeaseGrant(LeaseGrantRequest) (*LeaseGrantResponse, error)
+	LeaseRevoke(LeaseRevokeRequest) (*LeaseRevokeResponse, error)
+	LeaseKeepAlive(LeaseKeepAliveRequest) (*LeaseKeepAliveResponse, error)
+	LeaseTimeToLive(LeaseTimeToLiveRequest) (*LeaseTimeToLiveResponse, error)
+	// Sleep waits d on the caller's clock (backoff between retries).
+	Sleep(d time.Duration)
+}
+
+// caller sends one union request and waits for its answer.
+type caller func(Request) (Response, error)
+
+// typed adapts a caller to the KV methods; every method checks that the
+// answer carries the field its request kind expects.
+type typed struct{ call caller }
+
+func (k typed) Range(r RangeRequest) (*RangeResponse, error) {
+	resp, err := k.call(Request{Range: &r})
+	if err != nil {
+		return nil, err
+	}
+	return must(resp.Range, "range")
+}
+
+func (k typed) Put(r PutRequest) (*PutResponse, error) {
+	resp, err := k.call(Request{Put: &r})
+	if err != nil {
+		return nil, err
+	}
+	return must(resp.Put, "put")
+}
+
+func (k typed) DeleteRange(r DeleteRangeRequest) (*DeleteRangeResponse, error) {
+	resp, err := k.call(Request{DeleteRange: &r})
+	if err != nil {
+		return nil, err
+	}
+	return must(resp.DeleteRange, "delete_range")
+}
+
+func (k typed) Txn(r TxnRequest) (*TxnResponse, error) {
+	resp, err := k.call(Request{Txn: &r})
+	if err != nil {
+		return nil, err
+	}
+	return must(resp.Txn, "txn")
+}
+
+func (k typed) Compact(r CompactRequest) (*CompactResponse, error) {
+	resp, err := k.call(Request{Compact: &r})
+	if err != nil {
+		return nil, err
+	}
+	return must(resp.Compact, "compact")
+}
+
+func (k typed) LeaseGrant(r LeaseGrantRequest) (*LeaseGrantResponse, error) {
+	resp, err := k.call(Request{LeaseGrant: &r})
+	if err != nil {
+		return nil, err
+	}
+	return must(resp.LeaseGrant, "lease_grant")
+}
+
+func (k typed) LeaseRevoke(r LeaseRevokeRequest) (*LeaseRevokeResponse, error) {
+	resp, err := k.call(Request{LeaseRevoke: &r})
+	if err != nil {
+		return nil, err
+	}
+	return must(resp.LeaseRevoke, "lease_revoke")
+}
+
+func (k typed) LeaseKeepAlive(r LeaseKeepAliveRequest) (*LeaseKeepAliveResponse, error) {
+	resp, err := k.call(Request{LeaseKeepAlive: &r})
+	if err != nil {
+		return nil, err
+	}
+	return must(resp.LeaseKeepAlive, "lease_keepalive")
+}
+
+func (k typed) LeaseTimeToLive(r LeaseTimeToLiveRequest) (*LeaseTimeToLiveResponse, error) {
+	resp, err := k.call(Request{LeaseTimeToLive: &r})
+	if err != nil {
+		return nil, err
+	}
+	return must(resp.LeaseTimeToLive, "lease_timetolive")
+}
+
+func must[T any](v *T, kind string) (*T, error) {
+	if v == nil {
+		return nil, fmt.Errorf("simkv: %s answer missing from response", kind)
+	}
+	return v, nil
+}
+
+type taskKV struct {
+	typed
+	task *simclock.Task
+}
+
+func (k *taskKV) Sleep(d time.Duration) { k.task.Sleep(d) }

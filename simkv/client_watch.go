@@ -1,0 +1,105 @@
+package simkv
+
+import (
+	"fmt"
+
+	"shardsim/simclock"
+)
+
+// WatchStream is a client's open watch. Responses arrive as events of the
+// owning actor, in the order the server produced them (a stream is FIFO even
+// though each message draws its own latency). A partition breaks the stream:
+// the client gets one final error and may open a new watch from the revision
+// after the last one it saw, as etcd's client does.
+type WatchStream struct {
+	server  *Server
+	client  *Client
+	ctx     *simclock.Context
+	storeID int64
+	onResp  func(ctx *simclock.Context, resp WatchResponse)
+	onErr   func(ctx *simclock.Context, err error)
+	last    simclock.Time // delivery time of the previous message
+	closed  bool
+}
+
+// Watch opens a watch. onResp receives every watch response (the created
+// notice first); onErr receives the error that ends a broken stream.
+func (c *Client) Watch(ctx *simclock.Context, req WatchRequest,
+	onResp func(*simclock.Context, WatchResponse), onErr func(*simclock.Context, error)) *WatchStream {
+	s := c.server
+	w := &WatchStream{server: s, client: c, ctx: ctx, storeID: -1, onResp: onResp, onErr: onErr}
+	if s.partitioned[c.owner] {
+		w.closed = true
+		ctx.Defer(s.faults.MinLatency, func(ctx *simclock.Context) { onErr(ctx, ErrUnavailable) })
+		return w
+	}
+	s.loop.After(s.latency(), func() {
+		if w.closed {
+			return
+		}
+		id, err := s.store.Watch(req)
+		if err != nil {
+			w.breakStream(err)
+			return
+		}
+		w.storeID = id
+		s.streams = append(s.streams, w)
+		s.loop.Log("kv.watch", c.name, fmt.Sprintf("watch=%d from=%d", id, req.StartRevision))
+		s.flushWatches()
+	})
+	return w
+}
+
+// Cancel closes the stream from the client side.
+func (w *WatchStream) Cancel() {
+	if w.closed {
+		return
+	}
+	w.closed = true
+	if w.storeID >= 0 {
+		w.server.store.CancelWatch(w.storeID)
+	}
+	w.server.dropStream(w)
+}
+
+// breakStream ends the stream with err delivered to the client.
+func (w *WatchStream) breakStream(err error) {
+	if w.closed {
+		return
+	}
+	w.Cancel()
+	w.send(func(ctx *simclock.Context) { w.onErr(ctx, err) })
+}
+
+// send delivers one message after the previous one.
+func (w *WatchStream) send(fn func(*simclock.Context)) {
+	s := w.server
+	at := s.loop.Now().Add(s.latency())
+	if at < w.last {
+		at = w.last
+	}
+	w.last = at
+	w.ctx.Defer(at.Sub(s.loop.Now()), fn)
+}
+
+// flushWatches routes the store's pending watch responses to their streams.
+func (s *Server) flushWatches() {
+	for _, r := range s.store.TakeWatchResponses() {
+		for _, w := range s.streams {
+			if w.storeID == r.WatchID && !w.closed {
+				resp := r
+				w.send(func(ctx *simclock.Context) { w.onResp(ctx, resp) })
+				break
+			}
+		}
+	}
+}
+
+func (s *Server) dropStream(w *WatchStream) {
+	for i, x := range s.streams {
+		if x == w {
+			s.streams = append(s.streams[:i], s.streams[i+1:]...)
+			return
+		}
+	}
+}

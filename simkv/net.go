@@ -1,0 +1,371 @@
+package simkv
+
+import (
+	"fmt"
+	"time"
+
+	"shardsim/simclock"
+)
+
+// Observer sees every request a Server handles, for history recording and
+// property checking. Calls are numbered from 1; internal applies (lease
+// expiry) carry call id 0. Observers must not change the world.
+type Observer interface {
+	// OnInvoke: a client issued a request.
+	OnInvoke(call uint64, client string, at simclock.Time, req Request)
+	// OnApply: the store applied a request, moving its revision from before
+	// to after. err is the store's answer, not a transport error.
+	OnApply(call uint64, at simclock.Time, req Request, resp Response, err error, before, after int64)
+	// OnReturn: the client received an answer (resp or err).
+	OnReturn(call uint64, at simclock.Time, resp Response, err error)
+}
+
+// Server is a simulated etcd cluster as clients see it over a network: one
+// linearizable Store, reached through request-level faults (loss before
+// apply, loss of the answer, delay, client partitions, leader changes), with
+// leases that expire on virtual time and watch streams delivered in order.
+// Every fault is drawn from the server's Choices, so it replays with the run.
+type Server struct {
+	loop      *simclock.Loop
+	store     *Store
+	faults    FaultConfig
+	choices   *simclock.Choices
+	observers []Observer
+
+	nextCall      uint64
+	inflight      []*call // calls whose request or answer is still travelling, by id
+	partitioned   map[simclock.ActorID]bool
+	electionUntil simclock.Time
+	leaseTimer    simclock.Timer
+	leaseAt       simclock.Time
+	streams       []*WatchStream // open watch streams, by id
+	mutate        Mutation
+	stats         Stats
+}
+
+// Stats counts what the network did to requests, so tests can show that the
+// faults a run claims to inject really happened.
+type Stats struct {
+	Calls         int // requests submitted
+	Applied       int // requests the store applied (including expiries)
+	LostRequests  int // dropped before apply
+	LostResponses int // applied, answer dropped
+	Refused       int // refused by a partition
+	Delayed       int // held back beyond the normal latency
+	LeaderChanges int // elections
+	Indeterminate int // calls that ended with an ambiguous error
+	Expired       int // leases expired on virtual time
+}
+
+// Stats returns the counters so far.
+func (s *Server) Stats() Stats { return s.stats }
+
+// Mutation deliberately breaks the server, to prove the checkers catch it.
+type Mutation int
+
+const (
+	// Faithful is the real behaviour.
+	Faithful Mutation = iota
+	// StaleTxnCompare evaluates txn compares against the state one write
+	// ago: a compare-and-swap can succeed on a value that was just replaced.
+	StaleTxnCompare
+	// PhantomAck reports a lost request as applied: the client gets a success
+	// answer for a write that never happened.
+	PhantomAck
+)
+
+// NewServer returns a server over store with the given faults, drawing from
+// choices (nil means a quiet, fault-free network).
+func NewServer(loop *simclock.Loop, store *Store, faults FaultConfig, choices *simclock.Choices) *Server {
+	if choices == nil {
+		choices = simclock.NewBytes(nil)
+	}
+	return &Server{loop: loop, store: store, faults: faults, choices: choices, partitioned: map[simclock.ActorID]bool{}}
+}
+
+// Store returns the server's store (for checkers that inspect the truth).
+func (s *Server) Store() *Store { return s.store }
+
+// Observe adds an observer.
+func (s *Server) Observe(o Observer) { s.observers = append(s.observers, o) }
+
+// SetFaults replaces the fault configuration (the heal phase sets a quiet one).
+func (s *Server) SetFaults(f FaultConfig) { s.faults = f }
+
+// Faults returns the current fault configuration.
+func (s *Server) Faults() FaultConfig { return s.faults }
+
+// SetMutation switches on a deliberate server bug (tests of the checkers).
+func (s *Server) SetMutation(m Mutation) { s.mutate = m }
+
+// call is one request in flight.
+type call struct {
+	id       uint64
+	client   *Client
+	req      Request
+	fate     Fate
+	arriving bool // the request is still on its way to the server
+	applied  bool
+	done     bool // the client has its answer (or gave up)
+	arrive   simclock.Timer
+	deadline simclock.Timer
+	reply    func(ctx *simclock.Context, resp Response, err error)
+	ctx      *simclock.Context
+}
+
+func (s *Server) latency() time.Duration {
+	return s.choices.Duration(s.faults.MinLatency, s.faults.MaxLatency)
+}
+
+// submit starts a call on behalf of the actor behind ctx.
+func (s *Server) submit(ctx *simclock.Context, c *Client, req Request, reply func(*simclock.Context, Response, error)) uint64 {
+	s.nextCall++
+	s.stats.Calls++
+	cl := &call{id: s.nextCall, client: c, req: req, reply: reply, ctx: ctx}
+	for _, o := range s.observers {
+		o.OnInvoke(cl.id, c.name, s.loop.Now(), req)
+	}
+	if s.partitioned[c.owner] {
+		cl.fate = Refused
+		s.stats.Refused++
+		ctx.Defer(s.faults.MinLatency, func(ctx *simclock.Context) { s.finish(ctx, cl, Response{}, ErrUnavailable) })
+		s.loop.Log("kv.refused", c.name, fmt.Sprintf("call=%d %s", cl.id, req))
+		return cl.id
+	}
+	// The draw order is fixed (fate, latency, delay) so a replay decides alike.
+	lat := s.latency()
+	switch {
+	case s.choices.Chance(s.faults.LoseRequest):
+		cl.fate = LostRequest
+		s.stats.LostRequests++
+	case s.choices.Chance(s.faults.LoseResponse):
+		cl.fate = LostResponse
+		s.stats.LostResponses++
+	default:
+		cl.fate = Delivered
+	}
+	if s.choices.Chance(s.faults.Delay) {
+		lat += s.choices.Duration(0, s.faults.MaxDelay)
+		s.stats.Delayed++
+	}
+	s.loop.Log("kv.send", c.name, fmt.Sprintf("call=%d fate=%s in=%v %s", cl.id, cl.fate, lat, req))
+	if cl.fate == LostRequest && s.mutate == PhantomAck {
+		// The mutant acknowledges what it never applied.
+		ok := phantomResponse(req, s.store.Revision())
+		ctx.Defer(2*lat, func(ctx *simclock.Context) { s.finish(ctx, cl, ok, nil) })
+	} else if cl.fate != LostRequest {
+		cl.arriving = true
+		cl.arrive = s.loop.After(lat, func() { s.arrive(cl) })
+		s.inflight = append(s.inflight, cl)
+	}
+	cl.deadline = ctx.Defer(s.faults.timeout(), func(ctx *simclock.Context) {
+		s.finish(ctx, cl, Response{}, ErrDeadlineExceeded)
+	})
+	return cl.id
+}
+
+// arrive applies a request that reached the server and sends the answer.
+func (s *Server) arrive(cl *call) {
+	cl.arriving = false
+	if s.loop.Now() < s.electionUntil {
+		// No leader: the request is rejected before it is proposed. The
+		// answer is a leader-change error, which clients treat as ambiguous.
+		s.loop.Log("kv.no-leader", cl.client.name, fmt.Sprintf("call=%d", cl.id))
+		s.answer(cl, Response{}, ErrLeaderChanged)
+		return
+	}
+	resp, err := s.apply(cl.id, cl.req)
+	cl.applied = true
+	if cl.fate == LostResponse || s.partitioned[cl.client.owner] {
+		s.loop.Log("kv.answer-lost", cl.client.name, fmt.Sprintf("call=%d", cl.id))
+		s.forget(cl)
+		return
+	}
+	s.answer(cl, resp, err)
+}
+
+// answer sends a reply back over the network.
+func (s *Server) answer(cl *call, resp Response, err error) {
+	s.forget(cl)
+	if cl.done {
+		return
+	}
+	cl.ctx.Defer(s.latency(), func(ctx *simclock.Context) { s.finish(ctx, cl, resp, err) })
+}
+
+// apply runs one request against the store and tells the observers.
+func (s *Server) apply(id uint64, req Request) (Response, error) {
+	before := s.store.Revision()
+	var resp Response
+	var err error
+	if s.mutate == StaleTxnCompare && req.Txn != nil {
+		resp, err = s.applyStaleTxn(req)
+	} else {
+		resp, err = s.store.Apply(s.loop.Now(), req)
+	}
+	after := s.store.Revision()
+	s.stats.Applied++
+	for _, o := range s.observers {
+		o.OnApply(id, s.loop.Now(), req, resp, err, before, after)
+	}
+	s.loop.Log("kv.apply", "", fmt.Sprintf("call=%d rev=%d->%d %s err=%v", id, before, after, resp, err))
+	s.afterApply()
+	return resp, err
+}
+
+// afterApply re-arms lease expiry and flushes watch events.
+func (s *Server) afterApply() {
+	if at, ok := s.store.NextLeaseDeadline(); ok {
+		if at != s.leaseAt || s.leaseTimer == (simclock.Timer{}) {
+			s.leaseTimer.Cancel()
+			s.leaseAt = at
+			s.leaseTimer = s.loop.At(at, s.expireLeases)
+		}
+	} else {
+		s.leaseTimer.Cancel()
+		s.leaseTimer, s.leaseAt = simclock.Timer{}, 0
+	}
+	s.flushWatches()
+}
+
+// expireLeases revokes every lease whose deadline has passed, one revision
+// per lease, exactly as etcd's lessor does through a revoke proposal.
+func (s *Server) expireLeases() {
+	s.leaseTimer, s.leaseAt = simclock.Timer{}, 0
+	for _, id := range s.store.ExpiredLeases(s.loop.Now()) {
+		s.stats.Expired++
+		s.apply(0, Request{LeaseRevoke: &LeaseRevokeRequest{ID: id}})
+	}
+	s.afterApply()
+}
+
+// finish delivers the outcome of a call to its client, once.
+func (s *Server) finish(ctx *simclock.Context, cl *call, resp Response, err error) {
+	if cl.done {
+		return
+	}
+	cl.done = true
+	cl.deadline.Cancel()
+	if IsIndeterminate(err) {
+		s.stats.Indeterminate++
+	}
+	for _, o := range s.observers {
+		o.OnReturn(cl.id, s.loop.Now(), resp, err)
+	}
+	s.loop.Log("kv.return", cl.client.name, fmt.Sprintf("call=%d err=%v", cl.id, err))
+	cl.reply(ctx, resp, err)
+}
+
+func (s *Server) forget(cl *call) {
+	for i, x := range s.inflight {
+		if x == cl {
+			s.inflight = append(s.inflight[:i], s.inflight[i+1:]...)
+			return
+		}
+	}
+}
+
+// LeaderChange simulates an election: every request still travelling to the
+// server is either applied by the old leader or lost (drawn per request), and
+// every client with a request outstanding gets ErrLeaderChanged instead of its
+// answer. For the election window no request is accepted. As in etcd, the new
+// leader refreshes every lease's deadline, so no lease expires because of the
+// election.
+func (s *Server) LeaderChange(window time.Duration) {
+	s.loop.Log("kv.leader-change", "", fmt.Sprintf("inflight=%d window=%v", len(s.inflight), window))
+	s.stats.LeaderChanges++
+	pending := s.inflight
+	s.inflight = nil
+	for _, cl := range pending {
+		if cl.arriving {
+			cl.arrive.Cancel()
+			cl.arriving = false
+			if s.choices.Chance(0.5) {
+				s.apply(cl.id, cl.req)
+				cl.applied = true
+			}
+		}
+		if !cl.done {
+			c := cl
+			c.ctx.Defer(s.latency(), func(ctx *simclock.Context) { s.finish(ctx, c, Response{}, ErrLeaderChanged) })
+		}
+	}
+	s.electionUntil = s.loop.Now().Add(window)
+	s.store.RefreshLeases(s.electionUntil)
+	s.afterApply()
+}
+
+// Partition cuts the actor off from the cluster: its new requests are refused,
+// answers to it are lost and its watch streams break.
+func (s *Server) Partition(actor simclock.ActorID) {
+	if s.partitioned[actor] {
+		return
+	}
+	s.partitioned[actor] = true
+	s.loop.Log("kv.partition", s.loop.Name(actor), "")
+	for _, w := range s.streams {
+		if w.client.owner == actor && !w.closed {
+			w.breakStream(ErrUnavailable)
+		}
+	}
+}
+
+// Heal reconnects the actor.
+func (s *Server) Heal(actor simclock.ActorID) {
+	if !s.partitioned[actor] {
+		return
+	}
+	delete(s.partitioned, actor)
+	s.loop.Log("kv.heal", s.loop.Name(actor), "")
+}
+
+// Partitioned reports whether the actor is cut off.
+func (s *Server) Partitioned(actor simclock.ActorID) bool { return s.partitioned[actor] }
+
+// HealAll reconnects every actor and ends any election window.
+func (s *Server) HealAll() {
+	s.partitioned = map[simclock.ActorID]bool{}
+	s.electionUntil = 0
+	s.loop.Log("kv.heal-all", "", "")
+}
+
+// applyStaleTxn is the StaleTxnCompare mutant: compares are judged against
+// the store as it was one revision ago, the branch runs on the real store.
+func (s *Server) applyStaleTxn(req Request) (Response, error) {
+	rev := s.store.Revision() - 1
+	if rev < s.store.CompactRevision() || rev < 1 {
+		return s.store.Apply(s.loop.Now(), req)
+	}
+	stale := req.Txn.Compare
+	ok := true
+	for _, c := range stale {
+		rr, err := s.store.Apply(s.loop.Now(), Request{Range: &RangeRequest{Key: c.Key, RangeEnd: c.RangeEnd, Revision: rev}})
+		if err != nil || !compareHolds(c, rr.Range.Kvs) {
+			ok = false
+			break
+		}
+	}
+	forced := TxnRequest{Success: req.Txn.Success, Failure: req.Txn.Failure}
+	if !ok {
+		forced.Success, forced.Failure = req.Txn.Failure, nil
+	}
+	resp, err := s.store.Apply(s.loop.Now(), Request{Txn: &forced})
+	if err == nil && resp.Txn != nil {
+		resp.Txn.Succeeded = ok
+	}
+	return resp, err
+}
+
+// phantomResponse fabricates a success answer for the PhantomAck mutant.
+func phantomResponse(req Request, rev int64) Response {
+	h := ResponseHeader{Revision: rev + 1}
+	switch {
+	case req.Put != nil:
+		return Response{Put: &PutResponse{Header: h}}
+	case req.DeleteRange != nil:
+		return Response{DeleteRange: &DeleteRangeResponse{Header: h, Deleted: 1}}
+	case req.Txn != nil:
+		return Response{Txn: &TxnResponse{Header: h, Succeeded: true}}
+	}
+	return Response{Range: &RangeResponse{Header: ResponseHeader{Revision: rev}}}
+}
