@@ -1,0 +1,126 @@
+package scenarios
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+
+	"shardsim/linearizability"
+	"shardsim/model/bugs"
+)
+
+// H.Deterministic for the kv scenario: 50 seeds, each run twice at
+// GOMAXPROCS 1 and twice at 2, must give one digest per seed.
+func TestKVDeterminism(t *testing.T) {
+	seeds := 50
+	if testing.Short() {
+		seeds = 10
+	}
+	digests := map[uint64]string{}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, procs := range []int{1, 2} {
+		runtime.GOMAXPROCS(procs)
+		for round := 0; round < 2; round++ {
+			for s := 1; s <= seeds; s++ {
+				res, err := Run("kv", Config{Seed: uint64(s)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d, ok := digests[uint64(s)]; ok && d != res.Digest {
+					t.Fatalf("seed %d: digest %s at GOMAXPROCS=%d round %d, earlier %s", s, res.Digest, procs, round, d)
+				}
+				digests[uint64(s)] = res.Digest
+			}
+		}
+	}
+	distinct := map[string]bool{}
+	for _, d := range digests {
+		distinct[d] = true
+	}
+	if len(distinct) != seeds {
+		t.Fatalf("%d seeds gave only %d distinct digests", seeds, len(distinct))
+	}
+}
+
+// A seeded run, recorded, replays draw for draw from its recording: the
+// bytes driver reproduces the seeded run's digest exactly.
+func TestKVRecordingReplays(t *testing.T) {
+	for s := uint64(1); s <= 10; s++ {
+		orig, err := Run("kv", Config{Seed: s, Record: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		replay, err := Run("kv", Config{Choices: orig.Recording})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if replay.Digest != orig.Digest {
+			t.Fatalf("seed %d: replay digest %s, seeded %s", s, replay.Digest, orig.Digest)
+		}
+	}
+}
+
+// KV.Linearizable holds over a sweep with faults on, and the faults really
+// happen: ambiguous and lost requests are counted in the traces.
+func TestKVSweepPasses(t *testing.T) {
+	seeds := 500
+	if testing.Short() {
+		seeds = 50
+	}
+	totals := map[string]int64{}
+	for s := 1; s <= seeds; s++ {
+		res, err := Run("kv", Config{Seed: uint64(s)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Verdict != linearizability.Ok {
+			t.Fatalf("seed %d: %s %s: %s", s, res.Verdict, res.Property, res.Detail)
+		}
+		for _, st := range res.Stats {
+			totals[st.Name] += st.Value
+		}
+	}
+	t.Logf("%d seeds passed; totals %v", seeds, totals)
+	for _, fault := range []string{"lost_requests", "lost_responses", "refused", "delayed", "leader_changes", "indeterminate", "lease_expiries"} {
+		if totals[fault] == 0 {
+			t.Errorf("no run injected %s: the sweep did not test it", fault)
+		}
+	}
+}
+
+// Each deliberately wrong simkv variant is caught by the checkers.
+func TestKVMutantsAreCaught(t *testing.T) {
+	for _, b := range bugs.ForProtocol("kv") {
+		t.Run(b.Name, func(t *testing.T) {
+			for s := 1; s <= b.Budget; s++ {
+				res, err := Run("kv", Config{Seed: uint64(s), Bugs: bugs.MustParse(b.Name)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Verdict == linearizability.Violation {
+					if !contains(b.Properties, res.Property) {
+						t.Fatalf("seed %d: caught by %s, registry expects one of %v", s, res.Property, b.Properties)
+					}
+					t.Logf("%s caught by %s at seed %d", b.Name, res.Property, s)
+					return
+				}
+			}
+			t.Fatalf("%s not caught within %d seeds", b.Name, b.Budget)
+		})
+	}
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func ExampleRun() {
+	res, _ := Run("kv", Config{Seed: 1})
+	fmt.Println(res.Verdict)
+	// Output: ok
+}

@@ -1,0 +1,115 @@
+package scenarios
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"time"
+
+	"shardsim/linearizability"
+	"shardsim/model/bugs"
+	"shardsim/nemesis"
+	"shardsim/simclock"
+)
+
+// Config is everything a run depends on besides the scenario's code.
+type Config struct {
+	Seed     uint64            // seeds the PRNG driver (ignored when Choices is set)
+	Choices  []byte            // when non-nil, drive the run from these bytes (fuzz input, replay)
+	Bugs     bugs.Set          // injected bugs
+	Options  map[string]string // overrides for swarm options, by name
+	TraceOut io.Writer         // when set, every trace record is written here as a JSON line
+	Record   bool              // keep the run's choice stream in Result.Recording
+
+	// CheckTimeout bounds the wall time of history checks (porcupine). A
+	// check that runs out reports Unknown. Zero means 30s.
+	CheckTimeout time.Duration
+}
+
+func (c Config) checkTimeout() time.Duration {
+	if c.CheckTimeout <= 0 {
+		return 30 * time.Second
+	}
+	return c.CheckTimeout
+}
+
+// Result is the outcome of one run.
+type Result struct {
+	Scenario  string
+	Seed      uint64
+	FromBytes bool // driven by Config.Choices rather than a seed
+	Bugs      bugs.Set
+	Verdict   linearizability.Verdict
+	Property  string // the violated (or undecided) property, if any
+	Detail    string // what went wrong, in a sentence or a short block
+	Events    uint64
+	VirtualNs int64
+	Digest    string
+	Swarm     *nemesis.Swarm
+	Tail      []simclock.Record // the last trace records, for a violation report
+	Recording []byte            // the run's choice stream, when Config.Record
+	Draws     uint64            // how many draws the run made
+	Stats     []Stat            // what the run did (faults injected, operations), in a fixed order
+}
+
+// Stat is one named counter of a run.
+type Stat struct {
+	Name  string
+	Value int64
+}
+
+// Stat returns the named counter, or 0.
+func (r Result) Stat(name string) int64 {
+	for _, s := range r.Stats {
+		if s.Name == name {
+			return s.Value
+		}
+	}
+	return 0
+}
+
+// Scenario is a named, runnable world.
+type Scenario struct {
+	Name        string
+	Description string
+	Properties  []string // the properties its checkers judge
+	Run         func(cfg Config) (Result, error)
+}
+
+var registry = map[string]Scenario{}
+
+// Register adds a scenario; a duplicate name is a programming error.
+func Register(s Scenario) {
+	if _, dup := registry[s.Name]; dup {
+		panic("scenarios: duplicate " + s.Name)
+	}
+	registry[s.Name] = s
+}
+
+// Lookup returns the named scenario.
+func Lookup(name string) (Scenario, error) {
+	s, ok := registry[name]
+	if !ok {
+		return Scenario{}, fmt.Errorf("unknown scenario %q (simrun list shows the scenarios)", name)
+	}
+	return s, nil
+}
+
+// All returns the scenarios sorted by name.
+func All() []Scenario {
+	out := make([]Scenario, 0, len(registry))
+	for _, s := range registry {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Run looks up a scenario and runs it once.
+func Run(name string, cfg Config) (Result, error) {
+	s, err := Lookup(name)
+	if err != nil {
+		return Result{}, err
+	}
+	return s.Run(cfg)
+}
