@@ -1,0 +1,152 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"shardsim/linearizability"
+	"shardsim/scenarios"
+)
+
+func cmdRun(args []string, stdout io.Writer) (int, error) {
+	fs := newFlagSet("run")
+	name := fs.String("scenario", "", "scenario to run (simrun list shows them)")
+	seed := fs.Uint64("seed", 1, "seed of the choice stream")
+	choicesFile := fs.String("choices", "", "drive the run from this file's bytes instead of a seed")
+	tracePath := fs.String("trace", "", "write every trace record to this file as JSON lines")
+	asJSON := fs.Bool("json", false, "end with one JSON object describing the run")
+	var bugNames, opts multiFlag
+	fs.Var(&bugNames, "bug", "switch on a registered bug (repeatable)")
+	fs.Var(&opts, "opt", "override a scenario option, NAME=VALUE (repeatable)")
+	if err := parseFlags(fs, args); err != nil {
+		return 0, err
+	}
+	if *name == "" {
+		return 0, usagef("run: -scenario is required")
+	}
+	if _, err := scenarios.Lookup(*name); err != nil {
+		return 0, usageError{err.Error()}
+	}
+	set, err := parseBugs(bugNames)
+	if err != nil {
+		return 0, err
+	}
+	options, err := parseOptions(opts)
+	if err != nil {
+		return 0, err
+	}
+	cfg := scenarios.Config{Seed: *seed, Bugs: set, Options: options}
+	seedGiven := false
+	fs.Visit(func(f *flag.Flag) { seedGiven = seedGiven || f.Name == "seed" })
+	if *choicesFile != "" {
+		if seedGiven {
+			return 0, usagef("run: -seed and -choices are exclusive")
+		}
+		data, err := os.ReadFile(*choicesFile)
+		if err != nil {
+			return 0, usagef("run: cannot read choices: %v", err)
+		}
+		cfg.Choices = data
+	}
+	if *tracePath != "" {
+		f, err := os.Create(*tracePath)
+		if err != nil {
+			return 0, usagef("run: cannot create trace file: %v", err)
+		}
+		defer f.Close()
+		cfg.TraceOut = f
+	}
+	res, err := scenarios.Run(*name, cfg)
+	if err != nil {
+		return 0, usageError{err.Error()}
+	}
+	printRun(stdout, res, cfg, *choicesFile, *asJSON)
+	return exitCode(res.Verdict), nil
+}
+
+func exitCode(v linearizability.Verdict) int {
+	switch v {
+	case linearizability.Ok:
+		return exitOK
+	case linearizability.Violation:
+		return exitViolation
+	}
+	return exitUnknown
+}
+
+// replayCommand is the exact command that reproduces a run.
+func replayCommand(res scenarios.Result, cfg scenarios.Config, choicesFile string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "simrun run -scenario %s", res.Scenario)
+	if cfg.Choices != nil {
+		fmt.Fprintf(&b, " -choices %s", choicesFile)
+	} else {
+		fmt.Fprintf(&b, " -seed %d", cfg.Seed)
+	}
+	b.WriteString(fmtBugFlags(cfg.Bugs))
+	keys := make([]string, 0, len(cfg.Options))
+	for k := range cfg.Options {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, " -opt %s=%s", k, cfg.Options[k])
+	}
+	return b.String()
+}
+
+// runJSON is the last line of `simrun run -json`.
+type runJSON struct {
+	Scenario  string          `json:"scenario"`
+	Seed      uint64          `json:"seed"`
+	Verdict   string          `json:"verdict"`
+	Property  string          `json:"property"`
+	Events    uint64          `json:"events"`
+	VirtualNs int64           `json:"virtual_ns"`
+	Digest    string          `json:"digest"`
+	Swarm     json.RawMessage `json:"swarm"`
+	Bugs      []string        `json:"bugs"`
+	Detail    string          `json:"detail,omitempty"`
+}
+
+func printRun(w io.Writer, res scenarios.Result, cfg scenarios.Config, choicesFile string, asJSON bool) {
+	src := fmt.Sprintf("seed %d", res.Seed)
+	if res.FromBytes {
+		src = fmt.Sprintf("choices %s (%d bytes)", choicesFile, len(cfg.Choices))
+	}
+	fmt.Fprintf(w, "scenario %s  %s  bugs %s\n", res.Scenario, src, res.Bugs)
+	fmt.Fprintf(w, "swarm    %s\n", res.Swarm)
+	fmt.Fprintf(w, "events   %d  virtual %s  draws %d\n", res.Events, fmtNs(res.VirtualNs), res.Draws)
+	fmt.Fprintf(w, "digest   %s\n", res.Digest)
+	fmt.Fprintf(w, "verdict  %s", res.Verdict)
+	if res.Property != "" {
+		fmt.Fprintf(w, "  %s", res.Property)
+	}
+	fmt.Fprintln(w)
+	if res.Verdict != linearizability.Ok {
+		fmt.Fprintf(w, "detail   %s\n", res.Detail)
+		fmt.Fprintln(w, "last events:")
+		for _, r := range res.Tail {
+			fmt.Fprintf(w, "  %12s  %-18s %-10s %s\n", fmtNs(int64(r.At)), r.Kind, r.Actor, r.Detail)
+		}
+		fmt.Fprintf(w, "replay   %s\n", replayCommand(res, cfg, choicesFile))
+	}
+	if asJSON {
+		swarm, _ := json.Marshal(res.Swarm)
+		out, _ := json.Marshal(runJSON{
+			Scenario: res.Scenario, Seed: res.Seed, Verdict: string(res.Verdict), Property: res.Property,
+			Events: res.Events, VirtualNs: res.VirtualNs, Digest: res.Digest, Swarm: swarm,
+			Bugs: append([]string{}, res.Bugs.Names()...), Detail: res.Detail,
+		})
+		fmt.Fprintln(w, string(out))
+	}
+}
+
+func fmtNs(ns int64) string {
+	return fmt.Sprintf("%.3fs", float64(ns)/1e9)
+}

@@ -1,0 +1,221 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"runtime"
+	"sort"
+	"sync"
+	"time"
+
+	"shardsim/corpus"
+	"shardsim/linearizability"
+	"shardsim/scenarios"
+)
+
+// sweepJSON is the last line of `simrun sweep -json`.
+type sweepJSON struct {
+	Scenario           string         `json:"scenario"`
+	Runs               int            `json:"runs"`
+	Violations         int            `json:"violations"`
+	Unknown            int            `json:"unknown"`
+	FirstViolationSeed *uint64        `json:"first_violation_seed"`
+	Property           string         `json:"property"`
+	Properties         map[string]int `json:"properties"`
+	SeedsPerSec        float64        `json:"seeds_per_sec"`
+	EventsPerSec       float64        `json:"events_per_sec"`
+	Bugs               []string       `json:"bugs"`
+}
+
+type sweepResult struct {
+	seed uint64
+	res  scenarios.Result
+	err  error
+}
+
+func cmdSweep(args []string, stdout, stderr io.Writer) (int, error) {
+	fs := newFlagSet("sweep")
+	name := fs.String("scenario", "", "scenario to sweep")
+	seeds := fs.String("seeds", "", "inclusive seed range A-B")
+	parallel := fs.Int("parallel", runtime.NumCPU(), "runs at once")
+	corpusDir := fs.String("corpus", "corpus", "save failing runs here (empty: don't save)")
+	maxSaved := fs.Int("max-saved", 10, "save at most this many failing runs")
+	first := fs.Bool("first", false, "stop at the lowest failing seed")
+	asJSON := fs.Bool("json", false, "end with one JSON summary object")
+	var bugNames, opts multiFlag
+	fs.Var(&bugNames, "bug", "switch on a registered bug (repeatable)")
+	fs.Var(&opts, "opt", "override a scenario option, NAME=VALUE (repeatable)")
+	if err := parseFlags(fs, args); err != nil {
+		return 0, err
+	}
+	if *name == "" {
+		return 0, usagef("sweep: -scenario is required")
+	}
+	if _, err := scenarios.Lookup(*name); err != nil {
+		return 0, usageError{err.Error()}
+	}
+	lo, hi, err := parseSeedRange(*seeds)
+	if err != nil {
+		return 0, err
+	}
+	if *parallel < 1 {
+		return 0, usagef("sweep: -parallel must be at least 1")
+	}
+	set, err := parseBugs(bugNames)
+	if err != nil {
+		return 0, err
+	}
+	options, err := parseOptions(opts)
+	if err != nil {
+		return 0, err
+	}
+	base := scenarios.Config{Bugs: set, Options: options}
+	// A bad option is a usage error: find out before starting the workers.
+	probe := base
+	probe.Seed = lo
+	if _, err := scenarios.Run(*name, probe); err != nil {
+		return 0, usageError{err.Error()}
+	}
+
+	start := time.Now()
+	results := sweepSeeds(*name, base, lo, hi, *parallel, *first, stderr)
+	elapsed := time.Since(start).Seconds()
+
+	sum := sweepJSON{Scenario: *name, Properties: map[string]int{}, Bugs: append([]string{}, set.Names()...)}
+	var events uint64
+	saved := 0
+	for _, r := range results {
+		if r.err != nil {
+			return 0, usageError{r.err.Error()}
+		}
+		sum.Runs++
+		events += r.res.Events
+		switch r.res.Verdict {
+		case linearizability.Violation:
+			sum.Violations++
+			sum.Properties[r.res.Property]++
+			if sum.FirstViolationSeed == nil {
+				s := r.seed
+				sum.FirstViolationSeed, sum.Property = &s, r.res.Property
+			}
+			if *corpusDir != "" && saved < *maxSaved {
+				cfg := base
+				cfg.Seed = r.seed
+				if path, err := corpus.Save(*corpusDir, corpus.FromResult(cfg, r.res)); err == nil {
+					saved++
+					fmt.Fprintf(stdout, "saved    %s\n", path)
+				} else {
+					fmt.Fprintf(stderr, "simrun: could not save seed %d: %v\n", r.seed, err)
+				}
+			}
+		case linearizability.Unknown:
+			sum.Unknown++
+		}
+	}
+	if elapsed > 0 {
+		sum.SeedsPerSec = float64(sum.Runs) / elapsed
+		sum.EventsPerSec = float64(events) / elapsed
+	}
+	printSweep(stdout, sum, results, set.String())
+	if *asJSON {
+		out, _ := json.Marshal(sum)
+		fmt.Fprintln(stdout, string(out))
+	}
+	switch {
+	case sum.Violations > 0:
+		return exitViolation, nil
+	case sum.Unknown > 0:
+		return exitUnknown, nil
+	}
+	return exitOK, nil
+}
+
+// sweepSeeds runs seeds lo..hi on parallel workers. Each run is its own
+// world, so parallelism cannot change any run's outcome. With first, seeds
+// above the lowest failing one are skipped.
+func sweepSeeds(name string, base scenarios.Config, lo, hi uint64, parallel int, first bool, progress io.Writer) []sweepResult {
+	var mu sync.Mutex
+	next := lo
+	stopAt := hi
+	var results []sweepResult
+	done, total := 0, hi-lo+1
+	lastReport := time.Now()
+	var wg sync.WaitGroup
+	for w := 0; w < parallel; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				if next > stopAt || next > hi {
+					mu.Unlock()
+					return
+				}
+				seed := next
+				next++
+				mu.Unlock()
+
+				cfg := base
+				cfg.Seed = seed
+				res, err := scenarios.Run(name, cfg)
+
+				mu.Lock()
+				results = append(results, sweepResult{seed: seed, res: res, err: err})
+				done++
+				if first && res.Verdict == linearizability.Violation && seed < stopAt {
+					stopAt = seed
+				}
+				if time.Since(lastReport) > time.Second || uint64(done) == total {
+					lastReport = time.Now()
+					fmt.Fprintf(progress, "\rsweep %s: %d/%d seeds", name, done, total)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	fmt.Fprintln(progress)
+	sort.Slice(results, func(i, j int) bool { return results[i].seed < results[j].seed })
+	if first {
+		kept := results[:0]
+		for _, r := range results {
+			if r.seed <= stopAt {
+				kept = append(kept, r)
+			}
+		}
+		results = kept
+	}
+	return results
+}
+
+func printSweep(w io.Writer, sum sweepJSON, results []sweepResult, bugs string) {
+	fmt.Fprintf(w, "scenario %s  bugs %s  runs %d  violations %d  unknown %d\n", sum.Scenario, bugs, sum.Runs, sum.Violations, sum.Unknown)
+	fmt.Fprintf(w, "rate     %.1f seeds/s  %.0f events/s\n", sum.SeedsPerSec, sum.EventsPerSec)
+	if sum.Violations == 0 {
+		return
+	}
+	props := make([]string, 0, len(sum.Properties))
+	for p := range sum.Properties {
+		props = append(props, p)
+	}
+	sort.Strings(props)
+	fmt.Fprintf(w, "%-32s %8s %12s\n", "property", "runs", "first seed")
+	for _, p := range props {
+		firstSeed := uint64(0)
+		for _, r := range results {
+			if r.res.Verdict == linearizability.Violation && r.res.Property == p {
+				firstSeed = r.seed
+				break
+			}
+		}
+		fmt.Fprintf(w, "%-32s %8d %12d\n", p, sum.Properties[p], firstSeed)
+	}
+	for _, r := range results {
+		if r.res.Verdict == linearizability.Violation {
+			cfg := scenarios.Config{Seed: r.seed, Bugs: r.res.Bugs}
+			fmt.Fprintf(w, "replay   %s\n", replayCommand(r.res, cfg, ""))
+			break
+		}
+	}
+}
