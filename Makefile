@@ -1,0 +1,50 @@
+# shardsim — make targets. `make test` is what CI runs (see .ci/run).
+
+GO        ?= go
+SEEDS     ?= 1-500
+SCENARIO  ?= kv
+FUZZTIME  ?= 30s
+BENCHTIME ?= 1s
+
+.PHONY: test vet bench bench-etcd fuzz sweep etcd-conformance corpus determinism
+
+## test: vet, then every test (the real-etcd conformance test runs when etcd is installed)
+test: vet
+	$(GO) test -count=1 ./...
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1)
+	$(GO) vet ./...
+
+## bench: micro-benchmarks in benchstat-friendly form (pipe to a file, compare with benchstat)
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -count 5 ./simclock/ ./simkv/ ./model/... ./scenarios/
+
+## bench-etcd: the same operation mix against simkv and a real etcd on loopback, with the ratio
+bench-etcd:
+	SHARDSIM_BENCH_RATIO=1 $(GO) test -count=1 -run 'TestOpMixRatio' -v ./simkv/etcdconf/
+	$(GO) test -run '^$$' -bench 'BenchmarkOpMix' -benchtime $(BENCHTIME) ./simkv/etcdconf/
+
+## fuzz: run every fuzz target for FUZZTIME each
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+## sweep: SCENARIO over SEEDS (make sweep SCENARIO=kv SEEDS=1-2000)
+sweep:
+	$(GO) run ./cmd/simrun sweep -scenario $(SCENARIO) -seeds $(SEEDS)
+
+## etcd-conformance: simkv against a real etcd, failing (not skipping) without one
+etcd-conformance:
+	SHARDSIM_REQUIRE_ETCD=1 $(GO) test -count=1 -v -run 'Conformance' ./simkv/etcdconf/
+
+## determinism: run seeds twice and at GOMAXPROCS 1 and 2, compare digests
+determinism:
+	$(GO) test -count=1 -run 'Determinism' -v ./scenarios/
+
+## corpus: re-record corpus digests deliberately (after an intended behaviour change)
+corpus:
+	SHARDSIM_UPDATE_CORPUS=1 $(GO) test -count=1 ./corpus/
