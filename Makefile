@@ -6,7 +6,7 @@ SCENARIO  ?= kv
 FUZZTIME  ?= 30s
 BENCHTIME ?= 1s
 
-.PHONY: test vet bench bench-etcd fuzz sweep etcd-conformance corpus determinism
+.PHONY: test vet bench bench-etcd fuzz sweep etcd-conformance corpus determinism bugtable
 
 ## test: vet, then every test (the real-etcd conformance test runs when etcd is installed)
 test: vet
@@ -48,3 +48,7 @@ determinism:
 ## corpus: re-record corpus digests deliberately (after an intended behaviour change)
 corpus:
 	SHARDSIM_UPDATE_CORPUS=1 $(GO) test -count=1 ./corpus/
+
+## bugtable: every registered bug against its scenario's sweep; prints bug, property, seeds to first detection
+bugtable:
+	SHARDSIM_BUGTABLE_OUT=$(CURDIR)/bugtable.txt $(GO) test -count=1 -run 'TestBugTable' ./scenarios/ ; cat bugtable.txt

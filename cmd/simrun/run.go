@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"shardsim/corpus"
 	"shardsim/linearizability"
 	"shardsim/scenarios"
 )
@@ -20,6 +21,7 @@ func cmdRun(args []string, stdout io.Writer) (int, error) {
 	choicesFile := fs.String("choices", "", "drive the run from this file's bytes instead of a seed")
 	tracePath := fs.String("trace", "", "write every trace record to this file as JSON lines")
 	asJSON := fs.Bool("json", false, "end with one JSON object describing the run")
+	saveDir := fs.String("save", "", "save the run (whatever its verdict) as a corpus entry under this folder")
 	var bugNames, opts multiFlag
 	fs.Var(&bugNames, "bug", "switch on a registered bug (repeatable)")
 	fs.Var(&opts, "opt", "override a scenario option, NAME=VALUE (repeatable)")
@@ -64,6 +66,13 @@ func cmdRun(args []string, stdout io.Writer) (int, error) {
 	res, err := scenarios.Run(*name, cfg)
 	if err != nil {
 		return 0, usageError{err.Error()}
+	}
+	if *saveDir != "" && res.Verdict != linearizability.Unknown {
+		path, err := corpus.Save(*saveDir, corpus.FromResult(cfg, res))
+		if err != nil {
+			return 0, usagef("run: cannot save: %v", err)
+		}
+		fmt.Fprintf(stdout, "saved    %s\n", path)
 	}
 	printRun(stdout, res, cfg, *choicesFile, *asJSON)
 	return exitCode(res.Verdict), nil
