@@ -15,7 +15,7 @@ func init() {
 	Register(Scenario{
 		Name:        "kv",
 		Description: "concurrent clients run a mixed etcd KV/lease/txn workload through lost, ambiguous and delayed requests, partitions and leader changes",
-		Properties:  []string{"KV.Linearizable", "KV.RevisionMonotone"},
+		Properties:  []string{"KV.Linearizable", "KV.RevisionMonotone", "KV.LeaseExpiry", "KV.WatchOrdered", "KV.WatchUnique", "KV.WatchAtomic", "KV.WatchReliable"},
 		Run:         runKV,
 	})
 }
@@ -57,12 +57,13 @@ func runKV(cfg Config) (Result, error) {
 	}
 	history := linearizability.NewKVRecorder()
 	revs := linearizability.NewRevisionMonotone(store.Revision())
+	leaseCheck := linearizability.NewLeaseExpiry(store)
 	server.Observe(history)
 	server.Observe(revs)
+	server.Observe(leaseCheck)
 	w.Loop.OnStep(func() {
-		if err := revs.Err(); err != nil {
-			w.Fail("KV.RevisionMonotone", err.Error())
-		}
+		w.Check("KV.RevisionMonotone", revs.Err())
+		w.Check("KV.LeaseExpiry", leaseCheck.Err())
 	})
 
 	keySet := make([][]byte, keys)
@@ -83,7 +84,10 @@ func runKV(cfg Config) (Result, error) {
 		Tick: 500 * time.Millisecond, MaxWindow: 3 * time.Second, HealAt: healAt, Quiet: quiet,
 	}, nil, w.Choices.Fork("nemesis"))
 
-	w.Loop.Run()
+	if w.Loop.Run() == simclock.Idle {
+		leaseCheck.Finish(w.Loop.Now())
+		w.Check("KV.LeaseExpiry", leaseCheck.Err())
+	}
 	st := server.Stats()
 	for _, c := range []struct {
 		name string
