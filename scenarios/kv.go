@@ -70,17 +70,17 @@ func runKV(cfg Config) (Result, error) {
 	for i := range keySet {
 		keySet[i] = []byte(fmt.Sprintf("k%d", i))
 	}
-	var ids []simclock.ActorID
+	var targets []nemesis.Target
 	for i := 0; i < clients; i++ {
 		name := fmt.Sprintf("client%d", i)
 		cl := &kvClient{index: i, server: server, ops: opsPerClient, keys: keySet, leases: leases, compact: compact}
-		ids = append(ids, w.Loop.Spawn(name, cl, nil, w.Choices.Fork("workload/"+name)))
+		targets = append(targets, nemesis.Target{ID: w.Loop.Spawn(name, cl, nil, w.Choices.Fork("workload/"+name))})
 	}
 	watch := &linearizability.KVWatchLog{Start: 1}
 	w.Loop.Spawn("watcher", &kvWatcher{server: server, log: watch}, nil, nil)
 	quiet := simkv.DefaultFaults()
-	w.Loop.Spawn("nemesis", &nemesis.KVChaos{
-		Server: server, Clients: ids, PartitionRate: partition, LeaderRate: leader,
+	w.Loop.Spawn("nemesis", &nemesis.Chaos{
+		Server: server, Targets: targets, Rates: nemesis.Rates{Partition: partition, LeaderChange: leader},
 		Tick: 500 * time.Millisecond, MaxWindow: 3 * time.Second, HealAt: healAt, Quiet: quiet,
 	}, nil, w.Choices.Fork("nemesis"))
 
