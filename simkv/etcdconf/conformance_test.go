@@ -376,6 +376,7 @@ func (r *runner) allWatches(all []int64) []int64 {
 // SHARDSIM_CONF_OPS change the seed (default 1), the number of sequences
 // (default 200) and the requests per sequence (default 100).
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	srv := startEtcd(t)
 	seed := uint64(envInt("SHARDSIM_CONF_SEED", 1))
 	seqs := envInt("SHARDSIM_CONF_SEQS", 200)
