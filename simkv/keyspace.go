@@ -99,11 +99,12 @@ func (ks keyspace) each(sp span, f func(k string) bool) {
 }
 
 // live returns the versions visible at rev in sp, in key order, at most
-// limit of them when limit > 0, and how many there are in all.
+// limit of them when limit > 0 (none when limit < 0), and how many there
+// are in all.
 func (ks keyspace) live(sp span, rev int64, limit int) (kvs []KeyValue, count int) {
 	ks.each(sp, func(k string) bool {
 		if kv := ks.at(k, rev); kv != nil {
-			if limit <= 0 || len(kvs) < limit {
+			if limit == 0 || len(kvs) < limit {
 				kvs = append(kvs, *kv)
 			}
 			count++

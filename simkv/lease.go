@@ -1,6 +1,7 @@
 package simkv
 
 import (
+	"math"
 	"sort"
 	"time"
 
@@ -35,6 +36,15 @@ func (l *lease) sortedKeys() []string {
 }
 
 func ttlDuration(ttl int64) time.Duration { return time.Duration(ttl) * time.Second }
+
+// deadlineAfter returns from+ttl seconds, saturating instead of
+// overflowing for TTLs near MaxLeaseTTL.
+func deadlineAfter(from simclock.Time, ttl int64) simclock.Time {
+	if d := ttlDuration(ttl); d/time.Second == time.Duration(ttl) && from <= simclock.Time(math.MaxInt64-d) {
+		return from.Add(d)
+	}
+	return simclock.Time(math.MaxInt64)
+}
 
 func (s *Store) attach(id int64, key string) {
 	if l := s.leases[id]; l != nil {
@@ -78,7 +88,7 @@ func (s *Store) leaseGrant(now simclock.Time, r *LeaseGrantRequest) (*LeaseGrant
 		return nil, ErrLeaseExist
 	}
 	ttl := max(r.TTL, s.cfg.MinLeaseTTL)
-	s.leases[id] = &lease{id: id, ttl: ttl, deadline: now.Add(ttlDuration(ttl)), keys: map[string]bool{}}
+	s.leases[id] = &lease{id: id, ttl: ttl, deadline: deadlineAfter(now, ttl), keys: map[string]bool{}}
 	return &LeaseGrantResponse{Header: s.header(), ID: id, TTL: ttl}, nil
 }
 
@@ -113,7 +123,7 @@ func (s *Store) leaseKeepAlive(now simclock.Time, r *LeaseKeepAliveRequest) *Lea
 	if l == nil || l.deadline <= now {
 		return resp
 	}
-	l.deadline = now.Add(ttlDuration(l.ttl))
+	l.deadline = deadlineAfter(now, l.ttl)
 	resp.TTL = l.ttl
 	return resp
 }
@@ -203,7 +213,7 @@ func (s *Store) NextLeaseDeadline() (simclock.Time, bool) {
 // because of an election.
 func (s *Store) RefreshLeases(until simclock.Time) {
 	for _, l := range s.leases {
-		l.deadline = until.Add(ttlDuration(l.ttl))
+		l.deadline = deadlineAfter(until, l.ttl)
 	}
 }
 

@@ -68,6 +68,8 @@ func (s *Store) rangeAt(r *RangeRequest, curRev int64) (*RangeResponse, error) {
 	}
 	if limit > 0 {
 		limit++
+	} else {
+		limit = 0 // no limit
 	}
 	sp := spanOf(r.Key, r.RangeEnd)
 	var kvs []KeyValue
