@@ -27,6 +27,7 @@ type backend struct {
 
 var backends = []backend{
 	{"reference", func(t testing.TB, cfg Config) Coordinator { return newRef(t, cfg) }},
+	{"etcd", func(t testing.TB, cfg Config) Coordinator { return newEtcdDirect(t, cfg) }},
 }
 
 func newRef(t testing.TB, cfg Config) *Reference {

@@ -1,0 +1,26 @@
+package coord
+
+import (
+	"testing"
+	"time"
+
+	"shardsim/simkv"
+)
+
+// testEtcdConfig is the etcd configuration of the tests: short backoffs,
+// so that retries barely move the KV's clock against logical time.
+func testEtcdConfig(cfg Config) EtcdConfig {
+	return EtcdConfig{Config: cfg, BackoffBase: 100 * time.Microsecond, BackoffMax: time.Millisecond}.WithDefaults()
+}
+
+// newEtcdDirect returns an etcd backend over a fresh fault-free store.
+// Its clock stays at zero unless the test moves it, so owner bindings
+// never expire on their own.
+func newEtcdDirect(t testing.TB, cfg Config) *Etcd {
+	t.Helper()
+	ec := testEtcdConfig(cfg)
+	if err := ec.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return NewEtcd(simkv.NewDirect(simkv.NewStore(simkv.StoreConfig{}), 0), ec)
+}
