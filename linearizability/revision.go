@@ -57,8 +57,8 @@ func (c *RevisionMonotone) OnApply(call uint64, at simclock.Time, req simkv.Requ
 	if changed, known := writes(req, resp); known && changed != (after == before+1) {
 		c.fail("call %d at %v: request %s changed=%v but revision %d -> %d", call, at, req, changed, before, after)
 	}
-	if h, ok := header(resp); ok && h != after {
-		c.fail("call %d at %v: answer header revision %d, store at %d", call, at, h, after)
+	if isKVRequest(req) && resp.Header().Revision != after {
+		c.fail("call %d at %v: answer header revision %d, store at %d", call, at, resp.Header().Revision, after)
 	}
 }
 
@@ -104,16 +104,8 @@ func txnWrites(req simkv.TxnRequest, resp simkv.TxnResponse) bool {
 	return false
 }
 
-func header(r simkv.Response) (int64, bool) {
-	switch {
-	case r.Range != nil:
-		return r.Range.Header.Revision, true
-	case r.Put != nil:
-		return r.Put.Header.Revision, true
-	case r.DeleteRange != nil:
-		return r.DeleteRange.Header.Revision, true
-	case r.Txn != nil:
-		return r.Txn.Header.Revision, true
-	}
-	return 0, false
+// isKVRequest reports whether req is a KV request, whose answer carries the
+// revision the store reached.
+func isKVRequest(r simkv.Request) bool {
+	return r.Range != nil || r.Put != nil || r.DeleteRange != nil || r.Txn != nil
 }

@@ -252,7 +252,7 @@ func (k *kvClient) learn(req simkv.Request, resp simkv.Response, err error) {
 	if err != nil {
 		return
 	}
-	if h, ok := responseRevision(resp); ok && h > k.lastRev {
+	if h := resp.Header().Revision; h > k.lastRev {
 		k.lastRev = h
 	}
 	switch {
@@ -270,18 +270,4 @@ func (k *kvClient) forget(id int64) {
 			return
 		}
 	}
-}
-
-func responseRevision(r simkv.Response) (int64, bool) {
-	switch {
-	case r.Range != nil:
-		return r.Range.Header.Revision, true
-	case r.Put != nil:
-		return r.Put.Header.Revision, true
-	case r.DeleteRange != nil:
-		return r.DeleteRange.Header.Revision, true
-	case r.Txn != nil:
-		return r.Txn.Header.Revision, true
-	}
-	return 0, false
 }

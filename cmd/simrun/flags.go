@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"shardsim/model/bugs"
+	"shardsim/scenarios"
 )
 
 // multiFlag collects a repeatable string flag.
@@ -88,4 +89,38 @@ func fmtBugFlags(set bugs.Set) string {
 		fmt.Fprintf(&b, " -bug %s", n)
 	}
 	return b.String()
+}
+
+// worldFlags are the flags every command that runs a world shares: which
+// scenario, which bugs, which option overrides.
+type worldFlags struct {
+	scenario string
+	bugs     multiFlag
+	opts     multiFlag
+}
+
+func (w *worldFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&w.scenario, "scenario", "", "scenario to run (simrun list shows them)")
+	fs.Var(&w.bugs, "bug", "switch on a registered bug (repeatable)")
+	fs.Var(&w.opts, "opt", "override a scenario option, NAME=VALUE (repeatable)")
+}
+
+// config validates the flags and returns the scenario name and the run
+// configuration they describe.
+func (w *worldFlags) config(cmd string) (string, scenarios.Config, error) {
+	if w.scenario == "" {
+		return "", scenarios.Config{}, usagef("%s: -scenario is required", cmd)
+	}
+	if _, err := scenarios.Lookup(w.scenario); err != nil {
+		return "", scenarios.Config{}, usageError{err.Error()}
+	}
+	set, err := parseBugs(w.bugs)
+	if err != nil {
+		return "", scenarios.Config{}, err
+	}
+	options, err := parseOptions(w.opts)
+	if err != nil {
+		return "", scenarios.Config{}, err
+	}
+	return w.scenario, scenarios.Config{Bugs: set, Options: options}, nil
 }

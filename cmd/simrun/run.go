@@ -16,33 +16,21 @@ import (
 
 func cmdRun(args []string, stdout io.Writer) (int, error) {
 	fs := newFlagSet("run")
-	name := fs.String("scenario", "", "scenario to run (simrun list shows them)")
+	var wf worldFlags
+	wf.register(fs)
 	seed := fs.Uint64("seed", 1, "seed of the choice stream")
 	choicesFile := fs.String("choices", "", "drive the run from this file's bytes instead of a seed")
 	tracePath := fs.String("trace", "", "write every trace record to this file as JSON lines")
 	asJSON := fs.Bool("json", false, "end with one JSON object describing the run")
 	saveDir := fs.String("save", "", "save the run (whatever its verdict) as a corpus entry under this folder")
-	var bugNames, opts multiFlag
-	fs.Var(&bugNames, "bug", "switch on a registered bug (repeatable)")
-	fs.Var(&opts, "opt", "override a scenario option, NAME=VALUE (repeatable)")
 	if err := parseFlags(fs, args); err != nil {
 		return 0, err
 	}
-	if *name == "" {
-		return 0, usagef("run: -scenario is required")
-	}
-	if _, err := scenarios.Lookup(*name); err != nil {
-		return 0, usageError{err.Error()}
-	}
-	set, err := parseBugs(bugNames)
+	name, cfg, err := wf.config("run")
 	if err != nil {
 		return 0, err
 	}
-	options, err := parseOptions(opts)
-	if err != nil {
-		return 0, err
-	}
-	cfg := scenarios.Config{Seed: *seed, Bugs: set, Options: options}
+	cfg.Seed = *seed
 	seedGiven := false
 	fs.Visit(func(f *flag.Flag) { seedGiven = seedGiven || f.Name == "seed" })
 	if *choicesFile != "" {
@@ -63,7 +51,7 @@ func cmdRun(args []string, stdout io.Writer) (int, error) {
 		defer f.Close()
 		cfg.TraceOut = f
 	}
-	res, err := scenarios.Run(*name, cfg)
+	res, err := scenarios.Run(name, cfg)
 	if err != nil {
 		return 0, usageError{err.Error()}
 	}

@@ -36,24 +36,20 @@ type sweepResult struct {
 
 func cmdSweep(args []string, stdout, stderr io.Writer) (int, error) {
 	fs := newFlagSet("sweep")
-	name := fs.String("scenario", "", "scenario to sweep")
+	var wf worldFlags
+	wf.register(fs)
 	seeds := fs.String("seeds", "", "inclusive seed range A-B")
 	parallel := fs.Int("parallel", runtime.NumCPU(), "runs at once")
 	corpusDir := fs.String("corpus", "corpus", "save failing runs here (empty: don't save)")
 	maxSaved := fs.Int("max-saved", 10, "save at most this many failing runs")
 	first := fs.Bool("first", false, "stop at the lowest failing seed")
 	asJSON := fs.Bool("json", false, "end with one JSON summary object")
-	var bugNames, opts multiFlag
-	fs.Var(&bugNames, "bug", "switch on a registered bug (repeatable)")
-	fs.Var(&opts, "opt", "override a scenario option, NAME=VALUE (repeatable)")
 	if err := parseFlags(fs, args); err != nil {
 		return 0, err
 	}
-	if *name == "" {
-		return 0, usagef("sweep: -scenario is required")
-	}
-	if _, err := scenarios.Lookup(*name); err != nil {
-		return 0, usageError{err.Error()}
+	name, base, err := wf.config("sweep")
+	if err != nil {
+		return 0, err
 	}
 	lo, hi, err := parseSeedRange(*seeds)
 	if err != nil {
@@ -62,27 +58,19 @@ func cmdSweep(args []string, stdout, stderr io.Writer) (int, error) {
 	if *parallel < 1 {
 		return 0, usagef("sweep: -parallel must be at least 1")
 	}
-	set, err := parseBugs(bugNames)
-	if err != nil {
-		return 0, err
-	}
-	options, err := parseOptions(opts)
-	if err != nil {
-		return 0, err
-	}
-	base := scenarios.Config{Bugs: set, Options: options}
+	set := base.Bugs
 	// A bad option is a usage error: find out before starting the workers.
 	probe := base
 	probe.Seed = lo
-	if _, err := scenarios.Run(*name, probe); err != nil {
+	if _, err := scenarios.Run(name, probe); err != nil {
 		return 0, usageError{err.Error()}
 	}
 
 	start := time.Now()
-	results := sweepSeeds(*name, base, lo, hi, *parallel, *first, stderr)
+	results := sweepSeeds(name, base, lo, hi, *parallel, *first, stderr)
 	elapsed := time.Since(start).Seconds()
 
-	sum := sweepJSON{Scenario: *name, Properties: map[string]int{}, Bugs: append([]string{}, set.Names()...)}
+	sum := sweepJSON{Scenario: name, Properties: map[string]int{}, Bugs: append([]string{}, set.Names()...)}
 	var events uint64
 	saved := 0
 	for _, r := range results {
