@@ -16,7 +16,7 @@ func callRegister(tn TenantID, run RunID, roots []InitialShard, op OpID) call {
 }
 
 func callAcquire(tn TenantID, key ShardKey, w WorkerID) call {
-	return call{name: "acquire", tenant: tn, do: func(c Coordinator, now LogicalTime) result {
+	return call{name: "acquire", tenant: tn, target: Some(tenantShardKey{tn, key}), do: func(c Coordinator, now LogicalTime) result {
 		return resultOf(c.AcquireAndRestore(now, tn, key, w))
 	}}
 }
@@ -28,43 +28,43 @@ func callClaim(tn TenantID, w WorkerID) call {
 }
 
 func callRenew(tn TenantID, l Lease) call {
-	return call{name: "renew", tenant: tn, gate: Some(l), do: func(c Coordinator, now LogicalTime) result {
+	return call{name: "renew", tenant: tn, gate: Some(l), target: Some(tenantShardKey{l.Tenant, l.Key()}), do: func(c Coordinator, now LogicalTime) result {
 		return resultOf(c.Renew(now, tn, l))
 	}}
 }
 
 func callCheckpoint(tn TenantID, l Lease, cur Cursor, op OpID) call {
-	return call{name: "checkpoint", tenant: tn, idem: true, gate: Some(l), do: func(c Coordinator, now LogicalTime) result {
+	return call{name: "checkpoint", tenant: tn, idem: true, gate: Some(l), target: Some(tenantShardKey{l.Tenant, l.Key()}), do: func(c Coordinator, now LogicalTime) result {
 		return resultOf(c.Checkpoint(now, tn, l, cur, op))
 	}}
 }
 
 func callComplete(tn TenantID, l Lease, cur Cursor, op OpID) call {
-	return call{name: "complete", tenant: tn, idem: true, gate: Some(l), do: func(c Coordinator, now LogicalTime) result {
+	return call{name: "complete", tenant: tn, idem: true, gate: Some(l), target: Some(tenantShardKey{l.Tenant, l.Key()}), do: func(c Coordinator, now LogicalTime) result {
 		return resultOf(c.Complete(now, tn, l, cur, op))
 	}}
 }
 
 func callPark(tn TenantID, l Lease, reason ParkReason, op OpID) call {
-	return call{name: "park", tenant: tn, idem: true, gate: Some(l), do: func(c Coordinator, now LogicalTime) result {
+	return call{name: "park", tenant: tn, idem: true, gate: Some(l), target: Some(tenantShardKey{l.Tenant, l.Key()}), do: func(c Coordinator, now LogicalTime) result {
 		return resultOf(c.ParkShard(now, tn, l, reason, op))
 	}}
 }
 
 func callSplitReplace(tn TenantID, l Lease, plan SplitReplacePlan, op OpID) call {
-	return call{name: "split_replace", tenant: tn, idem: true, gate: Some(l), do: func(c Coordinator, now LogicalTime) result {
+	return call{name: "split_replace", tenant: tn, idem: true, gate: Some(l), target: Some(tenantShardKey{l.Tenant, l.Key()}), do: func(c Coordinator, now LogicalTime) result {
 		return resultOf(c.SplitReplace(now, tn, l, plan, op))
 	}}
 }
 
 func callSplitResidual(tn TenantID, l Lease, plan SplitResidualPlan, op OpID) call {
-	return call{name: "split_residual", tenant: tn, idem: true, gate: Some(l), do: func(c Coordinator, now LogicalTime) result {
+	return call{name: "split_residual", tenant: tn, idem: true, gate: Some(l), target: Some(tenantShardKey{l.Tenant, l.Key()}), do: func(c Coordinator, now LogicalTime) result {
 		return resultOf(c.SplitResidual(now, tn, l, plan, op))
 	}}
 }
 
 func callUnpark(tn TenantID, key ShardKey, op OpID) call {
-	return call{name: "unpark", tenant: tn, idem: true, do: func(c Coordinator, now LogicalTime) result {
+	return call{name: "unpark", tenant: tn, idem: true, target: Some(tenantShardKey{tn, key}), do: func(c Coordinator, now LogicalTime) result {
 		return resultOf(c.UnparkShard(now, tn, key, op))
 	}}
 }

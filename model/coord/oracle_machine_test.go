@@ -10,12 +10,16 @@ import (
 
 // machine drives a pair with operations drawn by rapid: several tenants,
 // runs and workers; zombies presenting old leases; replays of earlier op
-// ids and conflicting reuses of them; time advancing past lease expiry.
+// ids and conflicting reuses of them; time advancing past lease expiry;
+// and races of two coordinators (clean mode).
 type machine struct {
 	p      *pair
 	leases []Lease  // every lease granted, zombies included
 	ops    []issued // every idempotent call made
 	nextOp OpID
+	// focus, while set, makes shard and lease draws prefer one shard (the
+	// racer's, so that its interloper contends with it).
+	focus Opt[tenantShardKey]
 }
 
 // issued remembers an idempotent call: for a replay, and for reusing its
@@ -23,39 +27,68 @@ type machine struct {
 type issued struct {
 	c     call
 	op    OpID
-	lease Opt[Lease]    // shard operations under a lease
-	run   Opt[RunID]    // run operations
-	shard Opt[ShardKey] // unpark
+	lease Opt[Lease]  // shard operations under a lease
+	run   Opt[RunID]  // run operations
+	other Opt[OpKind] // unpark: nothing to conflict with
 }
+
+// planned is a drawn call and what the machine learns from its result.
+type planned struct {
+	c     call
+	after func(result)
+}
+
+// gen draws a call; ok is false when there is nothing sensible to draw.
+type gen func(t *rapid.T) (p planned, ok bool)
 
 var oracleTenants = []TenantID{tenantA, tenantB}
 
-// actions returns the machine's actions for rapid's Repeat; the more
-// frequent operations appear under several names.
-func (m *machine) actions() map[string]func(*rapid.T) {
-	a := map[string]func(*rapid.T){
-		"create_run":     m.createRun,
-		"register":       m.register,
-		"acquire":        m.acquire,
-		"claim":          m.claim,
-		"renew":          m.renew,
-		"checkpoint":     m.checkpoint,
-		"complete":       m.complete,
-		"park":           m.park,
-		"split_replace":  m.splitReplace,
-		"split_residual": m.splitResidual,
-		"unpark":         m.unpark,
-		"run_transition": m.runTransition,
-		"replay":         m.replay,
-		"conflict":       m.conflict,
-		"tick":           m.tick,
-		"get_run":        m.getRun,
-		"progress":       m.progress,
-		"list_shards":    m.listShards,
+// gens returns the call generators by name; weight repeats the frequent
+// ones in rapid's action list.
+func (m *machine) gens() (named map[string]gen, weight map[string]int) {
+	named = map[string]gen{
+		"create_run":     m.genCreateRun,
+		"register":       m.genRegister,
+		"acquire":        m.genAcquire,
+		"claim":          m.genClaim,
+		"renew":          m.genRenew,
+		"checkpoint":     m.genLeased(m.mkCheckpoint),
+		"complete":       m.genLeased(m.mkComplete),
+		"park":           m.genLeased(m.mkPark),
+		"split_replace":  m.genLeased(m.mkSplitReplace),
+		"split_residual": m.genLeased(m.mkSplitResidual),
+		"unpark":         m.genUnpark,
+		"run_transition": m.genRunTransition,
+		"replay":         m.genReplay,
+		"conflict":       m.genConflict,
+		"get_run":        m.genGetRun,
+		"progress":       m.genProgress,
+		"list_shards":    m.genListShards,
 	}
-	for _, name := range []string{"create_run", "register", "acquire", "checkpoint", "checkpoint", "claim"} {
-		a[name+"'"] = a[name]
-		a[name+"''"] = a[name]
+	weight = map[string]int{"create_run": 2, "register": 2, "acquire": 3, "claim": 2, "checkpoint": 4}
+	return named, weight
+}
+
+// actions returns the machine's actions for rapid's Repeat.
+func (m *machine) actions(races bool) map[string]func(*rapid.T) {
+	named, weight := m.gens()
+	a := map[string]func(*rapid.T){"tick": m.tick}
+	for name, g := range named {
+		act := func(t *rapid.T) {
+			p, ok := g(t)
+			if !ok {
+				t.Skip("nothing to do")
+			}
+			m.exec(t, p)
+		}
+		for i := 0; i < max(1, weight[name]); i++ {
+			a[fmt.Sprintf("%s#%d", name, i)] = act
+		}
+	}
+	if races {
+		for i := 0; i < 8; i++ {
+			a[fmt.Sprintf("race#%d", i)] = m.race
+		}
 	}
 	return a
 }
@@ -79,8 +112,50 @@ func (m *machine) do(t *rapid.T, c call) result {
 	return got
 }
 
-// remember records an idempotent call.
-func (m *machine) remember(is issued) { m.ops = append(m.ops, is) }
+func (m *machine) exec(t *rapid.T, p planned) {
+	r := m.do(t, p.c)
+	if p.after != nil {
+		p.after(r)
+	}
+}
+
+// race draws two calls and runs them as two coordinators would race (see
+// pair.race). Claims are not raced as the first call: a claim's walk is
+// not compared, so a shard made available by the other call during the
+// walk may be passed over, which no sequential order explains.
+func (m *machine) race(t *rapid.T) {
+	named, _ := m.gens()
+	var names []string
+	for name := range named {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	xName := rapid.SampledFrom(slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == "claim" })).Draw(t, "racer")
+	x, ok := named[xName](t)
+	if !ok {
+		t.Skip("nothing to race")
+	}
+	if x.c.target.Set && rapid.IntRange(0, 3).Draw(t, "contend") > 0 {
+		m.focus = x.c.target
+	}
+	y, ok := named[rapid.SampledFrom(names).Draw(t, "interloper")](t)
+	m.focus = None[tenantShardKey]()
+	if !ok {
+		t.Skip("nothing to race with")
+	}
+	xr, yr, err := m.p.race(x.c, y.c)
+	if err != nil {
+		t.Fatalf("race at step %d, t=%d: %v", m.p.stats.steps, m.p.now, err)
+	}
+	for _, d := range []struct {
+		p planned
+		r result
+	}{{x, xr}, {y, yr}} {
+		if d.p.after != nil {
+			d.p.after(d.r)
+		}
+	}
+}
 
 func (m *machine) tenant(t *rapid.T) TenantID {
 	if rapid.IntRange(0, 3).Draw(t, "tenant") == 0 {
@@ -108,6 +183,9 @@ func (m *machine) opID(t *rapid.T) OpID {
 // shardKey picks a shard of any tenant (so callers sometimes name another
 // tenant's shard), or a missing one.
 func (m *machine) shardKey(t *rapid.T) (TenantID, ShardKey) {
+	if m.focus.Set {
+		return m.focus.Val.Tenant, m.focus.Val.Key
+	}
 	recs, _ := m.p.ref.Shards()
 	if len(recs) == 0 || rapid.IntRange(0, 9).Draw(t, "missing shard") == 0 {
 		return m.tenant(t), ShardKey{Run: m.runID(t), Shard: 99}
@@ -124,7 +202,17 @@ func (m *machine) lease(t *rapid.T) (TenantID, Lease, bool) {
 		return TenantID{}, Lease{}, false
 	}
 	var l Lease
-	if rapid.IntRange(0, 3).Draw(t, "zombie") == 0 {
+	var focused []Lease
+	if m.focus.Set {
+		for _, x := range m.leases {
+			if (tenantShardKey{x.Tenant, x.Key()}) == m.focus.Val {
+				focused = append(focused, x)
+			}
+		}
+	}
+	if len(focused) > 0 {
+		l = focused[rapid.IntRange(0, len(focused)-1).Draw(t, "focused lease")]
+	} else if rapid.IntRange(0, 3).Draw(t, "zombie") == 0 {
 		l = m.leases[rapid.IntRange(0, len(m.leases)-1).Draw(t, "any lease")]
 	} else {
 		var newest []Lease
@@ -169,14 +257,14 @@ func cursorKey(t *rapid.T, rec ShardRecord) []byte {
 	return randKey(t, "key")
 }
 
-func (m *machine) createRun(t *rapid.T) {
+func (m *machine) genCreateRun(t *rapid.T) (planned, bool) {
 	tn, run := m.tenant(t), m.runID(t)
 	cfg := RunConfig{
 		Semantics:       CursorSemantics(rapid.IntRange(0, 2).Draw(t, "semantics")),
 		LeaseDuration:   LogicalDuration(rapid.SampledFrom([]int{0, 3, 5, 8}).Draw(t, "lease duration")),
 		MaxShardRetries: uint32(rapid.IntRange(0, 3).Draw(t, "retries")),
 	}
-	m.do(t, callCreateRun(tn, run, cfg))
+	return planned{c: callCreateRun(tn, run, cfg)}, true
 }
 
 // manifest draws 1..4 roots that mostly partition the keyspace, with
@@ -202,64 +290,59 @@ func manifest(t *rapid.T) []InitialShard {
 	return out
 }
 
-func (m *machine) register(t *rapid.T) {
+// idem wraps an idempotent call so that it is remembered.
+func (m *machine) idem(c call, is issued) planned {
+	is.c = c
+	return planned{c: c, after: func(result) { m.ops = append(m.ops, is) }}
+}
+
+func (m *machine) genRegister(t *rapid.T) (planned, bool) {
 	tn, run, roots, op := m.tenant(t), m.runID(t), manifest(t), m.opID(t)
-	c := callRegister(tn, run, roots, op)
-	m.do(t, c)
-	m.remember(issued{c: c, op: op, run: Some(run)})
+	return m.idem(callRegister(tn, run, roots, op), issued{op: op, run: Some(run)}), true
 }
 
 func (m *machine) granted(r result) {
-	if r.code == codeNone {
+	if r.code == codeNone && r.Value != nil {
 		m.leases = append(m.leases, r.Value.(AcquireResult).Lease)
 	}
 }
 
-func (m *machine) acquire(t *rapid.T) {
+func (m *machine) genAcquire(t *rapid.T) (planned, bool) {
 	tn, key := m.shardKey(t)
 	if rapid.IntRange(0, 9).Draw(t, "acquire as other tenant") == 0 {
 		tn = m.tenant(t)
 	}
-	w := m.worker(t)
-	m.granted(m.do(t, callAcquire(tn, key, w)))
+	return planned{c: callAcquire(tn, key, m.worker(t)), after: m.granted}, true
 }
 
-func (m *machine) claim(t *rapid.T) {
-	tn, w := m.tenant(t), m.worker(t)
-	m.granted(m.do(t, callClaim(tn, w)))
+func (m *machine) genClaim(t *rapid.T) (planned, bool) {
+	return planned{c: callClaim(m.tenant(t), m.worker(t)), after: m.granted}, true
 }
 
-func (m *machine) renew(t *rapid.T) {
+func (m *machine) genRenew(t *rapid.T) (planned, bool) {
 	tn, l, ok := m.lease(t)
 	if !ok {
-		t.Skip("no lease yet")
+		return planned{}, false
 	}
-	m.do(t, callRenew(tn, l))
+	return planned{c: callRenew(tn, l)}, true
 }
 
-// leased issues an idempotent lease-gated call built by mk.
-func (m *machine) leased(t *rapid.T, mk func(t *rapid.T, tn TenantID, l Lease, op OpID) (call, bool)) {
-	tn, l, ok := m.lease(t)
-	if !ok {
-		t.Skip("no lease yet")
-	}
-	op := m.opID(t)
-	c, ok := mk(t, tn, l, op)
-	if !ok {
-		t.Skip("no plan")
-	}
-	m.do(t, c)
-	m.remember(issued{c: c, op: op, lease: Some(l)})
-}
+// maker builds an idempotent lease-gated call.
+type maker func(t *rapid.T, tn TenantID, l Lease, op OpID) (call, bool)
 
-func (m *machine) checkpoint(t *rapid.T) { m.leased(t, m.mkCheckpoint) }
-func (m *machine) complete(t *rapid.T)   { m.leased(t, m.mkComplete) }
-func (m *machine) park(t *rapid.T)       { m.leased(t, m.mkPark) }
-func (m *machine) splitReplace(t *rapid.T) {
-	m.leased(t, m.mkSplitReplace)
-}
-func (m *machine) splitResidual(t *rapid.T) {
-	m.leased(t, m.mkSplitResidual)
+func (m *machine) genLeased(mk maker) gen {
+	return func(t *rapid.T) (planned, bool) {
+		tn, l, ok := m.lease(t)
+		if !ok {
+			return planned{}, false
+		}
+		op := m.opID(t)
+		c, ok := mk(t, tn, l, op)
+		if !ok {
+			return planned{}, false
+		}
+		return m.idem(c, issued{op: op, lease: Some(l)}), true
+	}
 }
 
 func (m *machine) mkCheckpoint(t *rapid.T, tn TenantID, l Lease, op OpID) (call, bool) {
@@ -279,8 +362,7 @@ func (m *machine) mkComplete(t *rapid.T, tn TenantID, l Lease, op OpID) (call, b
 }
 
 func (m *machine) mkPark(t *rapid.T, tn TenantID, l Lease, op OpID) (call, bool) {
-	reason := ParkReason(rapid.IntRange(0, 5).Draw(t, "reason"))
-	return callPark(tn, l, reason, op), true
+	return callPark(tn, l, ParkReason(rapid.IntRange(0, 5).Draw(t, "reason")), op), true
 }
 
 func (m *machine) mkSplitReplace(t *rapid.T, tn TenantID, l Lease, op OpID) (call, bool) {
@@ -306,82 +388,72 @@ func (m *machine) mkSplitResidual(t *rapid.T, tn TenantID, l Lease, op OpID) (ca
 	return callSplitResidual(tn, l, plan, op), true
 }
 
-func (m *machine) unpark(t *rapid.T) {
+func (m *machine) genUnpark(t *rapid.T) (planned, bool) {
 	tn, key := m.shardKey(t)
 	op := m.opID(t)
-	c := callUnpark(tn, key, op)
-	m.do(t, c)
-	m.remember(issued{c: c, op: op, shard: Some(key)})
+	return m.idem(callUnpark(tn, key, op), issued{op: op, other: Some(OpKindUnpark)}), true
 }
 
-func (m *machine) mkRunTransition(t *rapid.T, tn TenantID, run RunID, op OpID) call {
-	kind := rapid.SampledFrom([]OpKind{OpKindCompleteRun, OpKindFailRun, OpKindCancelRun}).Draw(t, "transition")
-	return callRunTransition(tn, run, kind, op)
+func drawTransition(t *rapid.T) OpKind {
+	return rapid.SampledFrom([]OpKind{OpKindCompleteRun, OpKindFailRun, OpKindCancelRun}).Draw(t, "transition")
 }
 
-func (m *machine) runTransition(t *rapid.T) {
+func (m *machine) genRunTransition(t *rapid.T) (planned, bool) {
 	tn, run, op := m.tenant(t), m.runID(t), m.opID(t)
-	c := m.mkRunTransition(t, tn, run, op)
-	m.do(t, c)
-	m.remember(issued{c: c, op: op, run: Some(run)})
+	return m.idem(callRunTransition(tn, run, drawTransition(t), op), issued{op: op, run: Some(run)}), true
 }
 
-// replay repeats an earlier idempotent call exactly.
-func (m *machine) replay(t *rapid.T) {
+// genReplay repeats an earlier idempotent call exactly.
+func (m *machine) genReplay(t *rapid.T) (planned, bool) {
 	if len(m.ops) == 0 {
-		t.Skip("nothing to replay")
+		return planned{}, false
 	}
-	is := m.ops[rapid.IntRange(0, len(m.ops)-1).Draw(t, "replayed")]
-	c := is.c
+	c := m.ops[rapid.IntRange(0, len(m.ops)-1).Draw(t, "replayed")].c
 	c.name = "replay_" + c.name
-	m.do(t, c)
+	return planned{c: c}, true
 }
 
-// conflict reuses an earlier op id, on the same target, with a freshly
+// genConflict reuses an earlier op id, on the same target, with a freshly
 // drawn payload or operation.
-func (m *machine) conflict(t *rapid.T) {
+func (m *machine) genConflict(t *rapid.T) (planned, bool) {
 	if len(m.ops) == 0 {
-		t.Skip("nothing to conflict with")
+		return planned{}, false
 	}
 	is := m.ops[rapid.IntRange(0, len(m.ops)-1).Draw(t, "conflicted")]
 	var c call
 	var ok bool
 	switch {
 	case is.lease.Set:
-		mk := rapid.SampledFrom([]func(*rapid.T, TenantID, Lease, OpID) (call, bool){
-			m.mkCheckpoint, m.mkComplete, m.mkPark, m.mkSplitReplace, m.mkSplitResidual,
-		}).Draw(t, "conflicting op")
+		mk := rapid.SampledFrom([]maker{m.mkCheckpoint, m.mkComplete, m.mkPark, m.mkSplitReplace, m.mkSplitResidual}).Draw(t, "conflicting op")
 		c, ok = mk(t, is.c.tenant, is.lease.Val, is.op)
 	case is.run.Set && rapid.Bool().Draw(t, "register again"):
 		c, ok = callRegister(is.c.tenant, is.run.Val, manifest(t), is.op), true
 	case is.run.Set:
-		c, ok = m.mkRunTransition(t, is.c.tenant, is.run.Val, is.op), true
+		c, ok = callRunTransition(is.c.tenant, is.run.Val, drawTransition(t), is.op), true
 	}
 	if !ok {
-		t.Skip("no conflicting call")
+		return planned{}, false
 	}
 	c.name = "conflict_" + c.name
-	m.do(t, c)
+	return planned{c: c}, true
 }
 
 func (m *machine) tick(t *rapid.T) {
 	m.p.advance(LogicalDuration(rapid.IntRange(1, 12).Draw(t, "dt")))
 }
 
-func (m *machine) getRun(t *rapid.T) {
-	tn, run := m.tenant(t), m.runID(t)
-	m.do(t, callGetRun(tn, run))
+func (m *machine) genGetRun(t *rapid.T) (planned, bool) {
+	return planned{c: callGetRun(m.tenant(t), m.runID(t))}, true
 }
 
-func (m *machine) progress(t *rapid.T) {
-	tn, run := m.tenant(t), m.runID(t)
-	m.do(t, callProgress(tn, run))
+func (m *machine) genProgress(t *rapid.T) (planned, bool) {
+	return planned{c: callProgress(m.tenant(t), m.runID(t))}, true
 }
 
-func (m *machine) listShards(t *rapid.T) {
+func (m *machine) genListShards(t *rapid.T) (planned, bool) {
 	tn, run := m.tenant(t), m.runID(t)
 	f := ShardFilter{Select: ShardSelect(rapid.IntRange(0, 3).Draw(t, "select")), RootOnly: rapid.Bool().Draw(t, "root only")}
-	m.do(t, callListShards(tn, run, f))
+	return planned{c: callListShards(tn, run, f)}, true
 }
 
 // String helps rapid's failure output.

@@ -55,7 +55,7 @@ func runOracle(t *rapid.T, cfg Config, withFaults bool, stats *oracleStats) {
 	defer p.finish()
 	m := &machine{p: p}
 	m.bootstrap(t)
-	t.Repeat(m.actions())
+	t.Repeat(m.actions(!withFaults))
 }
 
 // TestDifferentialOracle: the etcd backend over a fault-free KV agrees

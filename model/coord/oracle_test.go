@@ -44,14 +44,17 @@ type pair struct {
 	look   *Etcd // fault-free inspector over the same store and clock
 	direct *simkv.Direct
 	faulty *simkv.DirectFaulty // nil without faults
+	ecfg   EtcdConfig
 	now    LogicalTime
 	prev   Snapshot // the etcd backend's durable state after the last step
 	stats  *oracleStats
+	racers EtcdStats // counters of the coordinators built for races
 }
 
 // oracleStats counts what the oracle saw, over all checks of a test.
 type oracleStats struct {
 	checks, steps        int
+	races, interleaved   int // races run, and of those, races where y ran inside x
 	transient            int // transient etcd failures seen by the oracle
 	lostAnswers          int // ... after which the effect was in place
 	replayedAfterLoss    int // idempotent retries answered from the op-log
@@ -86,7 +89,7 @@ func newPair(cfg Config, ecfg EtcdConfig, opts pairOptions, stats *oracleStats) 
 		return nil, err
 	}
 	direct := simkv.NewDirect(simkv.NewStore(simkv.StoreConfig{}), 0)
-	p := &pair{ref: ref, direct: direct, look: NewEtcd(direct, ecfg), stats: stats}
+	p := &pair{ref: ref, direct: direct, look: NewEtcd(direct, ecfg), ecfg: ecfg, stats: stats}
 	var kv simkv.KV = direct
 	if opts.faults != nil {
 		p.faulty = simkv.NewDirectFaulty(direct, *opts.faults, opts.choices)
@@ -102,16 +105,8 @@ func newPair(cfg Config, ecfg EtcdConfig, opts pairOptions, stats *oracleStats) 
 
 // finish adds the pair's KV-level counters to the stats.
 func (p *pair) finish() {
-	s := p.etcd.Stats()
-	e := &p.stats.etcd
-	e.Requests += s.Requests
-	e.Transport += s.Transport
-	e.Conflicts += s.Conflicts
-	e.Ambiguous += s.Ambiguous
-	e.Landed += s.Landed
-	e.Grants += s.Grants
-	e.KeepAlives += s.KeepAlives
-	e.Revokes += s.Revokes
+	p.stats.etcd.add(p.etcd.Stats())
+	p.stats.etcd.add(p.racers)
 	if p.faulty != nil {
 		f, g := &p.stats.faults, p.faulty.Stats()
 		f.Calls += g.Calls
@@ -121,6 +116,17 @@ func (p *pair) finish() {
 		f.LeaderChanges += g.LeaderChanges
 		f.LeaderApplied += g.LeaderApplied
 	}
+}
+
+func (e *EtcdStats) add(s EtcdStats) {
+	e.Requests += s.Requests
+	e.Transport += s.Transport
+	e.Conflicts += s.Conflicts
+	e.Ambiguous += s.Ambiguous
+	e.Landed += s.Landed
+	e.Grants += s.Grants
+	e.KeepAlives += s.KeepAlives
+	e.Revokes += s.Revokes
 }
 
 // advance moves logical time and the KV's clock together.
@@ -135,9 +141,10 @@ func (p *pair) advance(d LogicalDuration) {
 // call is one operation, applicable to either backend.
 type call struct {
 	name   string
-	tenant TenantID   // the caller's tenant
-	idem   bool       // carries an op id: safe to retry after a transient failure
-	gate   Opt[Lease] // the lease a lease-gated call presents
+	tenant TenantID            // the caller's tenant
+	idem   bool                // carries an op id: safe to retry after a transient failure
+	gate   Opt[Lease]          // the lease a lease-gated call presents
+	target Opt[tenantShardKey] // the shard the call is about, if one
 	do     func(c Coordinator, now LogicalTime) result
 }
 
@@ -333,8 +340,8 @@ func (p *pair) checkProperties(c call, want result, took bool, snap *Snapshot) e
 // report renders the stats for a test log.
 func (s *oracleStats) report() string {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "checks=%d steps=%d transient=%d lost-answers=%d replayed-after-loss=%d rolled-back=%d max-attempts=%d\n",
-		s.checks, s.steps, s.transient, s.lostAnswers, s.replayedAfterLoss, s.rolledBack, s.maxTransientAttempts)
+	fmt.Fprintf(&b, "checks=%d steps=%d races=%d (interleaved %d) transient=%d lost-answers=%d replayed-after-loss=%d rolled-back=%d max-attempts=%d\n",
+		s.checks, s.steps, s.races, s.interleaved, s.transient, s.lostAnswers, s.replayedAfterLoss, s.rolledBack, s.maxTransientAttempts)
 	e := s.etcd
 	fmt.Fprintf(&b, "etcd: requests=%d transport-errors=%d cas-conflicts=%d ambiguous-txns=%d landed=%d grants=%d keepalives=%d revokes=%d\n",
 		e.Requests, e.Transport, e.Conflicts, e.Ambiguous, e.Landed, e.Grants, e.KeepAlives, e.Revokes)
@@ -363,4 +370,57 @@ func sortedNames(m map[string]int) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// race runs x and y as two coordinators racing over one store (fault-free
+// mode only): x runs on its own Etcd, whose KV runs all of y, on another
+// Etcd, just before x's first write transaction goes out. If that happened,
+// y completed before x committed and x's compares must notice whatever y
+// changed that x had read, so the history is y then x; if x never wrote, it
+// decided on what it read before y ran, and the history is x then y. The
+// reference runs that order and everything must agree.
+func (p *pair) race(x, y call) (xGot, yGot result, err error) {
+	p.stats.steps += 2
+	p.stats.races++
+	p.stats.byOp["race_"+x.name]++
+	p.stats.byOp["interloper_"+y.name]++
+	fired := false
+	h := &hookKV{inner: p.direct, beforeWrite: func(int) {
+		if !fired {
+			fired = true
+			yGot = y.do(p.look, p.now)
+		}
+	}}
+	racer := NewEtcd(h, p.ecfg)
+	xGot = x.do(racer, p.now)
+	p.racers.add(racer.Stats())
+	var xWant, yWant result
+	if fired {
+		p.stats.interleaved++
+		yWant = y.do(p.ref, p.now)
+		xWant = x.do(p.ref, p.now)
+	} else {
+		xWant = x.do(p.ref, p.now)
+		yWant = y.do(p.ref, p.now)
+		yGot = y.do(p.look, p.now)
+	}
+	if d := cmp.Diff(xWant, xGot, cmpOpts...); d != "" {
+		return xGot, yGot, fmt.Errorf("race %s (interleaved=%t): results of %s differ (-ref +etcd):\n%s", x.name, fired, x.name, d)
+	}
+	if d := cmp.Diff(yWant, yGot, cmpOpts...); d != "" {
+		return xGot, yGot, fmt.Errorf("race %s (interleaved=%t): results of %s differ (-ref +etcd):\n%s", x.name, fired, y.name, d)
+	}
+	snap, err := p.look.Snapshot(p.now)
+	if err != nil {
+		return xGot, yGot, err
+	}
+	want := p.ref.Snapshot(p.now)
+	if d := stateDiff(&want, &snap); d != "" {
+		return xGot, yGot, fmt.Errorf("race %s/%s (interleaved=%t): durable states differ (-ref +etcd):\n%s", x.name, y.name, fired, d)
+	}
+	if err := CheckDurableStep(&p.prev, &snap); err != nil {
+		return xGot, yGot, err
+	}
+	p.prev = snap
+	return xGot, yGot, nil
 }
