@@ -19,9 +19,15 @@ type hookKV struct {
 	// downAfter > 0 takes the KV down once that many write transactions
 	// were applied.
 	downAfter int
+	// dropWrite, if set, drops the n-th write transaction unapplied and
+	// reports ErrDeadlineExceeded when it returns true.
+	dropWrite func(n int) bool
 	// loseAnswer, if set, applies the n-th write transaction and reports
 	// ErrDeadlineExceeded when it returns true.
 	loseAnswer func(n int) bool
+	// afterWrite, if set, runs after the n-th write transaction was
+	// applied (or dropped), before its answer returns.
+	afterWrite func(n int)
 	writes     int
 	down       bool
 	sent       []simkv.TxnRequest
@@ -44,7 +50,16 @@ func (h *hookKV) Txn(r simkv.TxnRequest) (*simkv.TxnResponse, error) {
 		h.beforeWrite(n)
 	}
 	h.sent = append(h.sent, r)
-	resp, err := h.inner.Txn(r)
+	var resp *simkv.TxnResponse
+	var err error
+	if h.dropWrite != nil && h.dropWrite(n) {
+		err = simkv.ErrDeadlineExceeded
+	} else {
+		resp, err = h.inner.Txn(r)
+	}
+	if h.afterWrite != nil {
+		h.afterWrite(n)
+	}
 	if h.downAfter > 0 && n >= h.downAfter {
 		h.down = true
 	}
