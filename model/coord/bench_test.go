@@ -3,14 +3,37 @@ package coord
 import (
 	"strconv"
 	"testing"
+
+	"shardsim/simkv"
 )
 
 // BenchmarkReferenceCheckpointMix measures the reference on a worker-like
 // mix over 64 leased shards: 80% checkpoints with advancing cursors, 10%
 // renews and 10% retried checkpoints answered from the op-log.
 func BenchmarkReferenceCheckpointMix(b *testing.B) {
+	checkpointMix(b, newRef(b, DefaultConfig()), nil)
+}
+
+// BenchmarkEtcdCheckpointMix measures the etcd backend on the same mix,
+// over a fault-free simkv.Direct. Like an etcd cluster with automatic
+// compaction, the store is compacted every 4096 operations, so its
+// history stays bounded.
+func BenchmarkEtcdCheckpointMix(b *testing.B) {
+	kv := simkv.NewDirect(simkv.NewStore(simkv.StoreConfig{}), 0)
+	e := NewEtcd(kv, testEtcdConfig(DefaultConfig()))
+	checkpointMix(b, e, func(i int) {
+		if i%4096 == 4095 {
+			if _, err := kv.Compact(simkv.CompactRequest{Revision: kv.Store().Revision()}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// checkpointMix runs the mix on r; every, when set, runs after each
+// operation, inside the timed loop.
+func checkpointMix(b *testing.B, r Coordinator, every func(i int)) {
 	const shards = 64
-	r := newRef(b, DefaultConfig())
 	var roots []InitialShard
 	for i := 0; i < shards; i++ {
 		roots = append(roots, InitialShard{Shard: ShardID(i + 1), Spec: ShardSpec{Start: []byte{'s', byte(i)}, End: []byte{'s', byte(i + 1)}}})
@@ -50,6 +73,9 @@ func BenchmarkReferenceCheckpointMix(b *testing.B) {
 		}
 		if err != nil {
 			b.Fatal(err)
+		}
+		if every != nil {
+			every(i)
 		}
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
