@@ -16,7 +16,14 @@
 //   - Reference, the in-memory reference implementation and executable
 //     specification (reference*.go);
 //   - an explicit versioned binary codec for every persisted record
-//     (codec*.go).
+//     (codec*.go);
+//   - Etcd, the backend over etcd's KV API (simkv.KV): a deterministic
+//     keyspace (etcd_keys.go), one compare-and-swap skeleton for every
+//     mutation with read-back of ambiguous answers (etcd_cas.go,
+//     etcd_readback.go), owner bindings under etcd leases (etcd_owner.go)
+//     and counted shard limits (etcd_admit.go);
+//   - property checkers over durable state that any backend's Snapshot can
+//     be fed to (snapshot.go, durable_check.go).
 //
 // Everything is deterministic: time is a LogicalTime argument of every
 // operation, nothing reads a clock or spawns a goroutine, and no map
