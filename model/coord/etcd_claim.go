@@ -26,8 +26,11 @@ func (e *Etcd) ClaimNextAvailable(now LogicalTime, tenant TenantID, worker Worke
 		var last Opt[LogicalTime]
 		if kvs[0] != nil {
 			cr, err := DecodeClaimRecord(kvs[0].Value)
-			if err != nil || cr.Worker != worker {
+			if err != nil {
 				return nil, corrupt(label, "claim record of %s: %v", worker, err)
+			}
+			if cr.Worker != worker {
+				return nil, corrupt(label, "claim record of %s names %s", worker, cr.Worker)
 			}
 			last = Some(cr.LastClaimAt)
 		}

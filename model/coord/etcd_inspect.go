@@ -84,8 +84,11 @@ func (e *Etcd) collect(s *Snapshot, active *[]tenantRunKey, kv *simkv.KeyValue) 
 		s.Bindings = append(s.Bindings, TenantBinding{Tenant: k.Tenant, Shard: ShardKey{Run: k.Run, Shard: k.Shard}, Binding: b})
 	case KeyClaim:
 		c, err := DecodeClaimRecord(kv.Value)
-		if err != nil || c.Worker != k.Worker {
+		if err != nil {
 			return corrupt(label, "claim record of %s: %v", k.Worker, err)
+		}
+		if c.Worker != k.Worker {
+			return corrupt(label, "claim record of %s names %s", k.Worker, c.Worker)
 		}
 		s.Claims = append(s.Claims, TenantClaim{Tenant: k.Tenant, Claim: c})
 	}
