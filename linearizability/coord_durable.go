@@ -1,0 +1,355 @@
+package linearizability
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"time"
+
+	"shardsim/model/coord"
+	"shardsim/simclock"
+	"shardsim/simkv"
+)
+
+// CoordDurable checks the coordinator's durable truth at every step. It is
+// a simkv.Observer on the server: after every apply that changed the store
+// it re-reads the coordination namespace straight from the store (read
+// only: it never applies a write or expires a lease), decoding only the
+// keys whose mod revision moved, and judges the new state against the one
+// before with model/coord's durable checkers:
+//
+//   - coord.CheckDurableStep: every per-state and per-step C.* property of
+//     the records (mutual exclusion of live leases, fences, terminal states,
+//     cursors, splits, op-log entries, run states, record invariants);
+//   - coord.CheckTenantStep: the request's tenant changed no other tenant's
+//     records (C.TenantIsolation), judged on the records that changed;
+//   - coord.CheckAcceptedLease: a lease-gated commit carried the fence the
+//     shard had (C.ZombieRejection);
+//   - C.Cooldown: a worker's claim record only moves forward by at least
+//     the cooldown.
+//
+// Which request a write belongs to comes from the CoordHistory mark the
+// scenario's KV wrapper sets before each call; its logical time is the
+// snapshot's observation time, so leases are judged on the clock the
+// coordinator was given, skew included. Writes nobody issued (lease expiry)
+// are observed at the virtual time mapped to logical units.
+type CoordDurable struct {
+	store    *simkv.Store
+	ns       []byte
+	unit     time.Duration
+	cooldown coord.LogicalDuration
+	history  *CoordHistory
+
+	calls map[uint64]*CoordOp // in-flight call id -> the request that sent it
+	cache map[string]cachedKV
+	prev  *coord.Snapshot
+	err   *coord.Violation
+
+	// Listeners, called after each checked change (nil: none).
+	onChange []func(prev, next *coord.Snapshot, at simclock.Time, seq uint64)
+	Writes   int // applies that changed the namespace
+}
+
+// cachedKV is one decoded key of the namespace.
+type cachedKV struct {
+	mod   int64
+	key   coord.EtcdKey
+	run   coord.RunRecord
+	shard coord.ShardRecord
+	bind  coord.OwnerBinding
+	claim coord.ClaimRecord
+}
+
+// NewCoordDurable returns an observer of store's namespace ns, where one
+// logical unit is unit of virtual time and claims must be cooldown apart.
+func NewCoordDurable(store *simkv.Store, ns string, unit time.Duration, cooldown coord.LogicalDuration, h *CoordHistory) *CoordDurable {
+	d := &CoordDurable{store: store, ns: []byte(ns), unit: unit, cooldown: cooldown, history: h,
+		calls: map[uint64]*CoordOp{}, cache: map[string]cachedKV{}}
+	d.prev = &coord.Snapshot{}
+	return d
+}
+
+// OnChange registers fn to see every checked change of durable state.
+func (d *CoordDurable) OnChange(fn func(prev, next *coord.Snapshot, at simclock.Time, seq uint64)) {
+	d.onChange = append(d.onChange, fn)
+}
+
+// Err returns the first violation, or nil.
+func (d *CoordDurable) Err() *coord.Violation { return d.err }
+
+// Snapshot returns the last observed durable state.
+func (d *CoordDurable) Snapshot() *coord.Snapshot { return d.prev }
+
+// Logical maps virtual time to logical units.
+func (d *CoordDurable) Logical(at simclock.Time) coord.LogicalTime {
+	return coord.LogicalTime(int64(at) / int64(d.unit))
+}
+
+func (d *CoordDurable) fail(v *coord.Violation) {
+	if d.err == nil && v != nil {
+		d.err = v
+	}
+}
+
+// OnInvoke implements simkv.Observer: it remembers which request sent the call.
+func (d *CoordDurable) OnInvoke(call uint64, _ string, _ simclock.Time, _ simkv.Request) {
+	if op := d.history.take(); op != nil {
+		d.calls[call] = op
+	}
+}
+
+// OnReturn implements simkv.Observer. The call stays known: a request
+// whose answer was lost or late can still apply after the client gave up.
+func (d *CoordDurable) OnReturn(uint64, simclock.Time, simkv.Response, error) {}
+
+// OnApply implements simkv.Observer.
+func (d *CoordDurable) OnApply(call uint64, at simclock.Time, req simkv.Request, resp simkv.Response, err error, before, after int64) {
+	op := d.calls[call]
+	delete(d.calls, call)
+	if after == before || d.err != nil {
+		return
+	}
+	next, changed, v := d.read()
+	if v != nil {
+		d.fail(v)
+		return
+	}
+	if len(changed) == 0 {
+		return // the write was outside the namespace, or rewrote nothing we keep
+	}
+	d.Writes++
+	next.At = d.Logical(at)
+	if op != nil {
+		next.At = op.Now
+	}
+	d.judge(op, req, resp, next, changed)
+	if op != nil {
+		d.attribute(op, changed)
+	}
+	seq := d.history.Tick()
+	for _, fn := range d.onChange {
+		fn(d.prev, next, at, seq)
+	}
+	d.prev = next
+}
+
+// judge runs the durable checkers on the step from d.prev to next.
+func (d *CoordDurable) judge(op *CoordOp, req simkv.Request, resp simkv.Response, next *coord.Snapshot, changed []string) {
+	if err := coord.CheckDurableStep(d.prev, next); err != nil {
+		d.fail(asViolation(err, op))
+		return
+	}
+	if op == nil {
+		return
+	}
+	if err := coord.CheckTenantStep(d.subset(d.prev, changed), d.subset(next, changed), op.Tenant); err != nil {
+		d.fail(asViolation(err, op))
+		return
+	}
+	if op.Kind.Gated() && req.Txn != nil && resp.Txn != nil && resp.Txn.Succeeded {
+		if err := coord.CheckAcceptedLease(d.prev, op.Lease); err != nil {
+			d.fail(asViolation(err, op))
+			return
+		}
+	}
+	d.fail(d.checkCooldown(next, op))
+}
+
+// attribute records on op which shard records its write changed.
+func (d *CoordDurable) attribute(op *CoordOp, changed []string) {
+	for _, k := range changed {
+		key, err := coord.ParseEtcdKey(string(d.ns), []byte(k))
+		if err != nil || key.Kind != coord.KeyShard {
+			continue
+		}
+		s := CoordShard{Tenant: key.Tenant, Key: coord.ShardKey{Run: key.Run, Shard: key.Shard}}
+		if !slices.Contains(op.Wrote, s) {
+			op.Wrote = append(op.Wrote, s)
+		}
+	}
+}
+
+// asViolation names the request that caused a violation in its detail.
+func asViolation(err error, op *CoordOp) *coord.Violation {
+	v, ok := err.(*coord.Violation)
+	if !ok {
+		v = &coord.Violation{Property: "C.RecordInvariants", Detail: err.Error()}
+	}
+	if op != nil {
+		v = &coord.Violation{Property: v.Property, Detail: v.Detail + " (by " + op.String() + ")"}
+	}
+	return v
+}
+
+// checkCooldown is C.Cooldown on the claim records: a worker's last claim
+// time in a tenant only moves forward, by at least the cooldown.
+func (d *CoordDurable) checkCooldown(next *coord.Snapshot, op *CoordOp) *coord.Violation {
+	if d.cooldown == 0 {
+		return nil
+	}
+	for _, p := range d.prev.Claims {
+		for _, n := range next.Claims {
+			if n.Tenant != p.Tenant || n.Claim.Worker != p.Claim.Worker || n.Claim.LastClaimAt == p.Claim.LastClaimAt {
+				continue
+			}
+			if n.Claim.LastClaimAt < p.Claim.LastClaimAt.Add(d.cooldown) {
+				return asViolation(&coord.Violation{Property: "C.Cooldown", Detail: fmt.Sprintf(
+					"%s claimed at %d after a claim at %d, cooldown %d", n.Claim.Worker, n.Claim.LastClaimAt, p.Claim.LastClaimAt, d.cooldown)}, op)
+			}
+		}
+	}
+	return nil
+}
+
+// read decodes the namespace as it is now and lists the keys that changed
+// since the last read (written, created or deleted).
+func (d *CoordDurable) read() (*coord.Snapshot, []string, *coord.Violation) {
+	resp, err := d.store.Apply(0, simkv.Request{Range: &simkv.RangeRequest{Key: d.ns, RangeEnd: prefixEnd(d.ns)}})
+	if err != nil {
+		return nil, nil, &coord.Violation{Property: "C.RecordInvariants", Detail: "cannot read the namespace: " + err.Error()}
+	}
+	next := &coord.Snapshot{}
+	var changed []string
+	seen := make(map[string]bool, len(resp.Range.Kvs))
+	var active []coord.EtcdKey
+	for i := range resp.Range.Kvs {
+		kv := &resp.Range.Kvs[i]
+		k := string(kv.Key)
+		seen[k] = true
+		c, ok := d.cache[k]
+		if !ok || c.mod != kv.ModRevision {
+			var v *coord.Violation
+			if c, v = d.decode(kv); v != nil {
+				return nil, nil, v
+			}
+			d.cache[k] = c
+			changed = append(changed, k)
+		}
+		switch c.key.Kind {
+		case coord.KeyRun:
+			next.Runs = append(next.Runs, c.run)
+		case coord.KeyShard:
+			next.Shards = append(next.Shards, c.shard)
+		case coord.KeyOwner:
+			next.Bindings = append(next.Bindings, coord.TenantBinding{Tenant: c.key.Tenant, Shard: coord.ShardKey{Run: c.key.Run, Shard: c.key.Shard}, Binding: c.bind})
+		case coord.KeyClaim:
+			next.Claims = append(next.Claims, coord.TenantClaim{Tenant: c.key.Tenant, Claim: c.claim})
+		case coord.KeyActiveRun:
+			active = append(active, c.key)
+		}
+	}
+	if len(d.cache) > len(seen) { // some keys were deleted
+		for _, k := range sortedKeys(d.cache) {
+			if !seen[k] {
+				delete(d.cache, k)
+				changed = append(changed, k)
+			}
+		}
+	}
+	return next, changed, checkActiveIndex(next, active)
+}
+
+// decode parses one key-value of the namespace. Records are decoded
+// without their invariant check: a buggy backend's states must reach the
+// checkers, which name what they break.
+func (d *CoordDurable) decode(kv *simkv.KeyValue) (cachedKV, *coord.Violation) {
+	k, err := coord.ParseEtcdKey(string(d.ns), kv.Key)
+	if err != nil {
+		return cachedKV{}, &coord.Violation{Property: "C.RecordInvariants", Detail: err.Error()}
+	}
+	c := cachedKV{mod: kv.ModRevision, key: k}
+	switch k.Kind {
+	case coord.KeyRun:
+		c.run, err = coord.DecodeRunRecordUnchecked(kv.Value)
+	case coord.KeyShard:
+		c.shard, err = coord.DecodeShardRecordUnchecked(kv.Value)
+		if err == nil && (c.shard.Tenant != k.Tenant || c.shard.Run != k.Run || c.shard.Shard != k.Shard) {
+			err = fmt.Errorf("shard record stored under another shard's key")
+		}
+	case coord.KeyOwner:
+		c.bind, err = coord.DecodeOwnerBinding(kv.Value)
+	case coord.KeyClaim:
+		c.claim, err = coord.DecodeClaimRecord(kv.Value)
+	case coord.KeyActiveRun:
+		_, err = coord.DecodeActiveRunEntry(kv.Value)
+	}
+	if err != nil {
+		return cachedKV{}, &coord.Violation{Property: "C.RecordInvariants", Detail: fmt.Sprintf("undecodable %s record %q: %v", k.Kind, kv.Key, err)}
+	}
+	return c, nil
+}
+
+// checkActiveIndex requires the active-run index to list exactly the
+// Active runs (both lists are in key order: tenant, then run).
+func checkActiveIndex(s *coord.Snapshot, active []coord.EtcdKey) *coord.Violation {
+	var want []coord.EtcdKey
+	for i := range s.Runs {
+		if s.Runs[i].Status == coord.RunActive {
+			want = append(want, coord.EtcdKey{Kind: coord.KeyActiveRun, Tenant: s.Runs[i].Tenant, Run: s.Runs[i].Run})
+		}
+	}
+	if len(want) != len(active) {
+		return &coord.Violation{Property: "C.RecordInvariants", Detail: fmt.Sprintf("active-run index holds %d entries for %d Active runs", len(active), len(want))}
+	}
+	for i := range want {
+		if want[i] != active[i] {
+			return &coord.Violation{Property: "C.RecordInvariants", Detail: fmt.Sprintf("active-run index disagrees with %s", want[i].Run)}
+		}
+	}
+	return nil
+}
+
+// subset returns the run, shard and claim records of s stored under the
+// given keys, for judging one request by what it changed.
+func (d *CoordDurable) subset(s *coord.Snapshot, keys []string) *coord.Snapshot {
+	out := &coord.Snapshot{At: s.At}
+	for _, k := range keys {
+		key, err := coord.ParseEtcdKey(string(d.ns), []byte(k))
+		if err != nil {
+			continue
+		}
+		switch key.Kind {
+		case coord.KeyRun:
+			for i := range s.Runs {
+				if s.Runs[i].Tenant == key.Tenant && s.Runs[i].Run == key.Run {
+					out.Runs = append(out.Runs, s.Runs[i])
+				}
+			}
+		case coord.KeyShard:
+			for i := range s.Shards {
+				if r := &s.Shards[i]; r.Tenant == key.Tenant && r.Run == key.Run && r.Shard == key.Shard {
+					out.Shards = append(out.Shards, *r)
+				}
+			}
+		case coord.KeyClaim:
+			for _, c := range s.Claims {
+				if c.Tenant == key.Tenant && c.Claim.Worker == key.Worker {
+					out.Claims = append(out.Claims, c)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// prefixEnd is the range end of every key starting with p.
+func prefixEnd(p []byte) []byte {
+	end := bytes.Clone(p)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i] < 0xff {
+			end[i]++
+			return end[:i+1]
+		}
+	}
+	return []byte{0}
+}
+
+// sortedKeys returns m's keys in order, so no map order reaches a result.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,178 @@
+package linearizability
+
+import (
+	"fmt"
+	"time"
+
+	"shardsim/model/coord"
+	"shardsim/simclock"
+)
+
+// CoordLiveness judges the two liveness properties after the heal phase,
+// from the durable states CoordDurable observes:
+//
+//   - C.EventuallyLeased: after HealAt, an Active shard without a live
+//     lease is leased within LeaseWithin (workers are all up then);
+//   - C.Convergence: within ConvergeWithin of HealAt, every shard is
+//     terminal and every run is terminal.
+//
+// A lease counts as live until its logical deadline on true time (virtual
+// time in logical units); LeaseWithin must cover the largest clock skew a
+// worker may keep after healing, since workers judge expiry on their own
+// clocks.
+type CoordLiveness struct {
+	HealAt         simclock.Time
+	LeaseWithin    time.Duration
+	ConvergeWithin time.Duration
+	Unit           time.Duration // virtual time of one logical unit
+
+	shards    map[effectShard]*shardLive
+	order     []effectShard // first-seen order, for deterministic reports
+	last      *coord.Snapshot
+	converged simclock.Time // first time everything was terminal, or -1
+	err       *coord.Violation
+}
+
+// shardLive is what liveness tracks of one shard.
+type shardLive struct {
+	active   bool
+	leased   bool
+	deadline coord.LogicalTime
+	since    simclock.Time // when it last became Active and unleased
+}
+
+// NewCoordLiveness returns a liveness judge for a run healed at healAt.
+func NewCoordLiveness(healAt simclock.Time, leaseWithin, convergeWithin, unit time.Duration) *CoordLiveness {
+	return &CoordLiveness{HealAt: healAt, LeaseWithin: leaseWithin, ConvergeWithin: convergeWithin, Unit: unit,
+		shards: map[effectShard]*shardLive{}, converged: -1}
+}
+
+// Err returns the first violation, or nil.
+func (c *CoordLiveness) Err() *coord.Violation { return c.err }
+
+func (c *CoordLiveness) fail(prop, format string, args ...any) {
+	if c.err == nil {
+		c.err = &coord.Violation{Property: prop, Detail: fmt.Sprintf(format, args...)}
+	}
+}
+
+// expiry returns the virtual time at which a logical deadline passes.
+func (c *CoordLiveness) expiry(d coord.LogicalTime) simclock.Time {
+	return simclock.Time(int64(d) * int64(c.Unit))
+}
+
+// availableSince returns since when s has been available (Active, no live
+// lease) as of at, and whether it is.
+func (c *CoordLiveness) availableSince(s *shardLive, at simclock.Time) (simclock.Time, bool) {
+	switch {
+	case !s.active:
+		return 0, false
+	case !s.leased:
+		return s.since, true
+	case c.expiry(s.deadline) <= at:
+		return c.expiry(s.deadline), true
+	}
+	return 0, false
+}
+
+// waited checks how long s has been available as of at.
+func (c *CoordLiveness) waited(k effectShard, s *shardLive, at simclock.Time) {
+	since, ok := c.availableSince(s, at)
+	if !ok {
+		return
+	}
+	since = max(since, c.HealAt)
+	if at.Sub(since) > c.LeaseWithin {
+		c.fail("C.EventuallyLeased", "%s/%s was Active and unleased from %v until at least %v, longer than %v after heal",
+			k.Key.Run, k.Key.Shard, since, at, c.LeaseWithin)
+	}
+}
+
+// Observe takes a new durable state at virtual time at; register it with
+// CoordDurable.OnChange.
+func (c *CoordLiveness) Observe(_, next *coord.Snapshot, at simclock.Time, _ uint64) {
+	c.last = next
+	for i := range next.Shards {
+		r := &next.Shards[i]
+		k := effectShard{r.Tenant, r.Key()}
+		s, ok := c.shards[k]
+		if !ok {
+			s = &shardLive{since: at}
+			c.shards[k] = s
+			c.order = append(c.order, k)
+		}
+		leased := r.Lease.Set
+		if leased && (!s.leased || r.Lease.Val.Deadline != s.deadline) {
+			// A (new or renewed) lease: judge the wait that it ends.
+			c.waited(k, s, at)
+		}
+		if r.Status == coord.ShardActive && !leased && (s.leased || !s.active) {
+			s.since = at // became available now (released, unparked, created)
+			if s.leased && c.expiry(s.deadline) < at {
+				s.since = c.expiry(s.deadline)
+			}
+		}
+		s.active, s.leased = r.Status == coord.ShardActive, leased
+		if leased {
+			s.deadline = r.Lease.Val.Deadline
+		}
+	}
+	if c.converged < 0 && allTerminal(next) {
+		c.converged = at
+	}
+	if c.converged >= 0 && !allTerminal(next) {
+		c.converged = -1 // something came back (an unpark)
+	}
+}
+
+// allTerminal reports whether every shard and run of s is terminal.
+func allTerminal(s *coord.Snapshot) bool {
+	for i := range s.Runs {
+		if !s.Runs[i].Status.Terminal() {
+			return false
+		}
+	}
+	for i := range s.Shards {
+		if !s.Shards[i].Status.Terminal() {
+			return false
+		}
+	}
+	return len(s.Runs) > 0
+}
+
+// Finish judges the run as it ended at virtual time end.
+func (c *CoordLiveness) Finish(end simclock.Time) {
+	if c.err != nil {
+		return
+	}
+	if end < c.HealAt {
+		return // the run stopped before healing (a safety violation ended it)
+	}
+	for _, k := range c.order {
+		c.waited(k, c.shards[k], end)
+	}
+	if c.err != nil {
+		return
+	}
+	deadline := c.HealAt.Add(c.ConvergeWithin)
+	switch {
+	case c.converged < 0:
+		shards, runs := 0, 0
+		if c.last != nil {
+			for i := range c.last.Shards {
+				if !c.last.Shards[i].Status.Terminal() {
+					shards++
+				}
+			}
+			for i := range c.last.Runs {
+				if !c.last.Runs[i].Status.Terminal() {
+					runs++
+				}
+			}
+		}
+		c.fail("C.Convergence", "%d shards and %d runs still not terminal at %v (healed at %v, bound %v)", shards, runs, end, c.HealAt, c.ConvergeWithin)
+	case c.converged > deadline:
+		// Everything settled, but too late.
+		c.fail("C.Convergence", "converged at %v, later than %v after the heal at %v", c.converged, c.ConvergeWithin, c.HealAt)
+	}
+}

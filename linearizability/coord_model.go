@@ -1,0 +1,299 @@
+package linearizability
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"shardsim/model/bugs"
+	"shardsim/model/coord"
+	"shardsim/simclock"
+)
+
+// The per-shard coordination API as a linearizable object. A shard's lease,
+// fence, cursor, status, spec and op-log form one object; every request a
+// worker or admin made on it is an operation, and porcupine checks that
+// some order of them, consistent with real time, explains every answer
+// when each is replayed through the protocol's own pure step functions
+// (model/coord's Step*, bugs off) at the logical time it carried.
+//
+// Requests whose answer was a transient failure, or that never got one,
+// may or may not have taken effect: the model lets them do either. A
+// lease-gated request the model would accept may still be refused as
+// "lease expired" (the etcd backend fails closed when its storage lease is
+// gone), but never the other way round. A first call may answer
+// "replayed": the backend retried its own ambiguous commit and found it had
+// landed.
+
+// coordState is an immutable model state: one shard record and its encoding.
+type coordState struct {
+	rec coord.ShardRecord
+	enc string
+}
+
+func newCoordState(r coord.ShardRecord) *coordState {
+	return &coordState{rec: r, enc: string(coord.EncodeShardRecord(&r))}
+}
+
+// coordExpect runs op on rec through the protocol's step function.
+func coordExpect(rec *coord.ShardRecord, op *CoordOp) (coord.ShardChange, error) {
+	env := coord.StepEnv{Now: op.Now, Tenant: op.Tenant, Bugs: bugs.None}
+	if op.Kind.Gated() {
+		if err := coord.ScopeLease(coord.OpRenew, op.Tenant, op.Lease, bugs.None); err != nil {
+			return coord.ShardChange{}, err
+		}
+	}
+	switch op.Kind {
+	case COpAcquire:
+		return coord.StepAcquire(env, rec, op.Worker, op.LeaseDur)
+	case COpClaim:
+		if !rec.Available(op.Now) {
+			return coord.ShardChange{}, coord.CodeNoShardAvailable
+		}
+		return coord.StepAcquire(env, rec, op.Worker, op.LeaseDur)
+	case COpRenew:
+		return coord.StepRenew(env, rec, op.Lease, op.LeaseDur)
+	case COpCheckpoint:
+		return coord.StepCheckpoint(env, rec, op.Lease, op.Cursor, op.Op)
+	case COpComplete:
+		return coord.StepComplete(env, rec, op.Lease, op.Cursor, op.Op)
+	case COpPark:
+		return coord.StepPark(env, rec, op.Lease, op.Reason, op.Op)
+	case COpSplitReplace:
+		return coord.StepSplitReplace(env, rec, op.Lease, op.Replace, op.Op)
+	case COpSplitResidual:
+		none := func(coord.ShardID) (*coord.ShardRecord, bool) { return nil, false }
+		return coord.StepSplitResidual(env, rec, op.Lease, op.Residual, op.Op, none)
+	case COpUnpark:
+		return coord.StepUnpark(env, rec, op.Op)
+	}
+	return coord.ShardChange{}, fmt.Errorf("linearizability: %s is not a shard operation", op.Kind)
+}
+
+// coordStep returns the states op can leave s in, given what its caller saw.
+func coordStep(s *coordState, op *CoordOp) []any {
+	ch, err := coordExpect(&s.rec, op)
+	after := func() any {
+		if err != nil || ch.Outcome == coord.Replayed {
+			return s
+		}
+		return newCoordState(ch.Next)
+	}
+	out := op.Out
+	switch {
+	case !out.Done || out.Ambiguous:
+		if a := after(); a != s {
+			return []any{s, a}
+		}
+		return []any{s}
+	case out.Code != 0:
+		if err != nil && coord.CodeOf(err) == out.Code {
+			return []any{s}
+		}
+		if err == nil && out.Code == coord.CodeLeaseExpired && op.Kind.Gated() {
+			return []any{s} // the storage lease vanished first: refusing is safe
+		}
+		return nil
+	case err != nil:
+		return nil
+	case ch.Outcome == coord.Executed && out.Outcome == coord.Replayed:
+		// The backend's own retry of an ambiguous commit found the op
+		// already in place: the call took effect once, and answered so.
+		return []any{newCoordState(ch.Next)}
+	case ch.Outcome != out.Outcome:
+		return nil
+	}
+	switch op.Kind {
+	case COpAcquire, COpClaim:
+		// An acquire whose commit was ambiguous, read back as not landed,
+		// yet landed late is executed again by the backend's retry (the
+		// worker already holds the shard), raising the fence once more.
+		want := ch.Lease
+		want.Fence = out.Lease.Fence
+		if want != out.Lease || out.Lease.Fence < ch.Lease.Fence {
+			return nil
+		}
+		next := ch.Next
+		next.Fence = out.Lease.Fence
+		return []any{newCoordState(next)}
+	case COpRenew:
+		if ch.Lease.Deadline != out.Lease.Deadline {
+			return nil
+		}
+	case COpSplitReplace:
+		if !slices.Equal(ch.Children, out.Children) {
+			return nil
+		}
+	case COpSplitResidual:
+		if ch.Residual != out.Residual {
+			return nil
+		}
+	}
+	return []any{after()}
+}
+
+// coordModel is the porcupine model of one shard that starts as init.
+func coordModel(init coord.ShardRecord) porcupine.Model {
+	nm := porcupine.NondeterministicModel{
+		Init: func() []any { return []any{newCoordState(init)} },
+		StepContext: func(ctx context.Context, state, input, _ any) []any {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return coordStep(state.(*coordState), input.(*CoordOp))
+		},
+		Equal: func(a, b any) bool { return a.(*coordState).enc == b.(*coordState).enc },
+		Hash: func(a any) uint64 {
+			h := fnv.New64a()
+			h.Write([]byte(a.(*coordState).enc))
+			return h.Sum64()
+		},
+		DescribeOperation: func(input, _ any) string { return input.(*CoordOp).String() },
+	}
+	return nm.ToModel()
+}
+
+// CoordLinearizable checks the per-shard histories of a run.
+type CoordLinearizable struct {
+	initial map[effectShard]coord.ShardRecord
+	order   []effectShard
+}
+
+// NewCoordLinearizable returns a checker that learns each shard's initial
+// record from the durable states (register its ObserveDurable).
+func NewCoordLinearizable() *CoordLinearizable {
+	return &CoordLinearizable{initial: map[effectShard]coord.ShardRecord{}}
+}
+
+// ObserveDurable records every shard's first durable state: the state it
+// was created in. Register it with CoordDurable.OnChange.
+func (c *CoordLinearizable) ObserveDurable(_, next *coord.Snapshot, _ simclock.Time, _ uint64) {
+	for i := range next.Shards {
+		r := &next.Shards[i]
+		k := effectShard{r.Tenant, r.Key()}
+		if _, ok := c.initial[k]; !ok {
+			c.initial[k] = r.Clone()
+			c.order = append(c.order, k)
+		}
+	}
+}
+
+// AddShard declares a shard's initial record (tests that build histories
+// by hand).
+func (c *CoordLinearizable) AddShard(r coord.ShardRecord) {
+	c.ObserveDurable(nil, &coord.Snapshot{Shards: []coord.ShardRecord{r}}, 0, 0)
+}
+
+// partition splits the history by shard. A request joins the partition
+// of the shard it names, and, as a maybe-operation, that of every other
+// shard its own writes changed: a claim's first commit can land late, after
+// the backend read it back as lost, and its retry then takes another shard
+// or none. (Which shards a request wrote comes from the durable observer,
+// so no request is placed by guesswork.)
+func (c *CoordLinearizable) partition(ops []*CoordOp) map[effectShard][]*CoordOp {
+	parts := map[effectShard][]*CoordOp{}
+	for _, op := range ops {
+		t, k, named := op.Target()
+		if named {
+			parts[effectShard{t, k}] = append(parts[effectShard{t, k}], op)
+		}
+		for _, w := range op.Wrote {
+			s := effectShard{w.Tenant, w.Key}
+			if named && s == (effectShard{t, k}) || op.Kind != COpClaim {
+				continue // splits write their children, which have their own start
+			}
+			maybe := *op
+			maybe.Out.Ambiguous = true
+			parts[s] = append(parts[s], &maybe)
+		}
+	}
+	return parts
+}
+
+// Check decides whether every shard's history linearizes. On a violation
+// it names the property the first inexplicable answer breaks and the shard.
+func (c *CoordLinearizable) Check(ops []*CoordOp, timeout time.Duration) (Verdict, *coord.Violation) {
+	parts := c.partition(ops)
+	deadline := time.Now().Add(timeout)
+	verdict := Ok
+	for _, s := range c.order {
+		part := parts[s]
+		if len(part) == 0 {
+			continue
+		}
+		hist := make([]porcupine.Operation, len(part))
+		for i, op := range part {
+			ret := int64(op.ReturnSeq)
+			if !op.Out.Done || op.Out.Ambiguous {
+				ret = 1<<62 + int64(op.CallSeq) // open-ended: it may take effect at any later point
+			}
+			hist[i] = porcupine.Operation{ClientId: i, Input: op, Output: op.Out, Call: int64(op.CallSeq), Return: ret}
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return Unknown, nil
+		}
+		switch porcupine.CheckOperationsTimeout(coordModel(c.initial[s]), hist, left) {
+		case porcupine.Illegal:
+			return Violation, diagnose(c.initial[s], part)
+		case porcupine.Unknown:
+			verdict = Unknown
+		}
+	}
+	return verdict, nil
+}
+
+// diagnose names the property behind a non-linearizable shard history: it
+// replays the answered requests in answer order and reports the first one
+// that was accepted where the protocol refuses, by the refusal's meaning.
+func diagnose(init coord.ShardRecord, ops []*CoordOp) *coord.Violation {
+	done := slices.Clone(ops)
+	slices.SortStableFunc(done, func(a, b *CoordOp) int { return int(int64(a.ReturnSeq) - int64(b.ReturnSeq)) })
+	s := newCoordState(init)
+	name := fmt.Sprintf("%.6s/%s/%s", init.Tenant, init.Run, init.Shard)
+	for _, op := range done {
+		if !op.Out.Done || op.Out.Ambiguous {
+			continue
+		}
+		ch, err := coordExpect(&s.rec, op)
+		if err != nil && op.Out.Code == 0 {
+			return &coord.Violation{Property: propertyOfRefusal(op, coord.CodeOf(err)), Detail: fmt.Sprintf(
+				"%s: the shard's history has no linearization; %s was accepted where the protocol refuses it (%v)", name, op, err)}
+		}
+		if err == nil && op.Out.Code == 0 && ch.Outcome == coord.Executed {
+			s = newCoordState(ch.Next)
+		}
+	}
+	return &coord.Violation{Property: "C.MutualExclusion", Detail: name + ": the history of lease, fence, cursor and status has no linearization"}
+}
+
+// propertyOfRefusal maps the refusal a request should have met to the
+// property that accepting it breaks.
+func propertyOfRefusal(op *CoordOp, c coord.Code) string {
+	switch c {
+	case coord.CodeStaleFence:
+		return "C.ZombieRejection"
+	case coord.CodeShardTerminal:
+		if op.Kind == COpAcquire || op.Kind == COpClaim {
+			return "C.TerminalUnleased"
+		}
+		return "C.TerminalIrreversibility"
+	case coord.CodeShardNotParked:
+		return "C.TerminalIrreversibility"
+	case coord.CodeCursorRegression, coord.CodeCursorReset:
+		return "C.CursorMonotonicity"
+	case coord.CodeCursorOutOfBounds:
+		return "C.CursorBounds"
+	case coord.CodeOpIDConflict:
+		return "C.Idempotency"
+	case coord.CodeTenantMismatch:
+		return "C.TenantIsolation"
+	case coord.CodeSplitInvalid:
+		return "C.SplitCoverage"
+	}
+	return "C.MutualExclusion"
+}

@@ -1,0 +1,70 @@
+package nemesis
+
+import (
+	"time"
+
+	"shardsim/simclock"
+	"shardsim/simkv"
+)
+
+// CoordProfile sets how likely each fault kind of a coordination run is to
+// be switched on, and how hard it hits. The swarm draws the actual mix of
+// each run from it; "coord" and "coord-zombie" use different profiles.
+type CoordProfile struct {
+	// Chance that each fault kind is on in a run.
+	NetOn, CrashOn, PauseOn, PartitionOn, SkewOn, LeaderOn, StormOn, StallOn float64
+	// Upper bounds of the per-tick rates (lower bounds are a tenth).
+	MaxCrash, MaxPause, MaxPartition, MaxSkewRate, MaxLeader, MaxStorm, MaxStall float64
+	// MaxSkew bounds every worker clock's distance from virtual time.
+	MaxSkew time.Duration
+}
+
+// CoordFaults is one run's drawn fault mix for a coordination world.
+type CoordFaults struct {
+	Net     simkv.FaultConfig // request faults of the simulated etcd
+	Rates   Rates             // actor and network faults of the Chaos actor
+	Stalls  Stalls            // stalls of single worker tasks
+	MaxSkew time.Duration     // bound of every worker clock
+	MaxJump time.Duration     // largest clock jump
+}
+
+// DrawCoordFaults draws a run's fault mix from the swarm: each kind on or
+// off, and its rate. leaseFor is the lease duration in virtual time, which
+// sizes stalls and storms so that they outlive leases.
+func DrawCoordFaults(sw *Swarm, p CoordProfile, leaseFor time.Duration) CoordFaults {
+	f := CoordFaults{Net: simkv.DefaultFaults(), MaxSkew: p.MaxSkew, MaxJump: p.MaxSkew}
+	f.Net.LoseRequest = sw.Rate("lose_request", p.NetOn, 0.002, 0.05)
+	f.Net.LoseResponse = sw.Rate("lose_response", p.NetOn, 0.002, 0.05)
+	f.Net.Delay = sw.Rate("delay", p.NetOn, 0.005, 0.1)
+	f.Net.MaxDelay = leaseFor
+	f.Net.Timeout = 500 * time.Millisecond
+	f.Rates.Crash = sw.Rate("crash", p.CrashOn, p.MaxCrash/10, p.MaxCrash)
+	f.Rates.Pause = sw.Rate("pause", p.PauseOn, p.MaxPause/10, p.MaxPause)
+	f.Rates.Partition = sw.Rate("partition", p.PartitionOn, p.MaxPartition/10, p.MaxPartition)
+	f.Rates.Skew = sw.Rate("skew", p.SkewOn, p.MaxSkewRate/10, p.MaxSkewRate)
+	f.Rates.LeaderChange = sw.Rate("leader_change", p.LeaderOn, p.MaxLeader/10, p.MaxLeader)
+	f.Rates.LeaseStorm = sw.Rate("lease_storm", p.StormOn, p.MaxStorm/10, p.MaxStorm)
+	f.Stalls = Stalls{Rate: sw.Rate("stall", p.StallOn, p.MaxStall/10, p.MaxStall), Min: leaseFor, Max: 2 * leaseFor}
+	return f
+}
+
+// Stalls freezes single tasks of a worker (a thread stuck in a GC pause, a
+// slow disk, a page fault storm) for longer than a lease, while the rest
+// of the process, which may share the worker's identity, goes on. The
+// stalled task wakes up still believing it holds its lease: a zombie whose
+// lease names the same worker as the one that took its shard over, the
+// case only the fence tells apart.
+type Stalls struct {
+	Rate     float64
+	Min, Max time.Duration
+	Until    simclock.Time // no stall begins at or after this time (the heal)
+}
+
+// Draw decides whether a task about to act at now stalls first, and for
+// how long. Zero means no stall; with stalls off it draws nothing.
+func (s Stalls) Draw(c *simclock.Choices, now simclock.Time) time.Duration {
+	if !c.Chance(s.Rate) || now >= s.Until {
+		return 0
+	}
+	return c.Duration(s.Min, s.Max)
+}

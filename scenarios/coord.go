@@ -1,0 +1,246 @@
+package scenarios
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"shardsim/linearizability"
+	"shardsim/model/bugs"
+	"shardsim/model/coord"
+	"shardsim/nemesis"
+	"shardsim/simclock"
+	"shardsim/simkv"
+)
+
+// coordProperties are the properties the coordination scenarios judge.
+var coordProperties = []string{
+	"C.MutualExclusion", "C.ZombieRejection", "C.FenceMonotonicity", "C.TerminalIrreversibility",
+	"C.TerminalUnleased", "C.RecordInvariants", "C.CursorMonotonicity", "C.CursorBounds",
+	"C.SplitCoverage", "C.SplitAtomicity", "C.Idempotency", "C.TenantIsolation",
+	"C.RunTerminalIrreversibility", "C.Cooldown", "C.EventuallyLeased", "C.Convergence",
+}
+
+// coordShape is what distinguishes the coordination scenarios: when they
+// heal, how many task slots a worker runs, and their fault profile.
+type coordShape struct {
+	name                           string
+	description                    string
+	healAt                         time.Duration
+	minSlots                       int
+	maxSlots                       int
+	profile                        nemesis.CoordProfile
+	convergeWithin                 time.Duration
+	coordUnit                      time.Duration // virtual time of one logical unit
+	nemesisTick                    time.Duration
+	stormExtra                     time.Duration // a lease storm outlasts a lease by this much
+	maxWorkers                     int
+	maxTenants, maxRuns, maxShards int
+}
+
+var coordShapes = []coordShape{
+	{
+		name:        "coord",
+		description: "workers with task slots lease, checkpoint, split, complete and park shards of several tenants' runs through the etcd-backed coordinator, under network, crash, pause, partition, skew and storm faults, then heal",
+		healAt:      8 * time.Second, minSlots: 1, maxSlots: 2,
+		profile: nemesis.CoordProfile{
+			NetOn: 0.6, CrashOn: 0.4, PauseOn: 0.4, PartitionOn: 0.4, SkewOn: 0.4, LeaderOn: 0.3, StormOn: 0.2, StallOn: 0.3,
+			MaxCrash: 0.08, MaxPause: 0.08, MaxPartition: 0.08, MaxSkewRate: 0.2, MaxLeader: 0.04, MaxStorm: 0.02, MaxStall: 0.02,
+			MaxSkew: 250 * time.Millisecond,
+		},
+		convergeWithin: 30 * time.Second, coordUnit: 100 * time.Millisecond, nemesisTick: 250 * time.Millisecond,
+		stormExtra: 500 * time.Millisecond, maxWorkers: 4, maxTenants: 3, maxRuns: 2, maxShards: 3,
+	},
+	{
+		name:        "coord-zombie",
+		description: "the coord world with pauses, task stalls, lease storms and clock skew turned up: zombies that still believe in their leases, including ones that share their worker's identity with the task that took over",
+		healAt:      10 * time.Second, minSlots: 2, maxSlots: 2,
+		profile: nemesis.CoordProfile{
+			NetOn: 0.5, CrashOn: 0.3, PauseOn: 0.9, PartitionOn: 0.4, SkewOn: 0.9, LeaderOn: 0.2, StormOn: 0.6, StallOn: 0.9,
+			MaxCrash: 0.05, MaxPause: 0.2, MaxPartition: 0.06, MaxSkewRate: 0.4, MaxLeader: 0.03, MaxStorm: 0.08, MaxStall: 0.08,
+			MaxSkew: time.Second,
+		},
+		convergeWithin: 35 * time.Second, coordUnit: 100 * time.Millisecond, nemesisTick: 250 * time.Millisecond,
+		stormExtra: time.Second, maxWorkers: 4, maxTenants: 2, maxRuns: 2, maxShards: 2,
+	},
+}
+
+func init() {
+	for _, sh := range coordShapes {
+		sh := sh
+		Register(Scenario{Name: sh.name, Description: sh.description, Properties: coordProperties,
+			Run: func(cfg Config) (Result, error) { return runCoord(sh, cfg) }})
+	}
+}
+
+// coordOpts are the workload's swarm options.
+type coordOpts struct {
+	slots        int
+	split        float64 // chance per step of splitting the held shard
+	park         float64 // chance per step of parking it
+	mistakes     float64 // chance per action of a client mistake
+	listAcquire  float64 // chance of leasing by listing and acquiring rather than claiming
+	sticky       float64 // chance of re-acquiring a shard just lost
+	unparkBudget int     // unparks per shard before the admin fails its run
+}
+
+// coordWorld is what every actor of a coordination world shares.
+type coordWorld struct {
+	w       *World
+	topo    coordTopo
+	opts    coordOpts
+	server  *simkv.Server
+	ecfg    coord.EtcdConfig
+	unit    time.Duration
+	history *linearizability.CoordHistory
+	effects *linearizability.CoordEffects
+	stalls  nemesis.Stalls
+}
+
+// allRunsTerminal asks the coordinator whether every run has ended.
+func (cw *coordWorld) allRunsTerminal(c *coordCaller) bool {
+	for _, run := range cw.topo.runs {
+		var rec coord.RunRecord
+		o := c.read(run.tenant, func(coord.LogicalTime) (err error) {
+			rec, err = c.etcd.GetRun(run.tenant, run.id)
+			return err
+		})
+		if o.Out.Code != 0 || o.Out.Ambiguous || !rec.Status.Terminal() {
+			return false
+		}
+	}
+	return true
+}
+
+func runCoord(sh coordShape, cfg Config) (Result, error) {
+	for _, name := range cfg.Bugs.Names() {
+		if b, _ := bugs.Lookup(name); b.Protocol != "coord" {
+			return Result{}, fmt.Errorf("bug %s does not apply to scenario %s", name, sh.name)
+		}
+	}
+	healAt := simclock.Time(sh.healAt)
+	end := healAt.Add(sh.convergeWithin + 2*time.Second)
+	w := NewWorld(sh.name, cfg, simclock.Budget{MaxTime: end, MaxEvents: 5_000_000})
+	sw := w.Swarm
+	leaseUnits := sw.Int("lease_units", 10, 20)
+	topo := newCoordTopo(sw.Int("tenants", 1, sh.maxTenants), sw.Int("runs", 1, sh.maxRuns),
+		sw.Int("shards", 1, sh.maxShards), sw.Int("keys", 8, 24), coord.LogicalDuration(leaseUnits))
+	workers := sw.Int("workers", 2, sh.maxWorkers)
+	opts := coordOpts{
+		slots:        sw.Int("slots", sh.minSlots, sh.maxSlots),
+		split:        sw.Rate("split", 0.8, 0.02, 0.15),
+		park:         sw.Rate("park", 0.5, 0.005, 0.04),
+		mistakes:     sw.Rate("mistakes", 0.5, 0.005, 0.05),
+		listAcquire:  sw.Rate("list_acquire", 0.7, 0.1, 0.5),
+		sticky:       sw.Rate("sticky", 0.5, 0.1, 0.6),
+		unparkBudget: sw.Int("unpark_budget", 0, 2),
+	}
+	var cooldown coord.LogicalDuration
+	if sw.Flag("cooldown", 0.3) {
+		cooldown = coord.LogicalDuration(sw.Int("cooldown_units", 1, 5))
+	}
+	leaseFor := time.Duration(leaseUnits) * sh.coordUnit
+	faults := nemesis.DrawCoordFaults(sw, sh.profile, leaseFor)
+	if err := w.OptionsError(); err != nil {
+		return Result{}, err
+	}
+
+	store := simkv.NewStore(simkv.StoreConfig{})
+	server := simkv.NewServer(w.Loop, store, faults.Net, w.Choices.Fork("kv.net"))
+	ecfg := coord.EtcdConfig{TimeUnit: sh.coordUnit}
+	ecfg.Config = coord.DefaultConfig()
+	ecfg.DefaultLeaseDuration, ecfg.ClaimCooldown, ecfg.Bugs = topo.leaseDur, cooldown, cfg.Bugs
+	ecfg = ecfg.WithDefaults()
+	if err := ecfg.Validate(); err != nil {
+		return Result{}, err
+	}
+	cw := &coordWorld{w: w, topo: topo, opts: opts, server: server, ecfg: ecfg, unit: sh.coordUnit,
+		history: linearizability.NewCoordHistory(), effects: linearizability.NewCoordEffects(), stalls: faults.Stalls}
+	cw.stalls.Until = healAt
+
+	durable := linearizability.NewCoordDurable(store, ecfg.Namespace, sh.coordUnit, cooldown, cw.history)
+	live := linearizability.NewCoordLiveness(healAt, 2*leaseFor+faults.MaxSkew+2*time.Second, sh.convergeWithin, sh.coordUnit)
+	lin := linearizability.NewCoordLinearizable()
+	durable.OnChange(cw.effects.ObserveDurable)
+	durable.OnChange(live.Observe)
+	durable.OnChange(lin.ObserveDurable)
+	server.Observe(durable)
+	w.Loop.OnStep(func() {
+		for _, v := range []*coord.Violation{durable.Err(), cw.effects.Err()} {
+			if v != nil {
+				w.Fail(v.Property, v.Detail)
+			}
+		}
+	})
+
+	var targets []nemesis.Target
+	adminInc := uint64(0)
+	admin := func() simclock.Actor {
+		adminInc++
+		return &coordAdmin{cw: cw, inc: adminInc, unparks: map[coord.ShardKey]int{}}
+	}
+	targets = append(targets, nemesis.Target{ID: w.Loop.Spawn("admin", admin(), nil, w.Choices.Fork("admin")), Fresh: admin})
+	for i := 0; i < workers; i++ {
+		i, inc := i, uint64(0)
+		fresh := func() simclock.Actor {
+			inc++
+			return &coordWorker{cw: cw, index: i, id: coord.WorkerID(i + 1), inc: inc, stale: map[coord.TenantID][]coord.ShardKey{}}
+		}
+		name := fmt.Sprintf("w%d", i)
+		id := w.Loop.Spawn(name, fresh(), simclock.NewNodeClock(faults.MaxSkew), w.Choices.Fork("worker/"+name))
+		targets = append(targets, nemesis.Target{ID: id, Fresh: fresh})
+	}
+	w.Loop.Spawn("nemesis", &nemesis.Chaos{
+		Server: server, Targets: targets, Rates: faults.Rates,
+		Tick: sh.nemesisTick, MaxWindow: 2 * leaseFor, MaxJump: faults.MaxJump, StormFor: leaseFor + sh.stormExtra,
+		HealAt: healAt, Quiet: simkv.DefaultFaults(),
+	}, nil, w.Choices.Fork("nemesis"))
+
+	stop := w.Loop.Run()
+	if !w.Failed() {
+		at := w.Loop.Now()
+		if stop == simclock.TimeBudget {
+			at = end
+		}
+		live.Finish(at)
+		if v := live.Err(); v != nil {
+			w.Fail(v.Property, v.Detail)
+		}
+	}
+	coordStats(w, server, durable, cw)
+	if debugHook != nil {
+		debugHook(cw)
+	}
+	if !w.Failed() {
+		verdict, v := lin.Check(cw.history.Ops(), cfg.checkTimeout())
+		switch verdict {
+		case linearizability.Violation:
+			w.Fail(v.Property, v.Detail)
+		case linearizability.Unknown:
+			w.Undecided("C.MutualExclusion", "porcupine ran out of time on the per-shard histories")
+		}
+	}
+	return w.Result(), nil
+}
+
+// coordStats adds the run's counters: what the network and the nemesis did
+// and how much the checkers saw.
+func coordStats(w *World, server *simkv.Server, d *linearizability.CoordDurable, cw *coordWorld) {
+	st := server.Stats()
+	for _, c := range []struct {
+		name string
+		v    int
+	}{
+		{"calls", st.Calls}, {"lost_requests", st.LostRequests}, {"lost_responses", st.LostResponses},
+		{"refused", st.Refused}, {"delayed", st.Delayed}, {"leader_changes", st.LeaderChanges},
+		{"indeterminate", st.Indeterminate}, {"lease_expiries", st.Expired},
+		{"durable_writes", d.Writes}, {"history_ops", len(cw.history.Ops())},
+	} {
+		w.Count(c.name, int64(c.v))
+	}
+}
+
+// statName turns a description into a counter name.
+func statName(s string) string { return strings.ReplaceAll(s, " ", "_") }
+
+var debugHook func(*coordWorld)

@@ -1,0 +1,163 @@
+package scenarios
+
+import (
+	"time"
+
+	"shardsim/linearizability"
+	"shardsim/model/coord"
+	"shardsim/simclock"
+)
+
+// coordAdmin is the operator: it creates and registers the runs, unparks
+// parked shards (a bounded number of times each) and ends runs once their
+// shards have settled: complete when all are done, fail when a shard stays
+// parked. Its view of parked shards is a cached listing that it refreshes
+// only every few rounds, so it may act on shards that moved on.
+type coordAdmin struct {
+	cw      *coordWorld
+	inc     uint64
+	seq     uint64
+	unparks map[coord.ShardKey]int // unparks sent per shard (all tenants use distinct run ids)
+	cache   []parkedShard          // stale listing of parked shards
+}
+
+type parkedShard struct {
+	tenant coord.TenantID
+	key    coord.ShardKey
+}
+
+// Receive implements simclock.Actor.
+func (a *coordAdmin) Receive(ctx *simclock.Context, msg any) {
+	if _, ok := msg.(simclock.Started); !ok {
+		return
+	}
+	ctx.Go("admin", func(t *simclock.Task) {
+		c := newCoordCaller(a.cw, t, ctx.Name(), 0)
+		a.setup(c, t)
+		for round := 0; ; round++ {
+			if a.round(c, t, round) {
+				return
+			}
+			t.Sleep(t.Choices().Duration(150*time.Millisecond, 500*time.Millisecond))
+		}
+	})
+}
+
+// nextOp returns a fresh op id of this incarnation.
+func (a *coordAdmin) nextOp() coord.OpID {
+	a.seq++
+	return coord.OpID(0xad<<48 | a.inc<<32 | a.seq)
+}
+
+// runOpID is the op id of a run transition: fixed per run, so a restarted
+// admin retries rather than repeats.
+func runOpID(run coord.RunID, kind linearizability.CoordOpKind) coord.OpID {
+	return coord.OpID(0xa0<<48 | uint64(kind)<<40 | uint64(run))
+}
+
+// setup creates and registers every run, retrying through faults.
+// create_run is not idempotent: "run exists" after an ambiguous attempt
+// means the attempt landed.
+func (a *coordAdmin) setup(c *coordCaller, t *simclock.Task) {
+	for _, run := range a.cw.topo.runs {
+		for {
+			o := c.runOp(linearizability.COpCreateRun, run, 0)
+			if !o.Out.Ambiguous && (o.Out.Code == 0 || o.Out.Code == coord.CodeRunExists) {
+				break
+			}
+			t.Sleep(t.Choices().Duration(50*time.Millisecond, 200*time.Millisecond))
+		}
+		for {
+			o := c.runOp(linearizability.COpRegister, run, runOpID(run.id, linearizability.COpRegister))
+			if !o.Out.Ambiguous {
+				break
+			}
+			t.Sleep(t.Choices().Duration(50*time.Millisecond, 200*time.Millisecond))
+		}
+	}
+}
+
+// round looks at every run once; it reports whether all runs are terminal.
+func (a *coordAdmin) round(c *coordCaller, t *simclock.Task, round int) bool {
+	cw, ch := a.cw, t.Choices()
+	all := true
+	var listed []parkedShard
+	for _, run := range cw.topo.runs {
+		var rec coord.RunRecord
+		if o := c.read(run.tenant, func(coord.LogicalTime) (err error) {
+			rec, err = c.etcd.GetRun(run.tenant, run.id)
+			return err
+		}); o.Out.Code != 0 || o.Out.Ambiguous {
+			all = false
+			continue
+		}
+		if rec.Status.Terminal() {
+			if rec.Status == coord.RunFailed && cw.mistake(ch) {
+				// A stale view: it still believes the run is open and done.
+				cw.w.Count("mistake_end-ended-run", 1)
+				c.runOp(linearizability.COpCompleteRun, run, a.nextOp())
+			}
+			continue
+		}
+		all = false
+		var prog coord.RunProgress
+		if o := c.read(run.tenant, func(now coord.LogicalTime) (err error) {
+			prog, err = c.etcd.GetRunProgress(now, run.tenant, run.id)
+			return err
+		}); o.Out.Code != 0 || o.Out.Ambiguous || rec.Status != coord.RunActive {
+			continue
+		}
+		switch prog.Terminal {
+		case coord.AllDone:
+			c.runOp(linearizability.COpCompleteRun, run, runOpID(run.id, linearizability.COpCompleteRun))
+		case coord.HasFailures:
+			listed = append(listed, a.settle(c, run, true)...)
+		case coord.StillActive:
+			if prog.Parked > 0 && ch.Chance(0.3) {
+				listed = append(listed, a.settle(c, run, false)...)
+			}
+		}
+	}
+	for _, p := range a.cache {
+		if cw.mistake(ch) {
+			cw.w.Count("mistake_stale-unpark", 1)
+			c.unpark(p.tenant, p.key, a.nextOp())
+		}
+	}
+	if round%3 == 0 {
+		a.cache = listed
+	}
+	return all
+}
+
+// settle unparks the run's parked shards that have retries left; if some
+// have none and the run has settled (mayFail), it fails the run. It
+// returns the parked shards seen.
+func (a *coordAdmin) settle(c *coordCaller, run coordRun, mayFail bool) []parkedShard {
+	var parked []coord.ShardSummary
+	if o := c.read(run.tenant, func(now coord.LogicalTime) (err error) {
+		parked, err = c.etcd.ListShards(now, run.tenant, run.id, coord.FilterParked())
+		return err
+	}); o.Out.Code != 0 || o.Out.Ambiguous {
+		return nil
+	}
+	var seen []parkedShard
+	exhausted := false
+	for _, p := range parked {
+		key := coord.ShardKey{Run: run.id, Shard: p.Shard}
+		seen = append(seen, parkedShard{run.tenant, key})
+		exhausted = exhausted || a.unparks[key] >= a.cw.opts.unparkBudget
+	}
+	if exhausted {
+		// Unparking the others would revive shards of a run about to fail.
+		if mayFail {
+			c.runOp(linearizability.COpFailRun, run, runOpID(run.id, linearizability.COpFailRun))
+		}
+		return seen
+	}
+	for _, p := range seen {
+		a.unparks[p.key]++
+		c.unpark(p.tenant, p.key, a.nextOp())
+	}
+	return seen
+}

@@ -1,0 +1,221 @@
+package scenarios
+
+import (
+	"shardsim/linearizability"
+	"shardsim/model/coord"
+	"shardsim/simclock"
+	"shardsim/simkv"
+)
+
+// coordCaller is one task's handle on the coordinator: an etcd-backed
+// coord.Etcd over the task's KV client, wrapped so that every coordination
+// request is recorded in the history and every KV request it sends is
+// tagged with it (the durable observer then knows who wrote what).
+type coordCaller struct {
+	cw     *coordWorld
+	t      *simclock.Task
+	etcd   *coord.Etcd
+	kv     *tagKV
+	actor  string
+	worker coord.WorkerID
+}
+
+// newCoordCaller builds the caller of task t of actor, acting as worker.
+func newCoordCaller(cw *coordWorld, t *simclock.Task, actor string, worker coord.WorkerID) *coordCaller {
+	kv := &tagKV{KV: cw.server.Connect(t.Context().Self()).In(t), h: cw.history}
+	return &coordCaller{cw: cw, t: t, etcd: coord.NewEtcd(kv, cw.ecfg), kv: kv, actor: actor, worker: worker}
+}
+
+// now is the caller's logical time: its node clock in logical units. A
+// skewed clock gives a skewed now, as it would in production.
+func (c *coordCaller) now() coord.LogicalTime {
+	l := c.t.Local()
+	if l < 0 {
+		return 0
+	}
+	return coord.LogicalTime(int64(l) / int64(c.cw.unit))
+}
+
+// do records op around call and returns it with its answer filled in.
+func (c *coordCaller) do(op linearizability.CoordOp, call func(o *linearizability.CoordOut) error) *linearizability.CoordOp {
+	op.Actor, op.Worker = c.actor, c.worker
+	o := c.cw.history.Begin(op, c.t.Now())
+	c.kv.cur = o
+	var out linearizability.CoordOut
+	err := call(&out)
+	c.kv.cur = nil
+	if err != nil {
+		out.Code = coord.CodeOf(err)
+		switch out.Code {
+		case 0, coord.CodeBackendTransient, coord.CodeBackendCorruption:
+			out.Ambiguous = true
+		case coord.CodeIDCollision:
+			// The etcd backend answers a split whose first commit landed
+			// late (after it read it back as lost) with an id collision on
+			// the very shard that commit created: the outcome is unknown to
+			// the caller, who retries with the same op id to learn it.
+			out.Ambiguous = op.Kind == linearizability.COpSplitReplace || op.Kind == linearizability.COpSplitResidual
+		}
+	}
+	c.cw.history.End(o, c.t.Now(), out)
+	c.cw.w.Count("op_"+op.Kind.String(), 1)
+	switch {
+	case out.Ambiguous:
+		c.cw.w.Count("op_ambiguous", 1)
+	case out.Code != 0:
+		c.cw.w.Count("refused_"+statName(out.Code.String()), 1)
+	}
+	return o
+}
+
+func (c *coordCaller) acquire(tenant coord.TenantID, key coord.ShardKey) (*linearizability.CoordOp, coord.AcquireResult) {
+	var res coord.AcquireResult
+	now := c.now()
+	o := c.do(linearizability.CoordOp{Kind: linearizability.COpAcquire, Tenant: tenant, Key: key, Now: now, LeaseDur: c.cw.topo.leaseDur},
+		func(out *linearizability.CoordOut) (err error) {
+			res, _, err = c.etcd.AcquireAndRestore(now, tenant, key, c.worker)
+			out.Lease = res.Lease
+			return err
+		})
+	return o, res
+}
+
+func (c *coordCaller) claim(tenant coord.TenantID) (*linearizability.CoordOp, coord.AcquireResult) {
+	var res coord.AcquireResult
+	now := c.now()
+	o := c.do(linearizability.CoordOp{Kind: linearizability.COpClaim, Tenant: tenant, Now: now, LeaseDur: c.cw.topo.leaseDur},
+		func(out *linearizability.CoordOut) (err error) {
+			res, _, err = c.etcd.ClaimNextAvailable(now, tenant, c.worker)
+			out.Lease = res.Lease
+			return err
+		})
+	return o, res
+}
+
+// gated sends a lease-gated request described by op (kind, lease, payload).
+func (c *coordCaller) gated(op linearizability.CoordOp) *linearizability.CoordOp {
+	now := c.now()
+	op.Now, op.LeaseDur = now, c.cw.topo.leaseDur
+	return c.do(op, func(out *linearizability.CoordOut) error {
+		e, t, l := c.etcd, op.Tenant, op.Lease
+		switch op.Kind {
+		case linearizability.COpRenew:
+			r, _, err := e.Renew(now, t, l)
+			out.Lease = l
+			out.Lease.Deadline = r.Deadline
+			return err
+		case linearizability.COpCheckpoint:
+			o, _, err := e.Checkpoint(now, t, l, op.Cursor, op.Op)
+			out.Outcome = o
+			return err
+		case linearizability.COpComplete:
+			o, _, err := e.Complete(now, t, l, op.Cursor, op.Op)
+			out.Outcome = o
+			return err
+		case linearizability.COpPark:
+			o, _, err := e.ParkShard(now, t, l, op.Reason, op.Op)
+			out.Outcome = o
+			return err
+		case linearizability.COpSplitReplace:
+			r, _, err := e.SplitReplace(now, t, l, op.Replace, op.Op)
+			out.Outcome, out.Children = r.Outcome, r.Children
+			return err
+		case linearizability.COpSplitResidual:
+			r, _, err := e.SplitResidual(now, t, l, op.Residual, op.Op)
+			out.Outcome, out.Residual = r.Outcome, r.Residual
+			return err
+		}
+		panic("scenarios: not a lease-gated request: " + op.Kind.String())
+	})
+}
+
+func (c *coordCaller) unpark(tenant coord.TenantID, key coord.ShardKey, op coord.OpID) *linearizability.CoordOp {
+	now := c.now()
+	return c.do(linearizability.CoordOp{Kind: linearizability.COpUnpark, Tenant: tenant, Key: key, Now: now, Op: op},
+		func(out *linearizability.CoordOut) (err error) {
+			out.Outcome, _, err = c.etcd.UnparkShard(now, tenant, key, op)
+			return err
+		})
+}
+
+// runOp sends create_run, register_shards, complete_run or fail_run.
+func (c *coordCaller) runOp(kind linearizability.CoordOpKind, run coordRun, op coord.OpID) *linearizability.CoordOp {
+	now := c.now()
+	return c.do(linearizability.CoordOp{Kind: kind, Tenant: run.tenant, Key: coord.ShardKey{Run: run.id}, Now: now, Op: op},
+		func(out *linearizability.CoordOut) (err error) {
+			e := c.etcd
+			switch kind {
+			case linearizability.COpCreateRun:
+				_, err = e.CreateRun(now, run.tenant, run.id, coord.RunConfig{LeaseDuration: c.cw.topo.leaseDur})
+			case linearizability.COpRegister:
+				out.Outcome, _, err = e.RegisterShards(now, run.tenant, run.id, run.roots, op)
+			case linearizability.COpCompleteRun:
+				out.Outcome, _, err = e.CompleteRun(now, run.tenant, run.id, op)
+			case linearizability.COpFailRun:
+				out.Outcome, _, err = e.FailRun(now, run.tenant, run.id, op)
+			}
+			return err
+		})
+}
+
+// read runs a read-only request (listing, progress) and records it.
+func (c *coordCaller) read(tenant coord.TenantID, fn func(now coord.LogicalTime) error) *linearizability.CoordOp {
+	now := c.now()
+	return c.do(linearizability.CoordOp{Kind: linearizability.COpRead, Tenant: tenant, Now: now},
+		func(*linearizability.CoordOut) error { return fn(now) })
+}
+
+// tagKV marks the coordination request in flight before each KV request,
+// so the durable observer can attribute the writes it sees.
+type tagKV struct {
+	simkv.KV
+	h   *linearizability.CoordHistory
+	cur *linearizability.CoordOp
+}
+
+func (k *tagKV) tag() { k.h.Tag(k.cur) }
+
+func (k *tagKV) Range(r simkv.RangeRequest) (*simkv.RangeResponse, error) {
+	k.tag()
+	return k.KV.Range(r)
+}
+
+func (k *tagKV) Put(r simkv.PutRequest) (*simkv.PutResponse, error) {
+	k.tag()
+	return k.KV.Put(r)
+}
+
+func (k *tagKV) DeleteRange(r simkv.DeleteRangeRequest) (*simkv.DeleteRangeResponse, error) {
+	k.tag()
+	return k.KV.DeleteRange(r)
+}
+
+func (k *tagKV) Txn(r simkv.TxnRequest) (*simkv.TxnResponse, error) {
+	k.tag()
+	return k.KV.Txn(r)
+}
+
+func (k *tagKV) Compact(r simkv.CompactRequest) (*simkv.CompactResponse, error) {
+	k.tag()
+	return k.KV.Compact(r)
+}
+
+func (k *tagKV) LeaseGrant(r simkv.LeaseGrantRequest) (*simkv.LeaseGrantResponse, error) {
+	k.tag()
+	return k.KV.LeaseGrant(r)
+}
+
+func (k *tagKV) LeaseRevoke(r simkv.LeaseRevokeRequest) (*simkv.LeaseRevokeResponse, error) {
+	k.tag()
+	return k.KV.LeaseRevoke(r)
+}
+
+func (k *tagKV) LeaseKeepAlive(r simkv.LeaseKeepAliveRequest) (*simkv.LeaseKeepAliveResponse, error) {
+	k.tag()
+	return k.KV.LeaseKeepAlive(r)
+}
+
+func (k *tagKV) LeaseTimeToLive(r simkv.LeaseTimeToLiveRequest) (*simkv.LeaseTimeToLiveResponse, error) {
+	k.tag()
+	return k.KV.LeaseTimeToLive(r)
+}

@@ -1,0 +1,295 @@
+package scenarios
+
+import (
+	"fmt"
+	"time"
+
+	"shardsim/linearizability"
+	"shardsim/model/coord"
+	"shardsim/simclock"
+)
+
+// coordWorker is one worker process: a WorkerID and several slots (tasks)
+// that each lease and process one shard at a time under that one identity.
+// Everything it knows is volatile and may be wrong: a stale listing of
+// available shards, a lease that expired while a slot was stalled or the
+// process paused, the range of a shard it split. The coordinator must
+// refuse what such beliefs make it ask for; the checkers judge whether it
+// did.
+type coordWorker struct {
+	cw    *coordWorld
+	index int
+	id    coord.WorkerID
+	inc   uint64 // incarnation: op ids stay unique across restarts
+	seq   uint64
+	stale map[coord.TenantID][]coord.ShardKey // last listing per tenant (never refreshed on its own)
+	// acquiring is set while one slot acquires or claims: a worker's
+	// acquisitions are serialized (see acquireLock).
+	acquiring bool
+}
+
+// acquireLock lets one slot at a time acquire or claim. Two concurrent
+// acquisitions by one worker at one logical time write byte-identical
+// shard records, and the etcd backend's read-back of an ambiguous commit
+// (which compares the witness value) then takes the other slot's write
+// for its own: both slots would believe they hold the same lease. A worker
+// process funnels its acquisitions through one lease manager, as this
+// lock does, so the world never asks for that.
+func (w *coordWorker) acquireLock() bool {
+	if w.acquiring {
+		return false
+	}
+	w.acquiring = true
+	return true
+}
+
+// Receive implements simclock.Actor: on start, each slot begins its loop.
+func (w *coordWorker) Receive(ctx *simclock.Context, msg any) {
+	if _, ok := msg.(simclock.Started); !ok {
+		return
+	}
+	for s := 0; s < w.cw.opts.slots; s++ {
+		name := fmt.Sprintf("%s.%d", ctx.Name(), s)
+		ctx.Go(name, func(t *simclock.Task) {
+			(&coordSlot{w: w, c: newCoordCaller(w.cw, t, name, w.id), t: t}).loop()
+		})
+	}
+}
+
+// nextOp returns a fresh op id: worker, incarnation and a counter.
+func (w *coordWorker) nextOp() coord.OpID {
+	w.seq++
+	return coord.OpID(uint64(w.index+1)<<48 | w.inc<<32 | w.seq)
+}
+
+// coordSlot is one task of a worker.
+type coordSlot struct {
+	w      *coordWorker
+	c      *coordCaller
+	t      *simclock.Task
+	turn   int // round-robin position over tenants
+	idle   int // consecutive polls that found nothing
+	lease  coord.Lease
+	spec   coord.ShardSpec
+	cur    coord.Cursor
+	lastOp coord.OpID // last op id used on the current shard (for the reuse mistake)
+}
+
+func (s *coordSlot) choices() *simclock.Choices { return s.t.Choices() }
+
+// loop leases shards and works on them until every run is terminal.
+func (s *coordSlot) loop() {
+	cw := s.w.cw
+	for {
+		if s.obtain() {
+			s.idle = 0
+			s.work()
+			continue
+		}
+		s.idle++
+		if s.idle%4 == 0 && cw.allRunsTerminal(s.c) {
+			return
+		}
+		s.t.Sleep(s.choices().Duration(50*time.Millisecond, 250*time.Millisecond))
+	}
+}
+
+// obtain tries to lease a shard of the next tenant: by claim, or by
+// listing and acquiring (from a fresh listing, or, as a mistake, from the
+// worker's stale one).
+func (s *coordSlot) obtain() bool {
+	if !s.w.acquireLock() {
+		return false
+	}
+	defer func() { s.w.acquiring = false }()
+	cw, c := s.w.cw, s.choices()
+	tenant := cw.topo.tenants[s.turn%len(cw.topo.tenants)]
+	s.turn++
+	var op *linearizability.CoordOp
+	var res coord.AcquireResult
+	switch {
+	case cw.mistake(c) && len(s.w.stale[tenant]) > 0:
+		op, res = s.c.acquire(tenant, simclock.Pick(c, s.w.stale[tenant]))
+	case c.Chance(cw.opts.listAcquire):
+		runs := cw.topo.runsOf(tenant)
+		run := simclock.Pick(c, runs)
+		var avail []coord.ShardSummary
+		if r := s.c.read(tenant, func(now coord.LogicalTime) (err error) {
+			avail, err = s.c.etcd.ListShards(now, tenant, run.id, coord.FilterAvailable())
+			return err
+		}); r.Out.Code != 0 || r.Out.Ambiguous || len(avail) == 0 {
+			return false
+		}
+		keys := make([]coord.ShardKey, len(avail))
+		for i, a := range avail {
+			keys[i] = coord.ShardKey{Run: run.id, Shard: a.Shard}
+		}
+		s.w.stale[tenant] = keys
+		s.t.Sleep(c.Duration(0, 100*time.Millisecond)) // think time: the listing ages
+		op, res = s.c.acquire(tenant, simclock.Pick(c, keys))
+	default:
+		op, res = s.c.claim(tenant)
+	}
+	if op.Out.Ambiguous || op.Out.Code != 0 {
+		return false
+	}
+	s.hold(res)
+	return true
+}
+
+// hold adopts a freshly granted lease and the shard's restored state.
+func (s *coordSlot) hold(res coord.AcquireResult) {
+	s.lease, s.spec, s.cur, s.lastOp = res.Lease, res.Snapshot.Spec, res.Snapshot.Cursor, 0
+}
+
+// work processes the held shard until it is finished or lost.
+func (s *coordSlot) work() {
+	for {
+		if !s.keepLease() {
+			return
+		}
+		if done := s.step(); done {
+			return
+		}
+	}
+}
+
+// keepLease renews the lease once half of it is gone by the slot's own
+// clock, and reports whether the slot still believes it holds the lease.
+func (s *coordSlot) keepLease() bool {
+	now, dur := s.c.now(), s.w.cw.topo.leaseDur
+	if now+coord.LogicalTime(dur/2) < s.lease.Deadline {
+		return true
+	}
+	if now >= s.lease.Deadline {
+		return false // it knows the lease is gone
+	}
+	op := s.c.gated(linearizability.CoordOp{Kind: linearizability.COpRenew, Tenant: s.lease.Tenant, Lease: s.lease})
+	if op.Out.Ambiguous || op.Out.Code != 0 {
+		return op.Out.Ambiguous && now+1 < s.lease.Deadline
+	}
+	s.lease.Deadline = op.Out.Lease.Deadline
+	return true
+}
+
+// step decides and performs the next action on the held shard; it
+// reports whether the slot is done with the shard.
+func (s *coordSlot) step() bool {
+	cw, c := s.w.cw, s.choices()
+	next, end := nextKey(s.spec, s.cur), keyNum(s.spec.End)
+	left := end - next
+	op := linearizability.CoordOp{Tenant: s.lease.Tenant, Lease: s.lease, Op: s.w.nextOp()}
+	switch {
+	case left <= 0:
+		op.Kind, op.Cursor = linearizability.COpComplete, s.cur.Clone()
+	case left >= 4 && c.Chance(cw.opts.split):
+		s.planSplit(&op, next, end)
+	case c.Chance(cw.opts.park):
+		op.Kind, op.Reason = linearizability.COpPark, coord.ParkReason(c.Intn(5))
+	default:
+		n := min(left, int(c.Between(1, 4)))
+		op.Kind, op.Cursor = linearizability.COpCheckpoint, coord.Cursor{LastKey: keyOf(next + n - 1)}
+		s.t.Sleep(c.Duration(10*time.Millisecond, 80*time.Millisecond)) // the work itself
+	}
+	if cw.mistake(c) {
+		return s.blunder(op)
+	}
+	// A stall between deciding and acting: the slot may wake a zombie.
+	if d := cw.stalls.Draw(c, s.t.Now()); d > 0 {
+		cw.w.Count("stalls", 1)
+		s.t.Sleep(d)
+	}
+	return s.perform(op)
+}
+
+// planSplit fills op with a split of the unprocessed part of the shard.
+func (s *coordSlot) planSplit(op *linearizability.CoordOp, next, end int) {
+	c := s.choices()
+	mid := next + 1 + c.Intn(end-next-1)
+	if !s.cur.HasKey() && c.Chance(0.5) {
+		op.Kind = linearizability.COpSplitReplace
+		op.Replace = coord.SplitReplacePlan{Children: []coord.ShardSpec{
+			{Start: s.spec.Start, End: keyOf(mid)}, {Start: keyOf(mid), End: s.spec.End},
+		}}
+		return
+	}
+	op.Kind = linearizability.COpSplitResidual
+	op.Residual = coord.SplitResidualPlan{
+		Parent:   coord.ShardSpec{Start: s.spec.Start, End: keyOf(mid)},
+		Residual: coord.ShardSpec{Start: keyOf(mid), End: s.spec.End},
+	}
+}
+
+// perform sends op, retrying it with the same op id while the answer is
+// ambiguous, and acts on the outcome. It reports whether the slot is done
+// with the shard.
+func (s *coordSlot) perform(op linearizability.CoordOp) bool {
+	c := s.choices()
+	var first *linearizability.CoordOp
+	var o *linearizability.CoordOp
+	for attempt := 0; ; attempt++ {
+		o = s.c.gated(op)
+		if first == nil {
+			first = o
+		}
+		if !o.Out.Ambiguous || attempt == 3 {
+			break
+		}
+		s.t.Sleep(c.Duration(20*time.Millisecond, 150*time.Millisecond))
+	}
+	s.lastOp = op.Op
+	switch {
+	case o.Out.Ambiguous:
+		return true // unsure whether it took effect: leave the shard to the coordinator
+	case o.Out.Code != 0:
+		return s.lost(o)
+	}
+	s.publish(first, o)
+	switch op.Kind {
+	case linearizability.COpCheckpoint:
+		s.cur = op.Cursor
+		return false
+	case linearizability.COpSplitResidual:
+		s.spec = op.Residual.Parent
+		return false
+	}
+	return true // complete, park, split_replace: the shard is no longer ours
+}
+
+// publish records the effect of accepted work: the output the worker
+// releases now that the coordinator took its progress.
+func (s *coordSlot) publish(first, o *linearizability.CoordOp) {
+	e := linearizability.CoordEffect{
+		Tenant: o.Lease.Tenant, Key: o.Lease.Key(), Actor: o.Actor, Worker: o.Worker, Fence: o.Lease.Fence,
+		Kind: o.Kind, Op: o.Op, Replayed: o.Out.Outcome == coord.Replayed,
+		InvokedSeq: first.CallSeq, LearnedSeq: o.ReturnSeq, At: o.Return,
+	}
+	if o.Kind == linearizability.COpCheckpoint || o.Kind == linearizability.COpComplete {
+		e.From, e.To = s.cur.LastKey, o.Cursor.LastKey
+	}
+	s.w.cw.effects.Publish(e)
+	s.w.cw.w.Count("effects", 1)
+}
+
+// lost handles a refusal: the slot lost the shard (fenced out, lease
+// expired, shard finished). Sometimes it tries to take the same shard back
+// at once, believing it is still the one to finish it.
+func (s *coordSlot) lost(o *linearizability.CoordOp) bool {
+	cw, c := s.w.cw, s.choices()
+	switch o.Out.Code {
+	case coord.CodeStaleFence, coord.CodeLeaseExpired, coord.CodeOwnerMismatch, coord.CodeShardTerminal:
+		cw.w.Count("fenced_out", 1)
+	default:
+		cw.w.Count("unexpected_refusals", 1)
+	}
+	if !c.Chance(cw.opts.sticky) || !s.w.acquireLock() {
+		return true
+	}
+	a, res := s.c.acquire(s.lease.Tenant, s.lease.Key())
+	s.w.acquiring = false
+	if a.Out.Ambiguous || a.Out.Code != 0 {
+		return true
+	}
+	s.hold(res)
+	return false
+}
