@@ -79,6 +79,7 @@ type coordOpts struct {
 	split        float64 // chance per step of splitting the held shard
 	park         float64 // chance per step of parking it
 	mistakes     float64 // chance per action of a client mistake
+	adminSlips   float64 // chance per decision of an admin acting on a stale view
 	listAcquire  float64 // chance of leasing by listing and acquiring rather than claiming
 	sticky       float64 // chance of re-acquiring a shard just lost
 	unparkBudget int     // unparks per shard before the admin fails its run
@@ -131,6 +132,7 @@ func runCoord(sh coordShape, cfg Config) (Result, error) {
 		split:        sw.Rate("split", 0.8, 0.02, 0.15),
 		park:         sw.Rate("park", 0.5, 0.005, 0.04),
 		mistakes:     sw.Rate("mistakes", 0.5, 0.005, 0.05),
+		adminSlips:   sw.Rate("admin_mistakes", 0.5, 0.05, 0.3),
 		listAcquire:  sw.Rate("list_acquire", 0.7, 0.1, 0.5),
 		sticky:       sw.Rate("sticky", 0.5, 0.1, 0.6),
 		unparkBudget: sw.Int("unpark_budget", 0, 2),

@@ -92,7 +92,7 @@ func (a *coordAdmin) round(c *coordCaller, t *simclock.Task, round int) bool {
 			continue
 		}
 		if rec.Status.Terminal() {
-			if rec.Status == coord.RunFailed && cw.mistake(ch) {
+			if rec.Status == coord.RunFailed && ch.Chance(cw.opts.adminSlips) {
 				// A stale view: it still believes the run is open and done.
 				cw.w.Count("mistake_end-ended-run", 1)
 				c.runOp(linearizability.COpCompleteRun, run, a.nextOp())
@@ -119,7 +119,7 @@ func (a *coordAdmin) round(c *coordCaller, t *simclock.Task, round int) bool {
 		}
 	}
 	for _, p := range a.cache {
-		if cw.mistake(ch) {
+		if ch.Chance(cw.opts.adminSlips) && a.runOpen(c, p) {
 			cw.w.Count("mistake_stale-unpark", 1)
 			c.unpark(p.tenant, p.key, a.nextOp())
 		}
@@ -160,4 +160,16 @@ func (a *coordAdmin) settle(c *coordCaller, run coordRun, mayFail bool) []parked
 		c.unpark(p.tenant, p.key, a.nextOp())
 	}
 	return seen
+}
+
+// runOpen reports whether the run of a shard is still Active by a fresh
+// read. The admin's view of the shard may be stale, but it never unparks
+// into a run that has ended (its shards would stay Active forever).
+func (a *coordAdmin) runOpen(c *coordCaller, p parkedShard) bool {
+	var rec coord.RunRecord
+	o := c.read(p.tenant, func(coord.LogicalTime) (err error) {
+		rec, err = c.etcd.GetRun(p.tenant, p.key.Run)
+		return err
+	})
+	return o.Out.Code == 0 && !o.Out.Ambiguous && rec.Status == coord.RunActive
 }

@@ -90,7 +90,7 @@ func (s *coordSlot) loop() {
 		if s.idle%4 == 0 && cw.allRunsTerminal(s.c) {
 			return
 		}
-		s.t.Sleep(s.choices().Duration(50*time.Millisecond, 250*time.Millisecond))
+		s.t.Sleep(s.choices().Duration(100*time.Millisecond, 400*time.Millisecond))
 	}
 }
 
