@@ -455,4 +455,3 @@ func prefixEnd(p []byte) []byte {
 	}
 	return []byte{0}
 }
-
