@@ -1,0 +1,204 @@
+// Package job is the SplitJob record: the durable state of one range
+// migration, its phase machine, and where it lives in the metadata store
+// (live jobs, the live-job pointer, the id allocator and the bounded
+// history).
+//
+// Every phase change is a compare-and-swap on the previous record, so a
+// migrator that lost leadership or crashed resumes from whatever the record
+// says.
+package job
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"shardsim/model/migrate/hlc"
+	"shardsim/model/migrate/keys"
+)
+
+// Phase is a SplitJob phase.
+type Phase uint8
+
+// The phases.
+const (
+	Planned Phase = iota + 1
+	Backfill
+	Fence
+	DeltaCopy
+	Cutover
+	Cleanup
+	Done
+	Failed
+	Abandoning
+	Abandoned
+)
+
+var phaseNames = map[Phase]string{
+	Planned: "PLANNED", Backfill: "BACKFILL", Fence: "FENCE", DeltaCopy: "DELTA_COPY",
+	Cutover: "CUTOVER", Cleanup: "CLEANUP", Done: "DONE", Failed: "FAILED",
+	Abandoning: "ABANDONING", Abandoned: "ABANDONED",
+}
+
+func (p Phase) String() string {
+	if s, ok := phaseNames[p]; ok {
+		return s
+	}
+	return fmt.Sprintf("Phase(%d)", uint8(p))
+}
+
+// Terminal reports whether p is DONE or ABANDONED.
+func (p Phase) Terminal() bool { return p == Done || p == Abandoned }
+
+// BeforeCutover reports whether a job in p (or FAILED with retry phase p)
+// may still be abandoned.
+func (p Phase) BeforeCutover() bool { return p >= Planned && p <= DeltaCopy }
+
+// Allowed reports whether the state machine has the edge from -> to:
+// the forward chain, any pre-DONE phase to FAILED and back to the phase it
+// failed in, and abandon from before CUTOVER.
+func Allowed(from, to Phase, retry Phase) bool {
+	switch {
+	case from >= Planned && from < Done && to == from+1 && from != Failed:
+		return true
+	case to == Failed:
+		return from >= Planned && from < Done
+	case from == Failed && to == retry:
+		return true
+	case to == Abandoning:
+		return from.BeforeCutover() || (from == Failed && retry.BeforeCutover())
+	case from == Abandoning && to == Abandoned:
+		return true
+	}
+	return false
+}
+
+// Bracket is one key family's export progress within a copy pass.
+type Bracket struct {
+	Family keys.Family
+	Cursor []byte // opaque mvcc cursor
+	Done   bool
+	Seq    uint64 // last import batch acknowledged
+}
+
+// SplitJob is the durable migration record.
+type SplitJob struct {
+	ID            uint64
+	SourceRouteID uint64
+	SourceGroup   int
+	TargetGroup   int
+	SplitKey      string
+	MovingEnd     string // end of the moving span (the source route's end)
+	MovingRouteID uint64 // the WriteFenced route, once FENCE published it
+
+	Phase          Phase
+	SnapshotTS     hlc.TS
+	FenceTS        hlc.TS
+	CutoverVersion uint64
+	MaxImportedTS  hlc.TS
+	Pass           uint8 // copy pass of Brackets: 1 BACKFILL, 2 DELTA_COPY
+	Brackets       []Bracket
+
+	StagedCleared bool // CLEANUP: staged visibility turned off
+	SourceCleaned bool // CLEANUP: moved source versions deleted
+
+	RetryPhase       Phase // only while FAILED
+	AbandonFromPhase Phase // only while ABANDONING/ABANDONED
+	LastError        string
+	Retries          uint32
+
+	CreatedAtMs  int64
+	TerminalAtMs int64
+	Writes       uint64 // bumped on every write: a read-back identifies our own write
+}
+
+// Moving returns the span that moves to the target.
+func (j SplitJob) Moving() keys.Span { return keys.Span{Start: j.SplitKey, End: j.MovingEnd} }
+
+// ResetBrackets starts copy pass pass with fresh cursors for every family.
+func (j *SplitJob) ResetBrackets(pass uint8) {
+	j.Pass = pass
+	j.Brackets = j.Brackets[:0]
+	for _, f := range keys.Families() {
+		j.Brackets = append(j.Brackets, Bracket{Family: f})
+	}
+}
+
+// AllBracketsDone reports whether every bracket of the current pass is done.
+func (j SplitJob) AllBracketsDone() bool {
+	if len(j.Brackets) == 0 {
+		return false
+	}
+	for _, b := range j.Brackets {
+		if !b.Done {
+			return false
+		}
+	}
+	return true
+}
+
+// BracketID identifies a bracket's import stream: pass and family.
+func BracketID(pass uint8, f keys.Family) uint32 { return uint32(pass)<<8 | uint32(f) }
+
+// Clone returns a deep copy.
+func (j SplitJob) Clone() SplitJob {
+	j.Brackets = append([]Bracket(nil), j.Brackets...)
+	for i := range j.Brackets {
+		j.Brackets[i].Cursor = append([]byte(nil), j.Brackets[i].Cursor...)
+	}
+	return j
+}
+
+// Check validates the record's structural invariants.
+func (j SplitJob) Check() error {
+	var errs []string
+	if j.ID == 0 {
+		errs = append(errs, "zero id")
+	}
+	if (j.Phase == Failed) != (j.RetryPhase != 0) {
+		errs = append(errs, "retry_phase set iff FAILED")
+	}
+	if (j.Phase == Abandoning || j.Phase == Abandoned) != (j.AbandonFromPhase != 0) {
+		errs = append(errs, "abandon_from_phase set iff ABANDONING/ABANDONED")
+	}
+	if j.Phase == Failed && !(j.RetryPhase >= Planned && j.RetryPhase < Done) {
+		errs = append(errs, "retry_phase out of range")
+	}
+	if j.SourceGroup == j.TargetGroup {
+		errs = append(errs, "source and target group equal")
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("job %d: %s", j.ID, strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// String renders the job briefly.
+func (j SplitJob) String() string {
+	s := fmt.Sprintf("j%d %s r%d g%d->g%d %s", j.ID, j.Phase, j.SourceRouteID, j.SourceGroup, j.TargetGroup, j.Moving())
+	if j.Phase == Failed {
+		s += " retry=" + j.RetryPhase.String()
+	}
+	if j.AbandonFromPhase != 0 {
+		s += " from=" + j.AbandonFromPhase.String()
+	}
+	return s
+}
+
+// Encode returns the stored form.
+func (j SplitJob) Encode() []byte {
+	b, err := json.Marshal(j)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// Decode parses a stored job.
+func Decode(b []byte) (SplitJob, error) {
+	var j SplitJob
+	if err := json.Unmarshal(b, &j); err != nil {
+		return SplitJob{}, fmt.Errorf("job: decode: %w", err)
+	}
+	return j, nil
+}

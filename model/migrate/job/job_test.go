@@ -1,0 +1,93 @@
+package job
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestPhaseMachine(t *testing.T) {
+	ok := [][2]Phase{
+		{Planned, Backfill}, {Backfill, Fence}, {Fence, DeltaCopy}, {DeltaCopy, Cutover},
+		{Cutover, Cleanup}, {Cleanup, Done}, {Backfill, Failed}, {Cleanup, Failed},
+		{Planned, Abandoning}, {DeltaCopy, Abandoning}, {Abandoning, Abandoned},
+	}
+	for _, e := range ok {
+		if !Allowed(e[0], e[1], 0) {
+			t.Errorf("%s -> %s refused", e[0], e[1])
+		}
+	}
+	bad := [][2]Phase{
+		{Planned, Fence}, {Backfill, Cutover}, {Cutover, Abandoning}, {Cleanup, Abandoning},
+		{Done, Failed}, {Abandoned, Planned}, {Abandoning, Failed}, {Done, Cleanup},
+	}
+	for _, e := range bad {
+		if Allowed(e[0], e[1], 0) {
+			t.Errorf("%s -> %s allowed", e[0], e[1])
+		}
+	}
+	if !Allowed(Failed, DeltaCopy, DeltaCopy) || Allowed(Failed, Cutover, DeltaCopy) {
+		t.Error("FAILED returns only to its retry phase")
+	}
+	if !Allowed(Failed, Abandoning, Fence) || Allowed(Failed, Abandoning, Cutover) {
+		t.Error("abandon from FAILED only before CUTOVER")
+	}
+}
+
+func TestRecordChecksAndCodec(t *testing.T) {
+	j := SplitJob{ID: 4, SourceGroup: 1, TargetGroup: 2, SplitKey: "k5", Phase: Backfill, CreatedAtMs: 9}
+	j.ResetBrackets(1)
+	j.Brackets[0].Cursor = []byte{1, 2}
+	if err := j.Check(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode(j.Encode())
+	if err != nil || !cmp.Equal(j, got) {
+		t.Fatalf("round trip: %v %s", err, cmp.Diff(j, got))
+	}
+	c := j.Clone()
+	c.Brackets[0].Cursor[0] = 9
+	if j.Brackets[0].Cursor[0] != 1 {
+		t.Fatal("Clone shares cursors")
+	}
+	j.Phase = Failed
+	if j.Check() == nil {
+		t.Fatal("FAILED without retry_phase passed Check")
+	}
+	j.RetryPhase = Backfill
+	if j.Check() != nil || j.AllBracketsDone() {
+		t.Fatal("FAILED with retry_phase / brackets")
+	}
+	for i := range j.Brackets {
+		j.Brackets[i].Done = true
+	}
+	if !j.AllBracketsDone() {
+		t.Fatal("AllBracketsDone")
+	}
+}
+
+func TestHistoryBound(t *testing.T) {
+	b := HistoryBound{MaxEntries: 3, MaxAge: time.Minute}
+	var es []HistEntry
+	for i, ms := range []int64{1_000, 50_000, 70_000, 80_000} {
+		k := HistKey(ms, uint64(i+1))
+		if got, ok := ParseHistKey(k); !ok || got != ms {
+			t.Fatalf("ParseHistKey(%q) = %d %v", k, got, ok)
+		}
+		es = append(es, HistEntry{Key: k, TerminalMs: ms})
+	}
+	// now 100s: the 1s entry is too old; keeping 3 with the new one means
+	// one more of the oldest goes.
+	got := b.Evict(es, 100_000)
+	want := []string{HistKey(1_000, 1), HistKey(50_000, 2)}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Fatal(d)
+	}
+	if len(b.Evict(es[:1], 2_000)) != 0 {
+		t.Fatal("evicted within bounds")
+	}
+	if DecodeID(EncodeID(77)) != 77 || DecodeID(nil) != 0 {
+		t.Fatal("ids")
+	}
+}
