@@ -1,0 +1,135 @@
+package migrate
+
+import (
+	"bytes"
+	"errors"
+	"time"
+
+	"shardsim/model/migrate/catalog"
+	"shardsim/model/migrate/job"
+	"shardsim/simkv"
+)
+
+// The metadata store (simkv) holds the route catalog and the split jobs.
+// Every change is a transaction that compares the mod revisions it read;
+// an indeterminate answer is resolved by reading back.
+
+// errConflict means a compare failed: someone else changed the record.
+var errConflict = errors.New("metadata changed concurrently")
+
+// getKey reads one key: its value and mod revision (0 when missing).
+func getKey(kv simkv.KV, key string) ([]byte, int64, error) {
+	r, err := kv.Range(simkv.RangeRequest{Key: []byte(key)})
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(r.Kvs) == 0 {
+		return nil, 0, nil
+	}
+	return r.Kvs[0].Value, r.Kvs[0].ModRevision, nil
+}
+
+// LoadCatalog reads the catalog and its mod revision.
+func LoadCatalog(kv simkv.KV) (catalog.Catalog, int64, error) {
+	b, rev, err := getKey(kv, job.CatalogKey)
+	if err != nil {
+		return catalog.Catalog{}, 0, err
+	}
+	if rev == 0 {
+		return catalog.Catalog{}, 0, errors.New("migrate: no catalog in the metadata store")
+	}
+	c, err := catalog.Decode(b)
+	return c, rev, err
+}
+
+// LoadJob reads job id and its mod revision (0: no such live job).
+func LoadJob(kv simkv.KV, id uint64) (job.SplitJob, int64, error) {
+	b, rev, err := getKey(kv, job.Key(id))
+	if err != nil || rev == 0 {
+		return job.SplitJob{}, rev, err
+	}
+	j, err := job.Decode(b)
+	return j, rev, err
+}
+
+// LiveJob reads the live job pointer and, if set, the job.
+func LiveJob(kv simkv.KV) (job.SplitJob, int64, bool, error) {
+	b, _, err := getKey(kv, job.LiveJobKey)
+	if err != nil {
+		return job.SplitJob{}, 0, false, err
+	}
+	id := job.DecodeID(b)
+	if id == 0 {
+		return job.SplitJob{}, 0, false, nil
+	}
+	j, rev, err := LoadJob(kv, id)
+	if err != nil {
+		return job.SplitJob{}, 0, false, err
+	}
+	return j, rev, rev != 0, nil
+}
+
+// guard is one compared mod revision.
+type guard struct {
+	key string
+	rev int64
+}
+
+// commit runs a transaction: if every guard still holds, put puts and
+// delete dels. probe names a key and the value it holds iff the
+// transaction applied, used to resolve an indeterminate answer. It
+// returns the revision the transaction wrote at, or errConflict when a
+// guard failed.
+func commit(kv simkv.KV, guards []guard, puts map[string][]byte, order []string, dels []string, probeKey string, probeVal []byte) (int64, error) {
+	txn := simkv.TxnRequest{}
+	for _, g := range guards {
+		txn.Compare = append(txn.Compare, simkv.Compare{Target: simkv.CompareMod, Result: simkv.CompareEqual, Key: []byte(g.key), ModRevision: g.rev})
+	}
+	for _, k := range order {
+		txn.Success = append(txn.Success, simkv.RequestOp{Put: &simkv.PutRequest{Key: []byte(k), Value: puts[k]}})
+	}
+	for _, k := range dels {
+		txn.Success = append(txn.Success, simkv.RequestOp{DeleteRange: &simkv.DeleteRangeRequest{Key: []byte(k)}})
+	}
+	resp, err := kv.Txn(txn)
+	if err == nil {
+		if !resp.Succeeded {
+			return 0, errConflict
+		}
+		return resp.Header.Revision, nil
+	}
+	if !simkv.IsIndeterminate(err) {
+		return 0, err
+	}
+	// Resolve by reading back: the probe holds our value iff we applied.
+	for {
+		b, rev, rerr := getKey(kv, probeKey)
+		if rerr != nil {
+			if simkv.IsTransport(rerr) {
+				kv.Sleep(20 * time.Millisecond)
+				continue
+			}
+			return 0, rerr
+		}
+		if probeVal == nil && rev == 0 || probeVal != nil && bytes.Equal(b, probeVal) {
+			return rev, nil
+		}
+		return 0, errConflict
+	}
+}
+
+// putSet is an ordered set of puts.
+type putSet struct {
+	m     map[string][]byte
+	order []string
+}
+
+func (p *putSet) put(k string, v []byte) {
+	if p.m == nil {
+		p.m = map[string][]byte{}
+	}
+	if _, ok := p.m[k]; !ok {
+		p.order = append(p.order, k)
+	}
+	p.m[k] = v
+}
