@@ -91,7 +91,10 @@ func coordStep(s *coordState, op *CoordOp) []any {
 		}
 		return []any{s}
 	case out.Code != 0:
-		if err != nil && coord.CodeOf(err) == out.Code {
+		if err != nil {
+			// Refused, as the protocol would: which check spoke first is
+			// not a safety matter (a bug that skips the fence check may
+			// well answer "lease expired" instead of "stale fence").
 			return []any{s}
 		}
 		if err == nil && out.Code == coord.CodeLeaseExpired && op.Kind.Gated() {

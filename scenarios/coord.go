@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -222,7 +223,37 @@ func runCoord(sh coordShape, cfg Config) (Result, error) {
 			w.Undecided("C.MutualExclusion", "porcupine ran out of time on the per-shard histories")
 		}
 	}
-	return w.Result(), nil
+	res := w.Result()
+	if res.Verdict == linearizability.Violation {
+		res.Tail = relevantTail(cw.history, res.Detail, res.Tail)
+	}
+	return res, nil
+}
+
+// shardInDetail finds the "run:R/shard:S" a violation names.
+var shardInDetail = regexp.MustCompile(`run:[0-9a-f]+/shard:[0-9a-f]+`)
+
+// relevantTail narrows a violation report to the shard it names: the last
+// requests on that shard, oldest first, then the violation itself. Without
+// a shard it keeps the trace's tail.
+func relevantTail(h *linearizability.CoordHistory, detail string, tail []simclock.Record) []simclock.Record {
+	name := shardInDetail.FindString(detail)
+	if name == "" {
+		return tail
+	}
+	var out []simclock.Record
+	for _, op := range h.Ops() {
+		if _, k, ok := op.Target(); ok && k.Run.String()+"/"+k.Shard.String() == name {
+			out = append(out, simclock.Record{At: op.Call, Kind: "coord." + op.Kind.String(), Actor: op.Actor, Detail: op.String()})
+		}
+	}
+	if len(out) > tailSize-1 {
+		out = out[len(out)-(tailSize-1):]
+	}
+	if n := len(tail); n > 0 && tail[n-1].Kind == "violation" {
+		out = append(out, tail[n-1])
+	}
+	return out
 }
 
 // coordStats adds the run's counters: what the network and the nemesis did

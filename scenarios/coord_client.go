@@ -58,6 +58,7 @@ func (c *coordCaller) do(op linearizability.CoordOp, call func(o *linearizabilit
 		}
 	}
 	c.cw.history.End(o, c.t.Now(), out)
+	c.t.Context().Log("coord."+op.Kind.String(), o.String())
 	c.cw.w.Count("op_"+op.Kind.String(), 1)
 	switch {
 	case out.Ambiguous:

@@ -1,0 +1,237 @@
+package linearizability
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"shardsim/model/coord"
+	"shardsim/simclock"
+	"shardsim/simkv"
+)
+
+const testNS = "/t/"
+
+var (
+	tenA = coord.TenantID{0xa1}
+	tenB = coord.TenantID{0xb1}
+)
+
+// durableRig feeds hand-made writes of coordination records to a
+// CoordDurable, as the simulated server would.
+type durableRig struct {
+	store *simkv.Store
+	h     *CoordHistory
+	d     *CoordDurable
+	call  uint64
+}
+
+func newDurableRig(cooldown coord.LogicalDuration) *durableRig {
+	store := simkv.NewStore(simkv.StoreConfig{})
+	h := NewCoordHistory()
+	return &durableRig{store: store, h: h, d: NewCoordDurable(store, testNS, 100*time.Millisecond, cooldown, h)}
+}
+
+func shardKey(t coord.TenantID, run coord.RunID, id coord.ShardID) string {
+	return fmt.Sprintf("%ss/%s/%016x/%016x", testNS, t, uint64(run), uint64(id))
+}
+
+func runKey(t coord.TenantID, run coord.RunID) string {
+	return fmt.Sprintf("%sr/%s/%016x", testNS, t, uint64(run))
+}
+
+func activeKey(t coord.TenantID, run coord.RunID) string {
+	return fmt.Sprintf("%sa/%s/%016x", testNS, t, uint64(run))
+}
+
+func claimKey(t coord.TenantID, w coord.WorkerID) string {
+	return fmt.Sprintf("%sc/%s/%016x", testNS, t, uint64(w))
+}
+
+// write applies puts (key -> value) in one transaction issued by op (nil:
+// nobody) and tells the observer.
+func (r *durableRig) write(op *CoordOp, puts map[string][]byte) {
+	var ops []simkv.RequestOp
+	for _, k := range sortedKeys(puts) {
+		ops = append(ops, simkv.RequestOp{Put: &simkv.PutRequest{Key: []byte(k), Value: puts[k]}})
+	}
+	req := simkv.Request{Txn: &simkv.TxnRequest{Success: ops}}
+	r.call++
+	r.h.Tag(op)
+	r.d.OnInvoke(r.call, "test", 0, req)
+	before := r.store.Revision()
+	resp, err := r.store.Apply(0, req)
+	r.d.OnApply(r.call, 0, req, resp, err, before, r.store.Revision())
+}
+
+func sortedKeys(m map[string][]byte) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	for i := range out {
+		for j := i + 1; j < len(out); j++ {
+			if out[j] < out[i] {
+				out[i], out[j] = out[j], out[i]
+			}
+		}
+	}
+	return out
+}
+
+func testRun(t coord.TenantID, run coord.RunID) coord.RunRecord {
+	return coord.RunRecord{Tenant: t, Run: run, Config: coord.RunConfig{LeaseDuration: 10}, Status: coord.RunActive, RootShards: []coord.ShardID{1}}
+}
+
+func testShard(t coord.TenantID, run coord.RunID) coord.ShardRecord {
+	return coord.ShardRecord{Tenant: t, Run: run, Shard: 1, Spec: coord.ShardSpec{Start: []byte("a"), End: []byte("m")},
+		Status: coord.ShardActive, Fence: coord.InitialFence}
+}
+
+// seed writes an Active run with one root shard for each tenant given.
+func (r *durableRig) seed(ts ...coord.TenantID) {
+	puts := map[string][]byte{}
+	for i, t := range ts {
+		run := coord.RunID(i + 1)
+		rr, sr := testRun(t, run), testShard(t, run)
+		puts[runKey(t, run)] = coord.EncodeRunRecord(&rr)
+		puts[activeKey(t, run)] = coord.EncodeActiveRunEntry(&coord.ActiveRunEntry{Run: run})
+		puts[shardKey(t, run, 1)] = coord.EncodeShardRecord(&sr)
+	}
+	r.write(nil, puts)
+}
+
+func (r *durableRig) putShard(op *CoordOp, s coord.ShardRecord) {
+	r.write(op, map[string][]byte{shardKey(s.Tenant, s.Run, s.Shard): coord.EncodeShardRecord(&s)})
+}
+
+func wantViolation(t *testing.T, v *coord.Violation, prop string) {
+	t.Helper()
+	if v == nil || v.Property != prop {
+		t.Fatalf("want a violation of %s, got %v", prop, v)
+	}
+}
+
+func TestCoordDurableAcceptsALegalStep(t *testing.T) {
+	r := newDurableRig(0)
+	r.seed(tenA)
+	s := testShard(tenA, 1)
+	s.Fence, s.Lease = 2, coord.Some(coord.LeaseHolder{Owner: 7, Deadline: 20})
+	r.putShard(&CoordOp{Kind: COpAcquire, Tenant: tenA, Now: 10}, s)
+	if v := r.d.Err(); v != nil {
+		t.Fatalf("legal acquire flagged: %v", v)
+	}
+	if r.d.Writes != 2 || len(r.d.Snapshot().Shards) != 1 {
+		t.Fatalf("observer saw %d writes and %d shards", r.d.Writes, len(r.d.Snapshot().Shards))
+	}
+}
+
+// Each durable property fails on a hand-built bad step, attributed to the
+// request that made it.
+func TestCoordDurableCatchesBadSteps(t *testing.T) {
+	leased := testShard(tenA, 1)
+	leased.Fence, leased.Lease = 2, coord.Some(coord.LeaseHolder{Owner: 7, Deadline: 20})
+	cases := []struct {
+		prop string
+		do   func(r *durableRig)
+	}{
+		{"C.FenceMonotonicity", func(r *durableRig) {
+			r.putShard(nil, leased)
+			back := leased
+			back.Fence = 1
+			r.putShard(nil, back)
+		}},
+		{"C.MutualExclusion", func(r *durableRig) {
+			r.putShard(&CoordOp{Kind: COpAcquire, Tenant: tenA, Now: 10}, leased)
+			stolen := leased
+			stolen.Fence, stolen.Lease = 3, coord.Some(coord.LeaseHolder{Owner: 8, Deadline: 25})
+			r.putShard(&CoordOp{Kind: COpAcquire, Tenant: tenA, Now: 15}, stolen)
+		}},
+		{"C.ZombieRejection", func(r *durableRig) {
+			r.putShard(nil, leased)
+			moved := leased
+			moved.Cursor = coord.Cursor{LastKey: []byte("c")}
+			zombie := coord.Lease{Tenant: tenA, Run: 1, Shard: 1, Owner: 7, Fence: 1, Deadline: 20}
+			r.putShard(&CoordOp{Kind: COpCheckpoint, Tenant: tenA, Lease: zombie, Now: 12}, moved)
+		}},
+		{"C.TenantIsolation", func(r *durableRig) {
+			moved := testShard(tenA, 1)
+			moved.Cursor = coord.Cursor{LastKey: []byte("c")}
+			r.putShard(&CoordOp{Kind: COpCheckpoint, Tenant: tenB, Now: 12}, moved)
+		}},
+		{"C.TerminalUnleased", func(r *durableRig) {
+			done := leased
+			done.Status = coord.ShardDone
+			r.putShard(nil, done)
+		}},
+		{"C.CursorBounds", func(r *durableRig) {
+			out := testShard(tenA, 1)
+			out.Cursor = coord.Cursor{LastKey: []byte("z")}
+			r.putShard(nil, out)
+		}},
+		{"C.RecordInvariants", func(r *durableRig) {
+			r.write(nil, map[string][]byte{shardKey(tenA, 1, 1): []byte("garbage")})
+		}},
+		{"C.RecordInvariants", func(r *durableRig) {
+			r.write(nil, map[string][]byte{activeKey(tenA, 9): coord.EncodeActiveRunEntry(&coord.ActiveRunEntry{Run: 9})})
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.prop, func(t *testing.T) {
+			r := newDurableRig(0)
+			r.seed(tenA, tenB)
+			tc.do(r)
+			wantViolation(t, r.d.Err(), tc.prop)
+		})
+	}
+}
+
+func TestCoordDurableCooldown(t *testing.T) {
+	r := newDurableRig(5)
+	r.seed(tenA)
+	claim := func(at coord.LogicalTime) {
+		c := coord.ClaimRecord{Worker: 3, LastClaimAt: at}
+		r.write(&CoordOp{Kind: COpClaim, Tenant: tenA, Now: at}, map[string][]byte{claimKey(tenA, 3): coord.EncodeClaimRecord(&c)})
+	}
+	claim(10)
+	claim(15)
+	if v := r.d.Err(); v != nil {
+		t.Fatalf("claims a cooldown apart flagged: %v", v)
+	}
+	claim(17)
+	wantViolation(t, r.d.Err(), "C.Cooldown")
+	if !strings.Contains(r.d.Err().Detail, "claim now=17") {
+		t.Fatalf("violation does not name the request: %s", r.d.Err().Detail)
+	}
+}
+
+// Deletions the request does not name (a lease revoke) are found by a
+// full re-read.
+func TestCoordDurableSeesUnnamedDeletes(t *testing.T) {
+	r := newDurableRig(0)
+	r.seed(tenA)
+	grant, _ := r.store.Apply(0, simkv.Request{LeaseGrant: &simkv.LeaseGrantRequest{ID: 5, TTL: 10}})
+	_ = grant
+	key := testNS + "o/" + tenA.String() + "/0000000000000001/0000000000000001"
+	b := coord.OwnerBinding{Worker: 7, Fence: 2, Deadline: 20}
+	leased := testShard(tenA, 1)
+	leased.Fence, leased.Lease = 2, coord.Some(coord.LeaseHolder{Owner: 7, Deadline: 20})
+	req := simkv.Request{Txn: &simkv.TxnRequest{Success: []simkv.RequestOp{
+		{Put: &simkv.PutRequest{Key: []byte(shardKey(tenA, 1, 1)), Value: coord.EncodeShardRecord(&leased)}},
+		{Put: &simkv.PutRequest{Key: []byte(key), Value: coord.EncodeOwnerBinding(&b), Lease: 5}},
+	}}}
+	before := r.store.Revision()
+	resp, err := r.store.Apply(0, req)
+	r.d.OnApply(99, 0, req, resp, err, before, r.store.Revision())
+	if len(r.d.Snapshot().Bindings) != 1 {
+		t.Fatalf("binding not seen: %+v", r.d.Snapshot().Bindings)
+	}
+	revoke := simkv.Request{LeaseRevoke: &simkv.LeaseRevokeRequest{ID: 5}}
+	before = r.store.Revision()
+	resp, err = r.store.Apply(simclock.Time(time.Minute), revoke)
+	r.d.OnApply(0, simclock.Time(time.Minute), revoke, resp, err, before, r.store.Revision())
+	if len(r.d.Snapshot().Bindings) != 0 || r.d.Err() != nil {
+		t.Fatalf("revoked binding still seen (%d) or flagged: %v", len(r.d.Snapshot().Bindings), r.d.Err())
+	}
+}
