@@ -2,6 +2,7 @@ package linearizability
 
 import (
 	"fmt"
+	"sort"
 	"time"
 
 	"shardsim/model/coord"
@@ -12,7 +13,8 @@ import (
 // from the durable states CoordDurable observes:
 //
 //   - C.EventuallyLeased: after HealAt, an Active shard without a live
-//     lease is leased within LeaseWithin (workers are all up then);
+//     lease is leased within LeaseWithin of time during which some worker
+//     was available (told by Available: a task with no shard in hand);
 //   - C.Convergence: within ConvergeWithin of HealAt, every shard is
 //     terminal and every run is terminal.
 //
@@ -31,6 +33,17 @@ type CoordLiveness struct {
 	last      *coord.Snapshot
 	converged simclock.Time // first time everything was terminal, or -1
 	err       *coord.Violation
+
+	idle  map[string]bool // worker tasks by name: true while without a shard
+	nIdle int
+	avail []availMark // how much time some worker was available, as a step function
+}
+
+// availMark says that by time at, some worker had been available for total.
+type availMark struct {
+	at    simclock.Time
+	total time.Duration
+	on    bool // whether some worker is available from at on
 }
 
 // shardLive is what liveness tracks of one shard.
@@ -44,7 +57,39 @@ type shardLive struct {
 // NewCoordLiveness returns a liveness judge for a run healed at healAt.
 func NewCoordLiveness(healAt simclock.Time, leaseWithin, convergeWithin, unit time.Duration) *CoordLiveness {
 	return &CoordLiveness{HealAt: healAt, LeaseWithin: leaseWithin, ConvergeWithin: convergeWithin, Unit: unit,
-		shards: map[effectShard]*shardLive{}, converged: -1}
+		shards: map[effectShard]*shardLive{}, converged: -1, idle: map[string]bool{}}
+}
+
+// Available records that worker task name has no shard in hand (idle) or
+// has one, as of virtual time at. Times must not decrease.
+func (c *CoordLiveness) Available(name string, idle bool, at simclock.Time) {
+	if c.idle[name] == idle {
+		return
+	}
+	c.idle[name] = idle
+	if idle {
+		c.nIdle++
+	} else {
+		c.nIdle--
+	}
+	total := c.availableFor(at)
+	if n := len(c.avail); n > 0 && c.avail[n-1].at == at {
+		c.avail = c.avail[:n-1]
+	}
+	c.avail = append(c.avail, availMark{at: at, total: total, on: c.nIdle > 0})
+}
+
+// availableFor returns how long some worker had been available by at.
+func (c *CoordLiveness) availableFor(at simclock.Time) time.Duration {
+	i := sort.Search(len(c.avail), func(i int) bool { return c.avail[i].at > at }) - 1
+	if i < 0 {
+		return 0
+	}
+	m := c.avail[i]
+	if !m.on {
+		return m.total
+	}
+	return m.total + at.Sub(m.at)
 }
 
 // Err returns the first violation, or nil.
@@ -82,9 +127,9 @@ func (c *CoordLiveness) waited(k effectShard, s *shardLive, at simclock.Time) {
 		return
 	}
 	since = max(since, c.HealAt)
-	if at.Sub(since) > c.LeaseWithin {
-		c.fail("C.EventuallyLeased", "%s/%s was Active and unleased from %v until at least %v, longer than %v after heal",
-			k.Key.Run, k.Key.Shard, since, at, c.LeaseWithin)
+	if waited := c.availableFor(at) - c.availableFor(since); waited > c.LeaseWithin {
+		c.fail("C.EventuallyLeased", "%s/%s was Active and unleased from %v until at least %v, while workers were available for %v, longer than %v (after heal)",
+			k.Key.Run, k.Key.Shard, since, at, waited, c.LeaseWithin)
 	}
 }
 

@@ -20,7 +20,12 @@ func liveState(status coord.ShardStatus, lease *coord.LeaseHolder, run coord.Run
 	return &coord.Snapshot{Runs: []coord.RunRecord{{Tenant: tenA, Run: 1, Status: run}}, Shards: []coord.ShardRecord{s}}
 }
 
-func newLive() *CoordLiveness { return NewCoordLiveness(sec(10), 3*time.Second, 20*time.Second, unit) }
+// newLive returns a judge with one worker task that is always available.
+func newLive() *CoordLiveness {
+	c := NewCoordLiveness(sec(10), 3*time.Second, 20*time.Second, unit)
+	c.Available("w0.0", true, 0)
+	return c
+}
 
 func TestCoordLivenessPassesAConvergingRun(t *testing.T) {
 	c := newLive()
@@ -66,4 +71,20 @@ func TestCoordLivenessCatchesLateConvergence(t *testing.T) {
 	c.Observe(nil, liveState(coord.ShardParked, nil, coord.RunFailed), sec(31), 2)
 	c.Finish(sec(32))
 	wantViolation(t, c.Err(), "C.Convergence")
+}
+
+// Time during which every worker was busy does not count against a shard.
+func TestCoordLivenessOnlyCountsAvailableWorkers(t *testing.T) {
+	c := NewCoordLiveness(sec(10), 3*time.Second, 20*time.Second, unit)
+	c.Available("w0.0", true, 0)
+	c.Observe(nil, liveState(coord.ShardActive, nil, coord.RunActive), sec(1), 1)
+	c.Available("w0.0", false, sec(10.5)) // busy with another shard
+	c.Available("w0.0", true, sec(20))
+	c.Observe(nil, liveState(coord.ShardActive, &coord.LeaseHolder{Owner: 1, Deadline: 250}, coord.RunActive), sec(21), 2)
+	if v := c.Err(); v != nil {
+		t.Fatalf("waiting while every worker was busy flagged: %v", v)
+	}
+	c.Observe(nil, liveState(coord.ShardActive, nil, coord.RunActive), sec(21), 3)
+	c.Finish(sec(25))
+	wantViolation(t, c.Err(), "C.EventuallyLeased")
 }

@@ -96,6 +96,7 @@ type coordWorld struct {
 	unit    time.Duration
 	history *linearizability.CoordHistory
 	effects *linearizability.CoordEffects
+	live    *linearizability.CoordLiveness
 	stalls  nemesis.Stalls
 }
 
@@ -163,6 +164,7 @@ func runCoord(sh coordShape, cfg Config) (Result, error) {
 
 	durable := linearizability.NewCoordDurable(store, ecfg.Namespace, sh.coordUnit, cooldown, cw.history)
 	live := linearizability.NewCoordLiveness(healAt, 2*leaseFor+faults.MaxSkew+2*time.Second, sh.convergeWithin, sh.coordUnit)
+	cw.live = live
 	lin := linearizability.NewCoordLinearizable()
 	durable.OnChange(cw.effects.ObserveDurable)
 	durable.OnChange(live.Observe)

@@ -81,8 +81,10 @@ func (s *coordSlot) choices() *simclock.Choices { return s.t.Choices() }
 func (s *coordSlot) loop() {
 	cw := s.w.cw
 	for {
+		cw.live.Available(s.c.actor, true, s.t.Now())
 		if s.obtain() {
 			s.idle = 0
+			cw.live.Available(s.c.actor, false, s.t.Now())
 			s.work()
 			continue
 		}
