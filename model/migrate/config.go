@@ -69,7 +69,7 @@ type Env struct {
 // durable trace (reads admitted and finished on a leader). Nil fields are
 // ignored; hooks must not change the world.
 type Hooks struct {
-	ReadOpen  func(group, node int, id uint64, span keys.Span)
+	ReadOpen  func(group, node int, term, id uint64, span keys.Span)
 	ReadClose func(group, node int, id uint64)
 	// Detected is told each hotspot decision: a split (job != 0) or a
 	// decline.

@@ -128,7 +128,7 @@ func (n *Node) serveRead(ls *leader, in *rpc.Inbound, span keys.Span, ts hlc.TS,
 		id := n.seq
 		ls.reads = append(ls.reads, openRead{id: id, span: span})
 		if h := n.env.Hooks.ReadOpen; h != nil {
-			h(ls.g, n.id, id, span)
+			h(ls.g, n.id, ls.term, id, span)
 		}
 		n.afterApplied(ls, n.env.Cluster.LastIndex(ls.g), func(err error) {
 			n.closeRead(ls, id)

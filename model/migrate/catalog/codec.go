@@ -1,23 +1,56 @@
 package catalog
 
 import (
-	"encoding/json"
 	"fmt"
+
+	"shardsim/model/migrate/hlc"
+	"shardsim/model/migrate/wire"
+)
+
+const (
+	codecTag     = 'C'
+	codecVersion = 1
 )
 
 // Encode returns the catalog's stored form.
 func (c Catalog) Encode() []byte {
-	b, err := json.Marshal(c)
-	if err != nil {
-		panic(err) // a Catalog always marshals
+	w := wire.NewWriter(codecTag, codecVersion)
+	w.Uint(c.Version)
+	w.Uint(c.NextRouteID)
+	w.Uint(uint64(len(c.Routes)))
+	for _, r := range c.Routes {
+		w.Uint(r.ID)
+		w.String(r.Start)
+		w.String(r.End)
+		w.Int(int64(r.Group))
+		w.Uint(uint64(r.State))
+		w.Uint(r.Parent)
+		w.Bool(r.StagedVisible)
+		w.Uint(r.MigrationJob)
+		w.Uint(uint64(r.MinWriteTSExclusive))
 	}
-	return b
+	return w.Done()
 }
 
 // Decode parses a stored catalog.
 func Decode(b []byte) (Catalog, error) {
-	var c Catalog
-	if err := json.Unmarshal(b, &c); err != nil {
+	rd := wire.NewReader(b, codecTag, codecVersion)
+	c := Catalog{Version: rd.Uint(), NextRouteID: rd.Uint()}
+	n := rd.Count()
+	for i := 0; i < n; i++ {
+		r := Route{ID: rd.Uint(), Start: rd.String(), End: rd.String(), Group: int(rd.Int())}
+		st := rd.Uint()
+		r.Parent = rd.Uint()
+		r.StagedVisible = rd.Bool()
+		r.MigrationJob = rd.Uint()
+		r.MinWriteTSExclusive = hlc.TS(rd.Uint())
+		if st > uint64(WriteFenced) {
+			return Catalog{}, fmt.Errorf("catalog: decode: %w: route state %d", wire.ErrMalformed, st)
+		}
+		r.State = State(st)
+		c.Routes = append(c.Routes, r)
+	}
+	if err := rd.Close(); err != nil {
 		return Catalog{}, fmt.Errorf("catalog: decode: %w", err)
 	}
 	return c, nil

@@ -9,7 +9,6 @@
 package job
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -183,22 +182,4 @@ func (j SplitJob) String() string {
 		s += " from=" + j.AbandonFromPhase.String()
 	}
 	return s
-}
-
-// Encode returns the stored form.
-func (j SplitJob) Encode() []byte {
-	b, err := json.Marshal(j)
-	if err != nil {
-		panic(err)
-	}
-	return b
-}
-
-// Decode parses a stored job.
-func Decode(b []byte) (SplitJob, error) {
-	var j SplitJob
-	if err := json.Unmarshal(b, &j); err != nil {
-		return SplitJob{}, fmt.Errorf("job: decode: %w", err)
-	}
-	return j, nil
 }

@@ -1,0 +1,82 @@
+package job
+
+import (
+	"fmt"
+
+	"shardsim/model/migrate/hlc"
+	"shardsim/model/migrate/keys"
+	"shardsim/model/migrate/wire"
+)
+
+const (
+	codecTag     = 'J'
+	codecVersion = 1
+)
+
+// Encode returns the stored form.
+func (j SplitJob) Encode() []byte {
+	w := wire.NewWriter(codecTag, codecVersion)
+	w.Uint(j.ID)
+	w.Uint(j.SourceRouteID)
+	w.Int(int64(j.SourceGroup))
+	w.Int(int64(j.TargetGroup))
+	w.String(j.SplitKey)
+	w.String(j.MovingEnd)
+	w.Uint(j.MovingRouteID)
+	w.Uint(uint64(j.Phase))
+	w.Uint(uint64(j.SnapshotTS))
+	w.Uint(uint64(j.FenceTS))
+	w.Uint(j.CutoverVersion)
+	w.Uint(uint64(j.MaxImportedTS))
+	w.Uint(uint64(j.Pass))
+	w.Uint(uint64(len(j.Brackets)))
+	for _, b := range j.Brackets {
+		w.Uint(uint64(b.Family))
+		w.Bytes(b.Cursor)
+		w.Bool(b.Done)
+		w.Uint(b.Seq)
+	}
+	w.Bool(j.StagedCleared)
+	w.Bool(j.SourceCleaned)
+	w.Uint(uint64(j.RetryPhase))
+	w.Uint(uint64(j.AbandonFromPhase))
+	w.String(j.LastError)
+	w.Uint(uint64(j.Retries))
+	w.Int(j.CreatedAtMs)
+	w.Int(j.TerminalAtMs)
+	w.Uint(j.Writes)
+	return w.Done()
+}
+
+// Decode parses a stored job.
+func Decode(b []byte) (SplitJob, error) {
+	r := wire.NewReader(b, codecTag, codecVersion)
+	j := SplitJob{ID: r.Uint(), SourceRouteID: r.Uint(), SourceGroup: int(r.Int()), TargetGroup: int(r.Int()),
+		SplitKey: r.String(), MovingEnd: r.String(), MovingRouteID: r.Uint()}
+	j.Phase = Phase(r.Uint())
+	j.SnapshotTS = hlc.TS(r.Uint())
+	j.FenceTS = hlc.TS(r.Uint())
+	j.CutoverVersion = r.Uint()
+	j.MaxImportedTS = hlc.TS(r.Uint())
+	j.Pass = uint8(r.Uint())
+	n := r.Count()
+	for i := 0; i < n; i++ {
+		j.Brackets = append(j.Brackets, Bracket{Family: keys.Family(r.Uint()), Cursor: r.Bytes(), Done: r.Bool(), Seq: r.Uint()})
+	}
+	j.StagedCleared = r.Bool()
+	j.SourceCleaned = r.Bool()
+	j.RetryPhase = Phase(r.Uint())
+	j.AbandonFromPhase = Phase(r.Uint())
+	j.LastError = r.String()
+	j.Retries = uint32(r.Uint())
+	j.CreatedAtMs = r.Int()
+	j.TerminalAtMs = r.Int()
+	j.Writes = r.Uint()
+	if err := r.Close(); err != nil {
+		return SplitJob{}, fmt.Errorf("job: decode: %w", err)
+	}
+	if _, ok := phaseNames[j.Phase]; !ok {
+		return SplitJob{}, fmt.Errorf("job: decode: %w: phase %d", wire.ErrMalformed, j.Phase)
+	}
+	return j, nil
+}

@@ -1,0 +1,157 @@
+// Package wire is the small binary encoding the migration's durable records
+// (the route catalog, split jobs) use in the metadata store: uvarints and
+// length-prefixed byte strings behind a record tag and version byte, so a
+// reader rejects anything it does not understand rather than guess.
+package wire
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// ErrMalformed is wrapped by every decoding error.
+var ErrMalformed = errors.New("wire: malformed record")
+
+// Writer appends fields to a buffer.
+type Writer struct{ b []byte }
+
+// NewWriter starts a record with its tag and version.
+func NewWriter(tag byte, version byte) *Writer { return &Writer{b: []byte{tag, version}} }
+
+// Uint appends an unsigned integer.
+func (w *Writer) Uint(v uint64) { w.b = binary.AppendUvarint(w.b, v) }
+
+// Int appends a signed integer.
+func (w *Writer) Int(v int64) { w.b = binary.AppendVarint(w.b, v) }
+
+// Bool appends a boolean.
+func (w *Writer) Bool(v bool) {
+	if v {
+		w.b = append(w.b, 1)
+	} else {
+		w.b = append(w.b, 0)
+	}
+}
+
+// Bytes appends a length-prefixed byte string.
+func (w *Writer) Bytes(p []byte) {
+	w.Uint(uint64(len(p)))
+	w.b = append(w.b, p...)
+}
+
+// String appends a length-prefixed string.
+func (w *Writer) String(s string) {
+	w.Uint(uint64(len(s)))
+	w.b = append(w.b, s...)
+}
+
+// Done returns the record.
+func (w *Writer) Done() []byte { return w.b }
+
+// Reader reads fields back; the first error sticks.
+type Reader struct {
+	b   []byte
+	err error
+}
+
+// NewReader checks the tag and version and returns a reader of the rest.
+func NewReader(b []byte, tag, version byte) *Reader {
+	r := &Reader{}
+	switch {
+	case len(b) < 2 || b[0] != tag:
+		r.err = fmt.Errorf("%w: not a %q record", ErrMalformed, tag)
+	case b[1] != version:
+		r.err = fmt.Errorf("%w: unknown version %d of %q", ErrMalformed, b[1], tag)
+	default:
+		r.b = b[2:]
+	}
+	return r
+}
+
+func (r *Reader) fail(what string) {
+	if r.err == nil {
+		r.err = fmt.Errorf("%w: bad %s", ErrMalformed, what)
+	}
+}
+
+// Uint reads an unsigned integer.
+func (r *Reader) Uint() uint64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.fail("uint")
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+// Int reads a signed integer.
+func (r *Reader) Int() int64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.fail("int")
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+// Bool reads a boolean.
+func (r *Reader) Bool() bool {
+	if r.err != nil {
+		return false
+	}
+	if len(r.b) < 1 || r.b[0] > 1 {
+		r.fail("bool")
+		return false
+	}
+	v := r.b[0] == 1
+	r.b = r.b[1:]
+	return v
+}
+
+// Bytes reads a length-prefixed byte string (a copy; nil when empty).
+func (r *Reader) Bytes() []byte {
+	n := r.Uint()
+	if r.err != nil {
+		return nil
+	}
+	if uint64(len(r.b)) < n {
+		r.fail("bytes")
+		return nil
+	}
+	var out []byte
+	if n > 0 {
+		out = append([]byte(nil), r.b[:n]...)
+	}
+	r.b = r.b[n:]
+	return out
+}
+
+// String reads a length-prefixed string.
+func (r *Reader) String() string { return string(r.Bytes()) }
+
+// Count reads a collection length, bounded by what the rest could hold.
+func (r *Reader) Count() int {
+	n := r.Uint()
+	if n > uint64(len(r.b)) {
+		r.fail("count")
+		return 0
+	}
+	return int(n)
+}
+
+// Close reports the first error, or trailing bytes.
+func (r *Reader) Close() error {
+	if r.err == nil && len(r.b) != 0 {
+		r.err = fmt.Errorf("%w: %d trailing bytes", ErrMalformed, len(r.b))
+	}
+	return r.err
+}
