@@ -79,3 +79,10 @@ func TestDifferentialOracleFaults(t *testing.T) {
 	})
 	t.Log("\n" + stats.report())
 }
+
+// FuzzDifferentialOracle is the faulty oracle under coverage-guided
+// fuzzing: the fuzzer's bytes are rapid's choices.
+func FuzzDifferentialOracle(f *testing.F) {
+	stats := newOracleStats()
+	f.Fuzz(rapid.MakeFuzz(func(t *rapid.T) { runOracle(t, DefaultConfig(), true, stats) }))
+}
