@@ -452,3 +452,52 @@ func TestEtcdNoLeaseLeaks(t *testing.T) {
 		t.Fatalf("%d etcd leases for %d bindings", got, want)
 	}
 }
+
+// TestEtcdTxnSizes pins every mutation to one transaction of a known size
+// (compares, success ops), far inside etcd's default of 128.
+func TestEtcdTxnSizes(t *testing.T) {
+	f := newEtcdFix(t, DefaultConfig(), simkv.StoreConfig{})
+	h, c := f.hooked()
+	var l Lease
+	for _, tc := range []struct {
+		name      string
+		do        func() error
+		cmps, ops int
+	}{
+		{"create_run", func() error { _, err := c.CreateRun(f.now, tenantA, 2, RunConfig{}); return err }, 1, 1},
+		{"register_shards of 3", func() error {
+			_, _, err := c.RegisterShards(f.now, tenantA, 2, []InitialShard{{1, spec("", "f")}, {2, spec("f", "p")}, {3, spec("p", "")}}, 1)
+			return err
+		}, 6, 5},
+		{"acquire", func() (err error) {
+			var res AcquireResult
+			res, _, err = c.AcquireAndRestore(f.now, tenantA, ShardKey{run1, 1}, w1)
+			l = res.Lease
+			return err
+		}, 1, 2},
+		{"checkpoint", func() error { _, _, err := c.Checkpoint(f.now, tenantA, l, cur("b"), 2); return err }, 2, 1},
+		{"renew", func() error { f.now++; _, _, err := c.Renew(f.now, tenantA, l); return err }, 2, 2},
+		{"split_residual", func() error {
+			_, _, err := c.SplitResidual(f.now, tenantA, l, SplitResidualPlan{spec("a", "g"), spec("g", "m")}, 3)
+			return err
+		}, 5, 2},
+		{"complete", func() error { _, _, err := c.Complete(f.now, tenantA, l, cur("c"), 4); return err }, 2, 2},
+		{"claim", func() error { _, _, err := c.ClaimNextAvailable(f.now, tenantA, w2); return err }, 3, 3},
+		{"cancel_run", func() error { _, _, err := c.CancelRun(f.now, tenantA, 2, 5); return err }, 1, 2},
+	} {
+		h.sent = nil
+		if err := tc.do(); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if len(h.sent) != 1 || len(h.sent[0].Compare) != tc.cmps || len(h.sent[0].Success) != tc.ops {
+			var sizes [][2]int
+			for _, r := range h.sent {
+				sizes = append(sizes, [2]int{len(r.Compare), len(r.Success)})
+			}
+			t.Errorf("%s: sent (compares, ops) %v, want one of (%d, %d)", tc.name, sizes, tc.cmps, tc.ops)
+		}
+	}
+	if c, o := RegisterTxnSize(3); c != 6 || o != 5 {
+		t.Errorf("RegisterTxnSize(3) = %d, %d", c, o)
+	}
+}
