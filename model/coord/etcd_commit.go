@@ -7,7 +7,7 @@ import (
 )
 
 // commit is one transaction the backend wants to apply: the compares that
-// must still hold (everything the decision read), the writes, and the
+// must still hold (what the decision depends on), the writes, and the
 // witness that tells, after an ambiguous answer, whether it landed.
 type commit struct {
 	cmps    []simkv.Compare
