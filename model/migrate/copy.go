@@ -14,9 +14,12 @@ import (
 // copyBatch copies one chunk of the first unfinished bracket of the
 // current pass: export (low, high] after the bracket's cursor from the
 // source, import it into the target's staged keyspace as batch seq+1, and
-// record the new cursor on the job. A retry after any failure exports the
-// same rows again (nothing in (low, high] of the moving span changes while
-// the pass runs) with the same seq, which the target deduplicates.
+// record the new cursor on the job. A retry after a failure exports from
+// the same cursor with the same seq: the versions in (low, high] it finds
+// are the same (none is added or removed while the pass runs), but the
+// chunk may end elsewhere, so when the target answers that the seq is
+// already stored, the migrator drops its chunk and continues from the
+// cursor the target stored with it.
 func (m *migrator) copyBatch(j job.SplitJob, rev int64, low, high hlc.TS) (job.SplitJob, int64, error) {
 	i := 0
 	for i < len(j.Brackets) && j.Brackets[i].Done {
@@ -51,8 +54,7 @@ func (m *migrator) copyBatch(j job.SplitJob, rev int64, low, high hlc.TS) (job.S
 			max = row.TS
 		}
 	}
-	next := chunk.Next.Encode()
-	seq := b.Seq
+	next, seq, done := chunk.Next.Encode(), b.Seq, chunk.Done
 	if len(chunk.Rows) > 0 {
 		seq++
 		ir, err := m.call(j.TargetGroup, ImportReq{
@@ -63,10 +65,14 @@ func (m *migrator) copyBatch(j job.SplitJob, rev int64, low, high hlc.TS) (job.S
 			return j, rev, err
 		}
 		if resp := ir.(ImportResp); resp.Duplicate {
-			next, seq = resp.Cursor, resp.Seq
+			// An earlier attempt's batch seq landed but its job update did
+			// not. Its chunk may have ended elsewhere (the scan budget also
+			// counts versions above the copy window, which keep arriving),
+			// so the stored cursor is the truth and this chunk is dropped.
+			next, seq, done, max = resp.Cursor, resp.Seq, false, 0
 		}
 	}
-	b.Cursor, b.Seq, b.Done = next, seq, chunk.Done
+	b.Cursor, b.Seq, b.Done = next, seq, done
 	if max > j.MaxImportedTS {
 		j.MaxImportedTS = max
 	}
