@@ -1,0 +1,198 @@
+package linearizability
+
+import (
+	"fmt"
+
+	mcat "shardsim/model/migrate/catalog"
+	"shardsim/model/migrate/job"
+	"shardsim/model/migrate/keys"
+	"shardsim/simkv"
+)
+
+// MigrateViolation is a violated M.* property and why.
+type MigrateViolation struct {
+	Property string
+	Detail   string
+}
+
+func (v *MigrateViolation) Error() string { return v.Property + ": " + v.Detail }
+
+func mviolation(prop, format string, args ...any) *MigrateViolation {
+	return &MigrateViolation{Property: prop, Detail: fmt.Sprintf(format, args...)}
+}
+
+// CatalogChecker checks M.CatalogNonOverlap and M.CatalogVersionMonotone:
+// every catalog snapshot the metadata store accepts has non-overlapping
+// routes and a version exactly one above the previous, and no viewer (a
+// coordinator's watcher, a group voter's state machine) ever moves its
+// applied version backwards.
+type CatalogChecker struct {
+	last    uint64
+	have    bool
+	viewers map[string]uint64
+}
+
+// NewCatalogChecker returns a checker.
+func NewCatalogChecker() *CatalogChecker { return &CatalogChecker{viewers: map[string]uint64{}} }
+
+// Published checks one catalog snapshot the store accepted.
+func (c *CatalogChecker) Published(cat mcat.Catalog) error {
+	if a, b, ok := cat.Overlap(); ok {
+		return mviolation("M.CatalogNonOverlap", "catalog v%d has overlapping routes %s and %s", cat.Version, a, b)
+	}
+	if c.have && cat.Version != c.last+1 {
+		return mviolation("M.CatalogVersionMonotone", "catalog version went from %d to %d", c.last, cat.Version)
+	}
+	c.last, c.have = cat.Version, true
+	return nil
+}
+
+// Viewed checks that viewer's applied catalog version did not go back.
+func (c *CatalogChecker) Viewed(viewer string, version uint64) error {
+	if prev, ok := c.viewers[viewer]; ok && version < prev {
+		return mviolation("M.CatalogVersionMonotone", "%s moved its catalog view back from v%d to v%d", viewer, prev, version)
+	}
+	c.viewers[viewer] = version
+	return nil
+}
+
+// GroupView is what one group would do with a write right now: whether it
+// has a leader that serves, and the catalog view that leader enforces.
+type GroupView struct {
+	Group int
+	Ready bool
+	View  mcat.Catalog
+}
+
+// CheckSingleWriter checks M.SingleWriter over the given route keys: at
+// most one group would accept a write for each (a serving leader whose
+// view gives it the key's route, Active).
+func CheckSingleWriter(routeKeys []string, views []GroupView) error {
+	for _, k := range routeKeys {
+		owner := -1
+		for _, gv := range views {
+			if !gv.Ready {
+				continue
+			}
+			r, ok := gv.View.Lookup(k)
+			if !ok || r.Group != gv.Group || r.State != mcat.Active {
+				continue
+			}
+			if owner >= 0 {
+				return mviolation("M.SingleWriter", "groups %d and %d would both accept a write to %q (views v%d, v%d)",
+					owner, gv.Group, k, viewOf(views, owner).Version, gv.View.Version)
+			}
+			owner = gv.Group
+		}
+	}
+	return nil
+}
+
+func viewOf(views []GroupView, g int) mcat.Catalog {
+	for _, v := range views {
+		if v.Group == g {
+			return v.View
+		}
+	}
+	return mcat.Catalog{}
+}
+
+// PhaseChecker checks M.PhaseOrder on the sequence of records each job is
+// written with. It has its own copy of the state machine, so a wrong edge
+// in the protocol's table is caught too.
+type PhaseChecker struct {
+	last     map[uint64]job.SplitJob
+	cutovers map[uint64]int
+}
+
+// NewPhaseChecker returns a checker.
+func NewPhaseChecker() *PhaseChecker {
+	return &PhaseChecker{last: map[uint64]job.SplitJob{}, cutovers: map[uint64]int{}}
+}
+
+// phaseEdges is the SplitJob state machine, written out edge by edge.
+var phaseEdges = map[job.Phase][]job.Phase{
+	job.Planned:    {job.Backfill, job.Failed, job.Abandoning},
+	job.Backfill:   {job.Fence, job.Failed, job.Abandoning},
+	job.Fence:      {job.DeltaCopy, job.Failed, job.Abandoning},
+	job.DeltaCopy:  {job.Cutover, job.Failed, job.Abandoning},
+	job.Cutover:    {job.Cleanup, job.Failed},
+	job.Cleanup:    {job.Done, job.Failed},
+	job.Abandoning: {job.Abandoned},
+}
+
+// Recorded checks one written record of a job.
+func (c *PhaseChecker) Recorded(j job.SplitJob) error {
+	if (j.Phase == job.Failed) != (j.RetryPhase != 0) {
+		return mviolation("M.PhaseOrder", "job %d in %s with retry_phase %s", j.ID, j.Phase, j.RetryPhase)
+	}
+	if (j.Phase == job.Abandoning || j.Phase == job.Abandoned) != (j.AbandonFromPhase != 0) {
+		return mviolation("M.PhaseOrder", "job %d in %s with abandon_from_phase %s", j.ID, j.Phase, j.AbandonFromPhase)
+	}
+	prev, seen := c.last[j.ID]
+	c.last[j.ID] = j
+	if !seen {
+		if j.Phase != job.Planned {
+			return mviolation("M.PhaseOrder", "job %d first written in %s", j.ID, j.Phase)
+		}
+		return nil
+	}
+	if prev.Phase.Terminal() {
+		return mviolation("M.PhaseOrder", "job %d rewritten after %s (now %s)", j.ID, prev.Phase, j.Phase)
+	}
+	if prev.Phase == j.Phase {
+		return nil // progress within a phase
+	}
+	ok := false
+	if prev.Phase == job.Failed {
+		ok = j.Phase == prev.RetryPhase || (j.Phase == job.Abandoning && prev.RetryPhase <= job.DeltaCopy)
+	} else {
+		for _, to := range phaseEdges[prev.Phase] {
+			ok = ok || to == j.Phase
+		}
+	}
+	if !ok {
+		return mviolation("M.PhaseOrder", "job %d moved %s -> %s", j.ID, prev.Phase, j.Phase)
+	}
+	if j.Phase == job.Failed && j.RetryPhase != prev.Phase {
+		return mviolation("M.PhaseOrder", "job %d failed in %s but keeps retry_phase %s", j.ID, prev.Phase, j.RetryPhase)
+	}
+	if j.Phase == job.Cutover && prev.Phase == job.DeltaCopy {
+		c.cutovers[j.ID]++
+		if c.cutovers[j.ID] > 1 {
+			return mviolation("M.PhaseOrder", "job %d cut over twice", j.ID)
+		}
+	}
+	if j.Phase == job.Abandoning && c.cutovers[j.ID] > 0 {
+		return mviolation("M.PhaseOrder", "job %d abandoned after CUTOVER", j.ID)
+	}
+	return nil
+}
+
+// Writes returns the puts a successful simkv request applied (for
+// observers of the metadata store): a put, or the taken branch of a txn.
+func Writes(req simkv.Request, resp simkv.Response, err error) []simkv.PutRequest {
+	if err != nil {
+		return nil
+	}
+	switch {
+	case req.Put != nil:
+		return []simkv.PutRequest{*req.Put}
+	case req.Txn != nil && resp.Txn != nil:
+		ops := req.Txn.Failure
+		if resp.Txn.Succeeded {
+			ops = req.Txn.Success
+		}
+		var out []simkv.PutRequest
+		for _, op := range ops {
+			if op.Put != nil {
+				out = append(out, *op.Put)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// InSpan reports whether raw's route key lies in s.
+func InSpan(raw string, s keys.Span) bool { return s.Contains(keys.RouteKey(raw)) }
