@@ -1,0 +1,73 @@
+package scenarios
+
+import (
+	"shardsim/linearizability"
+)
+
+// mProperties are the properties the migration scenarios judge.
+var mProperties = []string{
+	"M.CatalogNonOverlap", "M.CatalogVersionMonotone", "M.SingleWriter", "M.NoLostWrite",
+	"M.SnapshotReads", "M.Linearizable", "M.HLCMonotone", "M.FencedWritesRejected",
+	"M.ExactlyOnceCopy", "M.PhaseOrder", "M.CleanupSafe", "M.JobTerminates",
+}
+
+func init() {
+	Register(Scenario{
+		Name:        "migrate",
+		Description: "one manual range split moves half a route to another raft group while clients write, delete, read (latest and snapshot) and scan both halves, through crashes, pauses, leader changes, clock skew and lost or ambiguous requests",
+		Properties:  mProperties,
+		Run:         func(cfg Config) (Result, error) { return runMigrate("migrate", mSplit, cfg) },
+	})
+	Register(Scenario{
+		Name:        "migrate-abandon",
+		Description: "a range split is abandoned at a random phase before CUTOVER, under the same clients and faults as migrate",
+		Properties:  mProperties,
+		Run:         func(cfg Config) (Result, error) { return runMigrate("migrate-abandon", mAbandon, cfg) },
+	})
+	Register(Scenario{
+		Name:        "hotspot",
+		Description: "a skewed load makes the hotspot detector choose when and where to split and which group receives the moving half, under the same faults as migrate",
+		Properties:  mProperties,
+		Run:         func(cfg Config) (Result, error) { return runMigrate("hotspot", mHotspot, cfg) },
+	})
+}
+
+func runMigrate(name string, kind mKind, cfg Config) (Result, error) {
+	m, err := newMigrateWorld(name, kind, cfg)
+	if err != nil {
+		return Result{}, err
+	}
+	m.w.Loop.Run()
+	m.chk.final(cfg)
+	m.count()
+	_ = linearizability.Ok
+	return m.w.Result(), nil
+}
+
+// count publishes what the run did.
+func (m *mWorld) count() {
+	w := m.w
+	for _, k := range []string{"writes_acked", "writes_ambiguous", "writes_failed", "reads", "scans"} {
+		w.Count(k, m.rec.counts[k])
+	}
+	w.Count("jobs", int64(m.chk.jobsSeen))
+	w.Count("versions_imported", m.chk.imported)
+	w.Count("versions_promoted", m.chk.promoted)
+	w.Count("versions_cleaned", m.chk.cleaned)
+	if m.kind == mHotspot {
+		w.Count("hotspot_splits", m.chk.splits)
+		w.Count("hotspot_declines", m.chk.declines)
+	}
+	ns := m.net.Stats()
+	w.Count("rpc_calls", int64(ns.Calls))
+	w.Count("rpc_lost_requests", int64(ns.LostRequests))
+	w.Count("rpc_lost_responses", int64(ns.LostResponses))
+	w.Count("rpc_timeouts", int64(ns.Timeouts))
+	cs := m.chaos.Stats()
+	w.Count("leader_moves", int64(cs.LeaderMoves))
+	w.Count("crashes", int64(cs.Crashes))
+	w.Count("pauses", int64(cs.Pauses))
+	w.Count("clock_faults", int64(cs.ClockFaults))
+	ks := m.meta.Stats()
+	w.Count("meta_indeterminate", int64(ks.Indeterminate))
+}

@@ -1,0 +1,323 @@
+package scenarios
+
+import (
+	"fmt"
+
+	"shardsim/linearizability"
+	"shardsim/model/migrate/catalog"
+	"shardsim/model/migrate/fsm"
+	"shardsim/model/migrate/hlc"
+	"shardsim/model/migrate/hotspot"
+	"shardsim/model/migrate/job"
+	"shardsim/model/migrate/keys"
+	"shardsim/model/migrate/mvcc"
+	"shardsim/simclock"
+	"shardsim/simkv"
+)
+
+// mChecks connects a migration world to its checkers. It observes the
+// groups (every apply, every leadership change), the metadata store (every
+// catalog and job record written) and the coordinators' views, and judges
+// each event as it happens; the history checks run at the end.
+type mChecks struct {
+	m       *mWorld
+	catalog *linearizability.CatalogChecker
+	phases  *linearizability.PhaseChecker
+	jobs    *linearizability.JobChecker
+	oracle  *linearizability.VersionOracle
+
+	latest     catalog.Catalog // the last catalog the store accepted
+	liveJob    uint64
+	lastJobEnd simclock.Time
+	jobsSeen   int
+	writerKeys []string
+	recheckNLW bool   // re-check M.NoLostWrite after this step
+	nlwWhen    string // what triggered it
+	openReads  []mOpenRead
+
+	imported, promoted, cleaned int64
+	splits, declines            int64
+}
+
+type mOpenRead struct {
+	group, node int
+	term        uint64
+	id          uint64
+	span        keys.Span
+}
+
+func newMChecks(m *mWorld) *mChecks {
+	return &mChecks{m: m, catalog: linearizability.NewCatalogChecker(), phases: linearizability.NewPhaseChecker(),
+		jobs: linearizability.NewJobChecker(), oracle: linearizability.NewVersionOracle(),
+		latest: initialCatalog(), writerKeys: mUserKeys()}
+}
+
+func (c *mChecks) fail(err error) {
+	if err == nil {
+		return
+	}
+	if v, ok := err.(*linearizability.MigrateViolation); ok {
+		c.m.w.Fail(v.Property, v.Detail)
+		return
+	}
+	c.m.w.Fail("M.?", err.Error())
+}
+
+// OnApply implements group.Observer.
+func (c *mChecks) OnApply(g, node int, e fsm.Entry, r fsm.Result, first bool, f *fsm.FSM) {
+	if e.Kind == fsm.KindCatalog {
+		c.fail(c.catalog.Viewed(fmt.Sprintf("g%d/n%d", g, node), f.View.Version))
+		if ln, _ := c.m.cluster.Leader(g); ln == node {
+			c.checkWriters()
+		}
+	}
+	if !first {
+		return
+	}
+	switch e.Kind {
+	case fsm.KindWrite:
+		if r.Err != nil {
+			return
+		}
+		v, _ := f.Store.At(e.Write.Key, e.Write.TS)
+		c.oracle.Add(linearizability.AppliedWrite{Op: e.Write.Op, Group: g, Key: e.Write.Key, Version: v, At: c.m.w.Loop.Now()})
+		c.fail(c.jobs.SourceWrite(g, e.Write.Key, e.Write.TS, f.View.Version))
+		c.fail(c.jobs.TargetWrite(g, e.Write.Key, e.Write.TS, f.View.Version))
+	case fsm.KindImport:
+		if r.Err != nil || r.Duplicate {
+			return
+		}
+		c.imported += int64(len(e.Import.Rows))
+		c.jobs.Imported(e.Import.Job, e.Import.Rows)
+		for _, row := range e.Import.Rows {
+			c.fail(c.oracle.CheckImported(e.Import.Job, row))
+		}
+	case fsm.KindPromote:
+		c.promoted += int64(r.Applied)
+		c.nlw("promotion")
+	case fsm.KindCleanup:
+		c.cleaned += int64(r.Applied)
+		j, _ := c.jobs.Job(e.Cleanup.Job)
+		promoted, staged := false, 0
+		for n := 0; n < mNodes; n++ {
+			v := c.m.cluster.Voter(j.TargetGroup, n)
+			promoted = promoted || v.Promoted(j.ID)
+		}
+		staged = c.m.cluster.MostApplied(j.TargetGroup).StagedRows(j.ID)
+		open := 0
+		for _, o := range c.openReads {
+			// A read whose leader crashed or lost the term can no longer
+			// be served; it is not in flight.
+			if o.group == g && o.span.Overlaps(e.Cleanup.Moving) && c.m.cluster.IsLeader(g, o.node, o.term) {
+				open++
+			}
+		}
+		c.fail(c.jobs.Cleanup(j.ID, promoted, staged, open))
+		c.nlw("cleanup")
+	case fsm.KindAbandonStaged:
+		c.nlw("abandon")
+	}
+}
+
+// OnLeader implements group.Observer.
+func (c *mChecks) OnLeader(g, node int, term uint64, ready bool) { c.checkWriters() }
+
+// checkWriters checks M.SingleWriter over the workload's route keys.
+func (c *mChecks) checkWriters() {
+	var views []linearizability.GroupView
+	for g := 0; g < mGroups; g++ {
+		n, _ := c.m.cluster.Leader(g)
+		if n < 0 {
+			continue
+		}
+		views = append(views, linearizability.GroupView{Group: g, Ready: c.m.cluster.Ready(g), View: c.m.cluster.Voter(g, n).View})
+	}
+	c.fail(linearizability.CheckSingleWriter(c.writerKeys, views))
+}
+
+// detected counts the hotspot detector's decisions.
+func (c *mChecks) detected(d hotspot.Decision, job uint64) {
+	if job != 0 {
+		c.splits++
+	} else {
+		c.declines++
+	}
+}
+
+// viewed is the coordinators' view hook.
+func (c *mChecks) viewed(name string, version uint64) { c.fail(c.catalog.Viewed(name, version)) }
+
+func (c *mChecks) readOpen(group, node int, term, id uint64, span keys.Span) {
+	c.openReads = append(c.openReads, mOpenRead{group: group, node: node, term: term, id: id<<8 | uint64(node), span: span})
+}
+
+func (c *mChecks) readClose(group, node int, id uint64) {
+	key := id<<8 | uint64(node)
+	for i, o := range c.openReads {
+		if o.group == group && o.id == key {
+			c.openReads = append(c.openReads[:i], c.openReads[i+1:]...)
+			return
+		}
+	}
+}
+
+func (c *mChecks) nlw(when string) {
+	c.recheckNLW = true
+	c.nlwWhen = when
+}
+
+// mMeta adapts mChecks to simkv.Observer.
+type mMeta struct{ c *mChecks }
+
+// OnInvoke implements simkv.Observer.
+func (mMeta) OnInvoke(uint64, string, simclock.Time, simkv.Request) {}
+
+// OnReturn implements simkv.Observer.
+func (mMeta) OnReturn(uint64, simclock.Time, simkv.Response, error) {}
+
+// OnApply implements simkv.Observer.
+func (o mMeta) OnApply(call uint64, at simclock.Time, req simkv.Request, resp simkv.Response, err error, before, after int64) {
+	o.c.metaApplied(at, req, resp, err)
+}
+
+// metaApplied judges the catalog and job records a metadata request wrote.
+func (c *mChecks) metaApplied(at simclock.Time, req simkv.Request, resp simkv.Response, err error) {
+	puts := linearizability.Writes(req, resp, err)
+	var cat *catalog.Catalog
+	for _, p := range puts {
+		if string(p.Key) == job.CatalogKey {
+			nc, derr := catalog.Decode(p.Value)
+			if derr != nil {
+				c.m.w.Fail("M.CatalogNonOverlap", "undecodable catalog: "+derr.Error())
+				return
+			}
+			c.fail(c.catalog.Published(nc))
+			c.latest, cat = nc, &nc
+		}
+	}
+	for _, p := range puts {
+		k := string(p.Key)
+		switch {
+		case k == job.LiveJobKey:
+			c.liveJob = job.DecodeID(p.Value)
+			if c.liveJob == 0 {
+				c.lastJobEnd = at
+			}
+		case len(k) > len(job.JobPrefix()) && k[:len(job.JobPrefix())] == job.JobPrefix(),
+			len(k) > len(job.HistPrefix()) && k[:len(job.HistPrefix())] == job.HistPrefix():
+			j, derr := job.Decode(p.Value)
+			if derr != nil {
+				c.m.w.Fail("M.PhaseOrder", "undecodable job record: "+derr.Error())
+				return
+			}
+			c.observeJob(j, cat)
+		}
+	}
+}
+
+func (c *mChecks) observeJob(j job.SplitJob, cat *catalog.Catalog) {
+	prev, seen := c.jobs.Job(j.ID)
+	if !seen {
+		c.jobsSeen++
+	}
+	c.fail(c.phases.Recorded(j))
+	if c.jobs.Recorded(j, cat) {
+		// CUTOVER: everything at or below fence_ts must be on the target.
+		var rows []mvcc.Row
+		c.m.cluster.MostApplied(j.SourceGroup).MovedRows(j.Moving(), func(raw string, vs []mvcc.Version) {
+			for _, v := range vs {
+				rows = append(rows, mvcc.Row{Key: raw, Version: v})
+			}
+		})
+		c.fail(c.jobs.CheckCopy(j.ID, rows))
+	}
+	if !seen || prev.Phase != j.Phase || cat != nil {
+		c.nlw("job " + j.Phase.String())
+	}
+}
+
+// readOwner reads key at ts as its owner in the latest published catalog
+// serves it (from the owner's most advanced voter, merging staged rows when
+// the route says so) — independent of any group's own view.
+func (c *mChecks) readOwner(key string, ts hlc.TS) (mvcc.Read, bool) {
+	r, ok := c.latest.Lookup(keys.RouteKey(key))
+	if !ok {
+		return mvcc.Read{}, false
+	}
+	v := c.m.cluster.MostApplied(r.Group)
+	return v.Store.Get(key, ts, mvcc.Staging{Active: r.StagedVisible, Job: r.MigrationJob}, mvcc.MergeNewest), true
+}
+
+// step runs after every event: deferred checks, and the end of the run.
+func (c *mChecks) step() {
+	w := c.m.w
+	if w.Failed() {
+		return
+	}
+	if c.recheckNLW {
+		c.recheckNLW = false
+		c.fail(c.oracle.CheckNoLostWrite(c.m.rec.acked, c.readOwner, "after "+c.nlwWhen))
+	}
+	if !w.Failed() && c.m.done() {
+		w.Loop.Stop()
+	}
+}
+
+// final runs the end-of-run checks: histories, then liveness.
+func (c *mChecks) final(cfg Config) {
+	w := c.m.w
+	if w.Failed() {
+		return
+	}
+	for _, r := range c.m.rec.reads {
+		if err := c.oracle.CheckRead(r); err != nil {
+			c.fail(err)
+			return
+		}
+	}
+	for _, s := range c.m.rec.scans {
+		if err := c.oracle.CheckScan(s); err != nil {
+			c.fail(err)
+			return
+		}
+	}
+	c.fail(c.oracle.CheckNoLostWrite(c.m.rec.acked, c.readOwner, "at the end"))
+	if w.Failed() {
+		return
+	}
+	if !c.m.done() {
+		c.m.w.Fail("M.JobTerminates", c.stuck())
+		return
+	}
+	for _, r := range c.latest.Routes {
+		if r.State == catalog.WriteFenced || r.StagedVisible {
+			c.m.w.Fail("M.JobTerminates", fmt.Sprintf("every job ended but route %s is left behind", r))
+			return
+		}
+	}
+	ops := c.m.rec.history(c.oracle)
+	verdict, detail := linearizability.CheckMigrateHistory(ops, c.oracle, cfg.checkTimeout())
+	switch verdict {
+	case linearizability.Violation:
+		w.Fail("M.Linearizable", detail)
+	case linearizability.Unknown:
+		w.Undecided("M.Linearizable", detail)
+	}
+}
+
+// stuck explains a run that did not converge after the heal.
+func (c *mChecks) stuck() string {
+	if c.liveJob != 0 {
+		j, _ := c.jobs.Job(c.liveJob)
+		return fmt.Sprintf("job %d still %s %v after the heal", j.ID, j.Phase, j.LastError)
+	}
+	for i, cl := range c.m.clients {
+		if !cl.done {
+			return fmt.Sprintf("client %d never finished", i)
+		}
+	}
+	if !c.m.opDone {
+		return "the operator never finished"
+	}
+	return "the run did not converge"
+}

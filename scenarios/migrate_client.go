@@ -1,0 +1,206 @@
+package scenarios
+
+import (
+	"fmt"
+	"time"
+
+	"shardsim/linearizability"
+	"shardsim/model/migrate"
+	"shardsim/model/migrate/errs"
+	"shardsim/model/migrate/hlc"
+	"shardsim/model/migrate/keys"
+	"shardsim/simclock"
+)
+
+// mWorkload is what clients of a migration scenario draw their operations
+// from.
+type mWorkload struct {
+	userKeys    []string // route keys the clients use
+	hot         []string // keys drawn more often (hotspot)
+	hotShare    float64  // chance an operation picks a hot key
+	internal    float64  // chance an operation picks an internal-family row
+	unversioned float64  // chance a write carries no catalog version
+	ttl         float64  // chance a put has a TTL
+	pace        time.Duration
+}
+
+// mClient runs one client's operations through its own coordinator and
+// records every outcome for the checkers.
+type mClient struct {
+	idx   int
+	ops   int
+	wl    *mWorkload
+	coord *migrate.Coordinator
+	rec   *mRecorder
+	seen  []hlc.TS // commit and read timestamps this client learned
+	seq   int
+	done  bool
+}
+
+func (c *mClient) Receive(ctx *simclock.Context, msg any) {
+	if _, ok := msg.(simclock.Started); !ok {
+		return
+	}
+	c.coord.Start(ctx)
+	ctx.Go("workload", func(t *simclock.Task) {
+		ch := t.Choices()
+		for i := 0; i < c.ops; i++ {
+			c.one(t, ch)
+			t.Sleep(ch.Duration(0, c.wl.pace))
+		}
+		c.done = true
+		ctx.Log("client.done", fmt.Sprintf("ops=%d", c.ops))
+	})
+}
+
+// rawKey draws a raw key: a user key, or an internal-family row of one.
+func (c *mClient) rawKey(ch *simclock.Choices) string {
+	uk := simclock.Pick(ch, c.wl.userKeys)
+	if len(c.wl.hot) > 0 && ch.Chance(c.wl.hotShare) {
+		uk = simclock.Pick(ch, c.wl.hot)
+	}
+	if !ch.Chance(c.wl.internal) {
+		return uk
+	}
+	fams := keys.Families()[1:]
+	f := simclock.Pick(ch, fams)
+	return keys.Encode(f, uk, fmt.Sprint(ch.Intn(2)))
+}
+
+func (c *mClient) opID() string {
+	c.seq++
+	return fmt.Sprintf("c%d-%d", c.idx, c.seq)
+}
+
+func (c *mClient) one(t *simclock.Task, ch *simclock.Choices) {
+	now := func() simclock.Time { return t.Now() }
+	switch roll := ch.Intn(100); {
+	case roll < 45: // put or delete
+		key := c.rawKey(ch)
+		op := c.opID()
+		del := roll >= 38
+		req := migrate.WriteReq{Key: key, Value: op, Tombstone: del, Op: op}
+		if !del && ch.Chance(c.wl.ttl) {
+			req.TTLms = uint64(ch.Between(50, 1500))
+		}
+		call := now()
+		ts, err := c.coord.Write(t, req, ch.Chance(c.wl.unversioned))
+		c.rec.write(c.idx, key, op, del, call, now(), ts, err)
+		if err == nil {
+			c.seen = append(c.seen, ts)
+		}
+	case roll < 75: // point read, latest or at an older timestamp
+		key := c.rawKey(ch)
+		var at hlc.TS
+		if len(c.seen) > 0 && ch.Chance(0.35) {
+			at = simclock.Pick(ch, c.seen)
+		}
+		op := c.opID()
+		call := now()
+		r, err := c.coord.Read(t, key, at)
+		if err == nil {
+			c.rec.read(c.idx, op, key, at == 0, call, now(), r)
+			c.seen = append(c.seen, r.TS)
+		}
+	default: // scan of one family over a few route keys
+		fam := keys.FamilyUser
+		if ch.Chance(c.wl.internal) {
+			fam = simclock.Pick(ch, keys.Families()[1:])
+		}
+		i := ch.Intn(len(c.wl.userKeys))
+		j := i + 1 + ch.Intn(4)
+		span := keys.Span{Start: c.wl.userKeys[i]}
+		if j < len(c.wl.userKeys) {
+			span.End = c.wl.userKeys[j]
+		}
+		var at hlc.TS
+		if len(c.seen) > 0 && ch.Chance(0.3) {
+			at = simclock.Pick(ch, c.seen)
+		}
+		limit := 0
+		if ch.Chance(0.2) {
+			limit = 1 + ch.Intn(3)
+		}
+		op := c.opID()
+		call := now()
+		r, scanned, err := c.coord.Scan(t, fam, span, at, limit)
+		if err == nil {
+			c.rec.scan(c.idx, op, fam, scanned, at == 0, limit, call, now(), r)
+			c.seen = append(c.seen, r.TS)
+		}
+	}
+}
+
+// mRecorder keeps what the clients saw.
+type mRecorder struct {
+	ops    []linearizability.MOp
+	acked  []linearizability.AckedWrite
+	reads  []linearizability.ReadObs
+	scans  []linearizability.ScanObs
+	latest []bool // per scan: at the latest timestamp
+	spans  []scanTimes
+	counts map[string]int64
+}
+
+type scanTimes struct {
+	client       int
+	call, return_ simclock.Time
+}
+
+func newMRecorder() *mRecorder { return &mRecorder{counts: map[string]int64{}} }
+
+func (r *mRecorder) write(client int, key, op string, del bool, call, ret simclock.Time, ts hlc.TS, err error) {
+	o := linearizability.MOp{Client: client, Key: key, Call: call, Return: ret, Write: true, Delete: del, Op: op}
+	switch {
+	case err == nil:
+		r.acked = append(r.acked, linearizability.AckedWrite{Op: op, Key: key, TS: ts})
+		r.counts["writes_acked"]++
+	case errs.Ambiguous(err):
+		o.Ambiguous = true
+		r.counts["writes_ambiguous"]++
+	default:
+		r.counts["writes_failed"]++
+		return // certainly not applied
+	}
+	r.ops = append(r.ops, o)
+}
+
+func (r *mRecorder) read(client int, op, key string, latest bool, call, ret simclock.Time, resp migrate.ReadResp) {
+	r.reads = append(r.reads, linearizability.ReadObs{Op: op, Key: key, TS: resp.TS, Found: resp.Read.Found, Version: resp.Read.Version})
+	r.counts["reads"]++
+	if latest {
+		r.ops = append(r.ops, linearizability.MOp{Client: client, Key: key, Call: call, Return: ret,
+			ReadTS: resp.TS, Found: resp.Read.Found, Value: resp.Read.Version.Value})
+	}
+}
+
+func (r *mRecorder) scan(client int, op string, fam keys.Family, span keys.Span, latest bool, limit int, call, ret simclock.Time, resp migrate.ScanResp) {
+	r.scans = append(r.scans, linearizability.ScanObs{Op: op, Family: fam, Span: span, TS: resp.TS, Limit: limit, Rows: resp.Rows})
+	r.latest = append(r.latest, latest)
+	r.spans = append(r.spans, scanTimes{client, call, ret})
+	r.counts["scans"]++
+}
+
+// history returns the per-key operations, with each latest scan turned into
+// one read per key it covered (among keys the oracle knows).
+func (r *mRecorder) history(oracle *linearizability.VersionOracle) []linearizability.MOp {
+	out := append([]linearizability.MOp(nil), r.ops...)
+	for i, s := range r.scans {
+		if !r.latest[i] || (s.Limit > 0 && len(s.Rows) >= s.Limit) {
+			continue
+		}
+		found := map[string]string{}
+		for _, row := range s.Rows {
+			found[row.Key] = row.Value
+		}
+		for _, k := range oracle.Keys() {
+			if keys.Classify(k) != s.Family || !linearizability.InSpan(k, s.Span) {
+				continue
+			}
+			v, ok := found[k]
+			out = append(out, linearizability.MOp{Client: r.spans[i].client, Key: k, Call: r.spans[i].call, Return: r.spans[i].return_,
+				ReadTS: s.TS, Found: ok, Value: v})
+		}
+	}
+	return out
+}

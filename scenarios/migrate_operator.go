@@ -1,0 +1,83 @@
+package scenarios
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"shardsim/model/migrate"
+	"shardsim/model/migrate/job"
+	"shardsim/simclock"
+	"shardsim/simkv"
+)
+
+// mOperator is the person at the manual split API: at the planned time it
+// asks for the split; in migrate-abandon it watches the job and asks to
+// abandon it once it reached the planned phase.
+type mOperator struct {
+	m  *mWorld
+	id uint64
+}
+
+func (o *mOperator) Receive(ctx *simclock.Context, msg any) {
+	if _, ok := msg.(simclock.Started); !ok {
+		return
+	}
+	client := o.m.meta.Connect(ctx.Self())
+	p := o.m.split
+	ctx.Go("operator", func(t *simclock.Task) {
+		kv := client.In(t)
+		t.Sleep(p.at)
+		for o.id == 0 {
+			id, err := migrate.SplitRange(kv, migrate.SplitRequest{RouteID: p.route, SplitKey: p.key, Target: p.target, NowMs: int64(t.Local()) / 1e6})
+			switch {
+			case err == nil:
+				o.id = id
+			case errors.Is(err, migrate.ErrJobLive) || simkv.IsTransport(err):
+				// A lost answer may have created it: the live job tells.
+				if j, _, ok, lerr := migrate.LiveJob(kv); lerr == nil && ok {
+					o.id = j.ID
+				}
+				t.Sleep(20 * time.Millisecond)
+			default:
+				ctx.Log("operator.split-failed", err.Error())
+				o.m.opDone = true
+				return
+			}
+		}
+		ctx.Log("operator.split", fmt.Sprintf("j%d", o.id))
+		if p.abandonAt != 0 {
+			o.abandon(t, kv, p.abandonAt)
+		}
+		o.m.opDone = true
+	})
+}
+
+// abandon polls the job until it reaches phase at, then abandons it.
+func (o *mOperator) abandon(t *simclock.Task, kv simkv.KV, at job.Phase) {
+	for {
+		j, rev, err := migrate.LoadJob(kv, o.id)
+		if err != nil {
+			t.Sleep(5 * time.Millisecond)
+			continue
+		}
+		if rev == 0 || j.Phase == job.Abandoning || j.Phase >= job.Cutover && j.Phase != job.Failed {
+			t.Context().Log("operator.abandon-late", fmt.Sprintf("j%d phase=%s", o.id, j.Phase))
+			o.m.w.Count("abandon_late", 1)
+			return
+		}
+		if j.Phase >= at || j.Phase == job.Failed {
+			err := migrate.AbandonSplitJob(kv, o.id)
+			switch {
+			case err == nil:
+				t.Context().Log("operator.abandon", fmt.Sprintf("j%d from %s", o.id, j.Phase))
+				o.m.w.Count("abandoned", 1)
+				return
+			case errors.Is(err, migrate.ErrTooLate):
+				o.m.w.Count("abandon_late", 1)
+				return
+			}
+		}
+		t.Sleep(5 * time.Millisecond)
+	}
+}

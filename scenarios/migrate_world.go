@@ -1,0 +1,306 @@
+package scenarios
+
+import (
+	"fmt"
+	"time"
+
+	"shardsim/linearizability"
+	"shardsim/model/bugs"
+	"shardsim/model/migrate"
+	"shardsim/model/migrate/catalog"
+	"shardsim/model/migrate/fsm"
+	"shardsim/model/migrate/group"
+	"shardsim/model/migrate/hlc"
+	"shardsim/model/migrate/job"
+	"shardsim/model/migrate/keys"
+	"shardsim/model/migrate/rpc"
+	"shardsim/nemesis"
+	"shardsim/simclock"
+	"shardsim/simkv"
+)
+
+// mKind selects one of the migration scenarios.
+type mKind int
+
+const (
+	mSplit   mKind = iota // migrate: one manual split
+	mAbandon              // migrate-abandon: a split abandoned before CUTOVER
+	mHotspot              // hotspot: the detector decides
+)
+
+// mWorld is one run of a migration scenario: the data plane (three nodes
+// hosting three groups), the metadata store, clients with their own
+// coordinators, an operator, the nemesis, and the checkers.
+type mWorld struct {
+	w       *World
+	kind    mKind
+	env     *migrate.Env
+	cluster *group.Cluster
+	meta    *simkv.Server
+	net     *rpc.Network
+	chaos   *nemesis.MigrateChaos
+	clients []*mClient
+	rec     *mRecorder
+	chk     *mChecks
+	healAt  simclock.Time
+	opDone  bool // the operator finished its part
+	split   splitPlan
+}
+
+// splitPlan is what the operator of migrate and migrate-abandon does.
+type splitPlan struct {
+	at        time.Duration
+	route     uint64
+	key       string
+	target    int
+	abandonAt job.Phase // 0: never
+}
+
+const (
+	mNodes  = 3
+	mGroups = 3
+)
+
+// mUserKeys are the route keys of the workload: b0..b2 on route 1 (group
+// 0), k00..k11 on route 2 (group 1).
+func mUserKeys() []string {
+	out := []string{"b0", "b1", "b2"}
+	for i := 0; i < 12; i++ {
+		out = append(out, fmt.Sprintf("k%02d", i))
+	}
+	return out
+}
+
+// initialCatalog: route 1 ["", "k") on group 0, route 2 ["k", +inf) on
+// group 1; group 2 starts empty.
+func initialCatalog() catalog.Catalog {
+	return catalog.Catalog{Version: 1, NextRouteID: 3, Routes: []catalog.Route{
+		{ID: 1, Start: "", End: "k", Group: 0},
+		{ID: 2, Start: "k", End: "", Group: 1},
+	}}
+}
+
+func newMigrateWorld(name string, kind mKind, cfg Config) (*mWorld, error) {
+	healAt := simclock.Time(5 * time.Second)
+	maxTime := healAt.Add(40 * time.Second)
+	if kind == mHotspot {
+		healAt = simclock.Time(6 * time.Second)
+		maxTime = healAt.Add(60 * time.Second)
+	}
+	w := NewWorld(name, cfg, simclock.Budget{MaxTime: maxTime, MaxEvents: 3_000_000})
+	m := &mWorld{w: w, kind: kind, healAt: healAt, rec: newMRecorder()}
+	sw := w.Swarm
+
+	// The run's shape and fault mix.
+	nClients := sw.Int("clients", 2, 4)
+	opsPer := sw.Int("ops_per_client", 25, 50)
+	watchLag := sw.Duration("watch_lag", 20*time.Millisecond, time.Second)
+	wl := &mWorkload{userKeys: mUserKeys(), hotShare: 0.3, pace: 100 * time.Millisecond}
+	wl.internal = sw.Rate("internal_keys", 0.9, 0.1, 0.5)
+	wl.unversioned = sw.Rate("unversioned_writes", 0.8, 0.1, 0.6)
+	wl.ttl = sw.Rate("ttl_writes", 0.7, 0.05, 0.3)
+	pcfg := migrate.DefaultConfig()
+	pcfg.ExportRows = sw.Int("export_rows", 2, 12)
+	pcfg.ExportBudget = pcfg.ExportRows + sw.Int("export_budget_extra", 0, 12)
+	pcfg.PromoteBatch = sw.Int("promote_batch", 1, 4)
+	pcfg.PromotePace = sw.Duration("promote_pace", 5*time.Millisecond, 80*time.Millisecond)
+	pcfg.Grace = sw.Duration("grace", 10*time.Millisecond, 200*time.Millisecond)
+
+	nf := rpc.Quiet()
+	nf.LoseRequest = sw.Rate("net_lose_request", 0.5, 0.005, 0.05)
+	nf.LoseResponse = sw.Rate("net_lose_response", 0.5, 0.005, 0.05)
+	nf.Delay = sw.Rate("net_delay", 0.5, 0.01, 0.1)
+	nf.MaxDelay = 300 * time.Millisecond
+	kf := simkv.DefaultFaults()
+	kf.LoseRequest = sw.Rate("meta_lose_request", 0.4, 0.005, 0.05)
+	kf.LoseResponse = sw.Rate("meta_lose_response", 0.4, 0.005, 0.05)
+	kf.Delay = sw.Rate("meta_delay", 0.4, 0.01, 0.1)
+	kf.MaxDelay = 500 * time.Millisecond
+	kf.Timeout = 300 * time.Millisecond
+
+	gcfg := group.Config{Nodes: mNodes, Groups: mGroups,
+		ReplMin: 200 * time.Microsecond, ReplMax: 2 * time.Millisecond,
+		ApplyMin: 100 * time.Microsecond, ApplyMax: time.Millisecond,
+		SlowApplyMax: 80 * time.Millisecond, ElectMin: 5 * time.Millisecond, ElectMax: 60 * time.Millisecond}
+	gcfg.SlowApply = sw.Rate("slow_apply", 0.6, 0.02, 0.3)
+	leaderRate := sw.Rate("leader_change", 0.6, 0.02, 0.2)
+	crashRate := sw.Rate("crash", 0.5, 0.01, 0.08)
+	pauseRate := sw.Rate("pause", 0.4, 0.01, 0.08)
+	skewRate := sw.Rate("clock_skew", 0.6, 0.05, 0.3)
+	maxSkew := sw.Duration("max_skew", 0, 2*time.Second)
+	partRate := sw.Rate("meta_partition", 0.4, 0.01, 0.1)
+	metaLeader := sw.Rate("meta_leader_change", 0.4, 0.01, 0.1)
+
+	switch kind {
+	case mSplit, mAbandon:
+		m.split.at = sw.Duration("split_at", 50*time.Millisecond, time.Second)
+		m.split.route = 2
+		m.split.key = fmt.Sprintf("k%02d", sw.Int("split_key", 2, 10))
+		m.split.target = 2
+		if kind == mAbandon {
+			m.split.abandonAt = job.Phase(sw.Int("abandon_phase", int(job.Planned), int(job.DeltaCopy)))
+		}
+	case mHotspot:
+		pcfg.Detect = true
+		pcfg.Detector.Window = 300 * time.Millisecond
+		pcfg.Detector.Threshold = sw.Int("hot_threshold", 10, 35)
+		pcfg.Detector.Cooldown = time.Second
+		pcfg.Detector.MinSamples = sw.Int("hot_min_samples", 4, 30)
+		hot := sw.Int("hot_keys", 1, 3)
+		first := sw.Int("hot_first", 1, 11-hot)
+		for i := 0; i < hot; i++ {
+			wl.hot = append(wl.hot, fmt.Sprintf("k%02d", first+i))
+		}
+		wl.hotShare = sw.Rate("hot_share", 1, 0.5, 0.95)
+		wl.pace = 60 * time.Millisecond
+		opsPer += 60
+	}
+	if err := w.OptionsError(); err != nil {
+		return nil, err
+	}
+	for _, b := range cfg.Bugs.Names() {
+		if !mBugApplies(kind, b) {
+			return nil, fmt.Errorf("bug %s does not apply to scenario %s", b, name)
+		}
+	}
+
+	// The metadata store starts with the catalog.
+	cat := initialCatalog()
+	store := simkv.NewStore(simkv.StoreConfig{})
+	if _, err := store.Apply(0, simkv.Request{Put: &simkv.PutRequest{Key: []byte(job.CatalogKey), Value: cat.Encode()}}); err != nil {
+		return nil, err
+	}
+	m.meta = simkv.NewServer(w.Loop, store, kf, w.Choices.Fork("meta.net"))
+
+	states := make([][]*fsm.FSM, mGroups)
+	for g := range states {
+		for n := 0; n < mNodes; n++ {
+			states[g] = append(states[g], fsm.New(g, cat, cfg.Bugs))
+		}
+	}
+	m.cluster = group.New(w.Loop, gcfg, w.Choices.Fork("groups"), states)
+	m.net = rpc.New(w.Loop, nf, w.Choices.Fork("groups.net"), func(g int) (simclock.ActorID, bool) {
+		n, _ := m.cluster.Leader(g)
+		if n < 0 {
+			return 0, false
+		}
+		return m.cluster.Actor(n), true
+	})
+	m.env = &migrate.Env{Loop: w.Loop, Cluster: m.cluster, Net: m.net, Meta: m.meta, Bugs: cfg.Bugs, Cfg: pcfg}
+	m.chk = newMChecks(m)
+	m.cluster.Observe(m.chk)
+	m.meta.Observe(mMeta{m.chk})
+	m.env.Hooks = migrate.Hooks{ReadOpen: m.chk.readOpen, ReadClose: m.chk.readClose, Detected: m.chk.detected}
+
+	var metaActors []simclock.ActorID
+	for n := 0; n < mNodes; n++ {
+		id := w.Loop.Spawn(fmt.Sprintf("n%d", n), migrate.NewNode(m.env, n), simclock.NewNodeClock(maxSkew), nil)
+		m.cluster.Attach(n, id)
+		metaActors = append(metaActors, id)
+	}
+	m.bootstrap(w.Choices.Fork("bootstrap"), wl)
+	for g := 0; g < mGroups; g++ {
+		m.cluster.ElectNow(g, g%mNodes)
+	}
+
+	for i := 0; i < nClients; i++ {
+		name := fmt.Sprintf("client%d", i)
+		ch := w.Choices.Fork("workload/" + name)
+		coord := migrate.NewCoordinator(m.env, name, cat, ch.Fork("watch"), watchLag)
+		coord.OnView = m.chk.viewed
+		c := &mClient{idx: i, ops: opsPer, wl: wl, coord: coord, rec: m.rec}
+		m.clients = append(m.clients, c)
+		id := w.Loop.Spawn(name, c, nil, ch)
+		metaActors = append(metaActors, id)
+	}
+	if kind != mHotspot {
+		w.Loop.Spawn("operator", &mOperator{m: m}, nil, w.Choices.Fork("operator"))
+	} else {
+		m.opDone = true
+	}
+
+	m.chaos = &nemesis.MigrateChaos{
+		Cluster: m.cluster, NewNode: func(n int) simclock.Actor { return migrate.NewNode(m.env, n) },
+		Net: m.net, NetHeal: rpc.Quiet(), Meta: m.meta, MetaHeal: simkv.DefaultFaults(), MetaActors: metaActors,
+		Tick: 100 * time.Millisecond, LeaderRate: leaderRate, CrashRate: crashRate, PauseRate: pauseRate,
+		SkewRate: skewRate, PartitionRate: partRate, MetaLeader: metaLeader,
+		MaxDown: 400 * time.Millisecond, HealAt: healAt,
+	}
+	w.Loop.Spawn("nemesis", m.chaos, nil, w.Choices.Fork("nemesis"))
+	w.Loop.OnStep(m.chk.step)
+	return m, nil
+}
+
+// mBugApplies says which migration bugs a scenario can exercise: abandon
+// bugs need an abandon, the rest need a migration that may run to the end.
+func mBugApplies(kind mKind, name string) bool {
+	b, ok := bugs.Lookup(name)
+	if !ok || b.Protocol != "migrate" {
+		return false
+	}
+	if name == bugs.MigrateAbandonKeepsFence {
+		return kind == mAbandon
+	}
+	return true
+}
+
+// bootstrap loads history into the groups before the world starts: a few
+// versions of every user key (a hot key with many, to stress chunking
+// within one key), rows of internal families, tombstones and TTLs.
+func (m *mWorld) bootstrap(ch *simclock.Choices, wl *mWorkload) {
+	base := hlc.Make(migrate.DefaultConfig().EpochMs-20_000, 0)
+	entries := make([][]fsm.Entry, mGroups)
+	ts := base
+	n := 0
+	add := func(raw string, del bool, ttl uint64) {
+		cat := initialCatalog()
+		r, _ := cat.Lookup(keys.RouteKey(raw))
+		ts += hlc.TS(1 + ch.Intn(3)<<hlc.LogicalBits)
+		n++
+		op := fmt.Sprintf("pre-%d", n)
+		w := &fsm.Write{Key: raw, Value: op, Tombstone: del, TTLms: ttl, TS: ts, HasVersion: true, Observed: 1, Op: op}
+		entries[r.Group] = append(entries[r.Group], fsm.Entry{Kind: fsm.KindWrite, Write: w})
+		// Loaded one after another before any client starts.
+		at := simclock.Time(n - 1_000_000)
+		m.rec.ops = append(m.rec.ops, linearizability.MOp{Client: 99, Key: raw, Write: true, Delete: del, Op: op, Call: at, Return: at})
+		m.rec.acked = append(m.rec.acked, linearizability.AckedWrite{Op: op, Key: raw, TS: ts})
+	}
+	hotKey := simclock.Pick(ch, wl.userKeys[3:])
+	for i, hot := 0, 8+ch.Intn(16); i < hot; i++ {
+		add(hotKey, ch.Chance(0.1), 0)
+	}
+	for _, uk := range wl.userKeys {
+		for i, v := 0, 1+ch.Intn(3); i < v; i++ {
+			var ttl uint64
+			if ch.Chance(0.15) {
+				ttl = uint64(ch.Between(1, 30_000))
+			}
+			add(uk, ch.Chance(0.15), ttl)
+		}
+		if ch.Chance(0.6) {
+			f := simclock.Pick(ch, keys.Families()[1:])
+			add(keys.Encode(f, uk, "0"), ch.Chance(0.2), 0)
+		}
+	}
+	for g, es := range entries {
+		m.cluster.Bootstrap(g, es)
+	}
+}
+
+// done reports whether the run has converged: past the heal, every client
+// finished, the operator finished and no job is live.
+func (m *mWorld) done() bool {
+	if m.w.Loop.Now() < m.healAt || !m.opDone || m.chk.liveJob != 0 {
+		return false
+	}
+	for _, c := range m.clients {
+		if !c.done {
+			return false
+		}
+	}
+	if m.kind == mHotspot {
+		// Let the detector see the load die down.
+		return m.w.Loop.Now() >= m.chk.lastJobEnd.Add(2*m.env.Cfg.Detector.Window)
+	}
+	return true
+}
