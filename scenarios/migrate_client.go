@@ -143,8 +143,8 @@ type mRecorder struct {
 }
 
 type scanTimes struct {
-	client       int
-	call, return_ simclock.Time
+	client        int
+	call, ret simclock.Time
 }
 
 func newMRecorder() *mRecorder { return &mRecorder{counts: map[string]int64{}} }
@@ -198,7 +198,7 @@ func (r *mRecorder) history(oracle *linearizability.VersionOracle) []linearizabi
 				continue
 			}
 			v, ok := found[k]
-			out = append(out, linearizability.MOp{Client: r.spans[i].client, Key: k, Call: r.spans[i].call, Return: r.spans[i].return_,
+			out = append(out, linearizability.MOp{Client: r.spans[i].client, Key: k, Call: r.spans[i].call, Return: r.spans[i].ret,
 				ReadTS: s.TS, Found: ok, Value: v})
 		}
 	}
