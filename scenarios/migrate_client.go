@@ -143,7 +143,7 @@ type mRecorder struct {
 }
 
 type scanTimes struct {
-	client        int
+	client    int
 	call, ret simclock.Time
 }
 
