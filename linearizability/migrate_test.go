@@ -1,0 +1,275 @@
+package linearizability
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	mcat "shardsim/model/migrate/catalog"
+	"shardsim/model/migrate/hlc"
+	"shardsim/model/migrate/job"
+	"shardsim/model/migrate/keys"
+	"shardsim/model/migrate/mvcc"
+	"shardsim/simclock"
+)
+
+// Each M.* checker, fed a hand-built bad history, reports its property;
+// fed the good variant, it stays quiet.
+
+func wantProp(t *testing.T, err error, prop string) {
+	t.Helper()
+	var v *MigrateViolation
+	if !errors.As(err, &v) || v.Property != prop {
+		t.Fatalf("got %v, want a %s violation", err, prop)
+	}
+}
+
+func baseCat() mcat.Catalog {
+	return mcat.Catalog{Version: 1, NextRouteID: 3, Routes: []mcat.Route{
+		{ID: 1, Start: "", End: "k", Group: 0},
+		{ID: 2, Start: "k", End: "", Group: 1},
+	}}
+}
+
+func TestCatalogNonOverlapFails(t *testing.T) {
+	c := NewCatalogChecker()
+	if err := c.Published(baseCat()); err != nil {
+		t.Fatal(err)
+	}
+	bad := baseCat().AddRoute(mcat.Route{Start: "k5", Group: 2})
+	wantProp(t, c.Published(bad), "M.CatalogNonOverlap")
+}
+
+func TestCatalogVersionMonotoneFails(t *testing.T) {
+	c := NewCatalogChecker()
+	f, _, _ := baseCat().Fence(2, "k5")
+	if err := c.Published(baseCat()); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Published(f); err != nil {
+		t.Fatal(err)
+	}
+	skip := f
+	skip.Version += 2
+	wantProp(t, c.Published(skip), "M.CatalogVersionMonotone")
+	v := NewCatalogChecker()
+	if err := v.Viewed("client0", 3); err != nil {
+		t.Fatal(err)
+	}
+	wantProp(t, v.Viewed("client0", 2), "M.CatalogVersionMonotone")
+}
+
+func TestSingleWriterFails(t *testing.T) {
+	f, moving, _ := baseCat().Fence(2, "k5")
+	cut, _ := f.Cutover(moving, 2, 1, 0)
+	keys := []string{"b", "k1", "k7"}
+	good := []GroupView{{Group: 0, Ready: true, View: f}, {Group: 1, Ready: true, View: f}, {Group: 2, Ready: true, View: cut}}
+	if err := CheckSingleWriter(keys, good); err != nil {
+		t.Fatalf("fenced source, target at cutover: %v", err)
+	}
+	// The source never saw the fence while the target took the route.
+	bad := []GroupView{{Group: 1, Ready: true, View: baseCat()}, {Group: 2, Ready: true, View: cut}}
+	wantProp(t, CheckSingleWriter(keys, bad), "M.SingleWriter")
+	// A leader that does not serve yet accepts nothing.
+	bad[0].Ready = false
+	if err := CheckSingleWriter(keys, bad); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func rec(id uint64, p job.Phase) job.SplitJob {
+	return job.SplitJob{ID: id, SourceGroup: 1, TargetGroup: 2, SplitKey: "k5", Phase: p}
+}
+
+func TestPhaseOrderFails(t *testing.T) {
+	good := []job.SplitJob{rec(1, job.Planned), rec(1, job.Backfill), rec(1, job.Backfill), rec(1, job.Fence)}
+	f := rec(1, job.Failed)
+	f.RetryPhase = job.Fence
+	good = append(good, f, rec(1, job.Fence), rec(1, job.DeltaCopy), rec(1, job.Cutover), rec(1, job.Cleanup), rec(1, job.Done))
+	c := NewPhaseChecker()
+	for _, j := range good {
+		if err := c.Recorded(j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ab := rec(2, job.Abandoning)
+	ab.AbandonFromPhase = job.DeltaCopy
+	cases := map[string][]job.SplitJob{
+		"skip":                  {rec(2, job.Planned), rec(2, job.Fence)},
+		"first not planned":     {rec(2, job.Backfill)},
+		"abandon after cutover": {rec(2, job.Planned), rec(2, job.Backfill), rec(2, job.Fence), rec(2, job.DeltaCopy), rec(2, job.Cutover), ab},
+		"rewrite after done":    append(append([]job.SplitJob(nil), good...), rec(1, job.Cleanup)),
+		"failed without retry":  {rec(2, job.Planned), rec(2, job.Failed)},
+	}
+	for name, seq := range cases {
+		t.Run(name, func(t *testing.T) {
+			c := NewPhaseChecker()
+			var err error
+			for _, j := range seq {
+				if err = c.Recorded(j); err != nil {
+					break
+				}
+			}
+			wantProp(t, err, "M.PhaseOrder")
+		})
+	}
+}
+
+func ver(ts hlc.TS, v string) mvcc.Version { return mvcc.Version{TS: ts, Value: v} }
+
+func oracle() *VersionOracle {
+	o := NewVersionOracle()
+	o.Add(AppliedWrite{Op: "w1", Key: "k7", Version: ver(10, "w1")})
+	o.Add(AppliedWrite{Op: "w2", Key: "k7", Version: ver(20, "w2")})
+	o.Add(AppliedWrite{Op: "w3", Key: "k7", Version: mvcc.Version{TS: 30, Value: "w3", Tombstone: true}})
+	o.Add(AppliedWrite{Op: "w4", Key: "k8", Version: mvcc.Version{TS: 5, Value: "w4", ExpireAt: 12}})
+	return o
+}
+
+func TestSnapshotReadsFails(t *testing.T) {
+	o := oracle()
+	good := []ReadObs{
+		{Key: "k7", TS: 15, Found: true, Version: ver(10, "w1")},
+		{Key: "k7", TS: 25, Found: true, Version: ver(20, "w2")},
+		{Key: "k7", TS: 35},
+		{Key: "k8", TS: 20},
+	}
+	for _, r := range good {
+		if err := o.CheckRead(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// An older staged version shadows the newer one; a delete resurrects;
+	// an expired value is served.
+	for _, r := range []ReadObs{
+		{Key: "k7", TS: 25, Found: true, Version: ver(10, "w1")},
+		{Key: "k7", TS: 35, Found: true, Version: ver(20, "w2")},
+		{Key: "k8", TS: 12, Found: true, Version: mvcc.Version{TS: 5, Value: "w4", ExpireAt: 12}},
+		{Key: "k7", TS: 25},
+	} {
+		wantProp(t, o.CheckRead(r), "M.SnapshotReads")
+	}
+	wantProp(t, o.CheckScan(ScanObs{Family: keys.FamilyUser, Span: keys.Span{Start: "k"}, TS: 25}), "M.SnapshotReads")
+	if err := o.CheckScan(ScanObs{Family: keys.FamilyUser, Span: keys.Span{Start: "k"}, TS: 25, Rows: []mvcc.ScanRow{{Key: "k7", Version: ver(20, "w2")}}}); err != nil {
+		t.Fatal(err)
+	}
+	wantProp(t, o.CheckImported(1, mvcc.Row{Key: "k7", Version: ver(20, "w2-changed")}), "M.SnapshotReads")
+}
+
+func TestNoLostWriteFails(t *testing.T) {
+	o := oracle()
+	acked := []AckedWrite{{Op: "w1", Key: "k7", TS: 10}, {Op: "w2", Key: "k7", TS: 20}}
+	store := mvcc.New()
+	store.Put("k7", ver(20, "w2"))
+	store.Put("k7", ver(10, "w1"))
+	read := func(k string, ts hlc.TS) (mvcc.Read, bool) {
+		return store.Get(k, ts, mvcc.Staging{}, mvcc.MergeNewest), true
+	}
+	if err := o.CheckNoLostWrite(acked, read, "test"); err != nil {
+		t.Fatal(err)
+	}
+	store.Delete("k7", 10) // promotion dropped the shadowed version
+	wantProp(t, o.CheckNoLostWrite(acked, read, "test"), "M.NoLostWrite")
+	wantProp(t, o.CheckNoLostWrite([]AckedWrite{{Op: "lost", Key: "k7", TS: 40}}, read, "test"), "M.NoLostWrite")
+}
+
+func jobChecker() (*JobChecker, job.SplitJob) {
+	c := NewJobChecker()
+	j := rec(1, job.Planned)
+	c.Recorded(j, nil)
+	f, moving, _ := baseCat().Fence(2, "k5")
+	j.Phase, j.MovingRouteID = job.Fence, moving
+	c.Recorded(j, &f)
+	j.Phase, j.FenceTS = job.DeltaCopy, 50
+	c.Recorded(j, nil)
+	return c, j
+}
+
+func TestFencedWritesRejectedFails(t *testing.T) {
+	c, _ := jobChecker()
+	if err := c.SourceWrite(1, "k7", 40, 1); err != nil {
+		t.Fatalf("write before the fence: %v", err)
+	}
+	if err := c.SourceWrite(1, "k1", 60, 2); err != nil {
+		t.Fatalf("write to the left part: %v", err)
+	}
+	wantProp(t, c.SourceWrite(1, keys.Encode(keys.FamilyListItem, "k7", "1"), 60, 2), "M.FencedWritesRejected")
+}
+
+func TestHLCMonotoneFails(t *testing.T) {
+	c, j := jobChecker()
+	c.Imported(1, []mvcc.Row{{Key: "k7", Version: ver(45, "x")}})
+	f, _, _ := baseCat().Fence(2, "k5")
+	cut, _ := f.Cutover(j.MovingRouteID, 2, 1, 50)
+	j.Phase, j.CutoverVersion = job.Cutover, cut.Version
+	if !c.Recorded(j, &cut) {
+		t.Fatal("cutover not noticed")
+	}
+	if err := c.TargetWrite(2, "k7", 51, cut.Version); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.TargetWrite(2, "k7", 30, f.Version); err != nil {
+		t.Fatalf("before the target applied the cutover: %v", err)
+	}
+	wantProp(t, c.TargetWrite(2, "k7", 50, cut.Version), "M.HLCMonotone")
+}
+
+func TestExactlyOnceCopyFails(t *testing.T) {
+	source := []mvcc.Row{{Key: "k7", Version: ver(10, "a")}, {Key: "k7", Version: ver(20, "b")}, {Key: "k1", Version: ver(5, "left")}, {Key: "k8", Version: ver(60, "after")}}
+	good, _ := jobChecker()
+	good.Imported(1, source[:2])
+	if err := good.CheckCopy(1, source); err != nil {
+		t.Fatal(err)
+	}
+	missing, _ := jobChecker()
+	missing.Imported(1, source[:1])
+	wantProp(t, missing.CheckCopy(1, source), "M.ExactlyOnceCopy")
+	twice, _ := jobChecker()
+	twice.Imported(1, source[:2])
+	twice.Imported(1, source[1:2])
+	wantProp(t, twice.CheckCopy(1, source), "M.ExactlyOnceCopy")
+	extra, _ := jobChecker()
+	extra.Imported(1, source)
+	wantProp(t, extra.CheckCopy(1, source), "M.ExactlyOnceCopy")
+}
+
+func TestCleanupSafeFails(t *testing.T) {
+	c, _ := jobChecker()
+	if err := c.Cleanup(1, true, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	wantProp(t, c.Cleanup(1, false, 3, 0), "M.CleanupSafe")
+	wantProp(t, c.Cleanup(1, true, 0, 1), "M.CleanupSafe")
+}
+
+func TestMigrateLinearizableFails(t *testing.T) {
+	o := oracle()
+	at := func(ms int) simclock.Time { return simclock.Time(time.Duration(ms) * time.Millisecond) }
+	w := func(op string, call, ret int) MOp {
+		return MOp{Client: 0, Key: "k7", Write: true, Op: op, Call: at(call), Return: at(ret)}
+	}
+	r := func(found bool, v string, call, ret int, ts hlc.TS) MOp {
+		return MOp{Client: 1, Key: "k7", Found: found, Value: v, Call: at(call), Return: at(ret), ReadTS: ts}
+	}
+	good := []MOp{w("w1", 0, 1), r(true, "w1", 2, 3, 15), w("w2", 4, 5), r(true, "w2", 6, 7, 25)}
+	if v, d := CheckMigrateHistory(good, o, 5*time.Second); v != Ok {
+		t.Fatalf("good history: %s %s", v, d)
+	}
+	// Reads travel back in time: after w2 completed, a read returns w1.
+	bad := []MOp{w("w1", 0, 1), w("w2", 2, 3), r(true, "w1", 4, 5, 25)}
+	v, d := CheckMigrateHistory(bad, o, 5*time.Second)
+	if v != Violation || !strings.Contains(d, "k7") {
+		t.Fatalf("stale read: %s %s", v, d)
+	}
+	// An ambiguous write the oracle never saw applied cannot explain a read.
+	amb := MOp{Client: 0, Key: "k7", Write: true, Op: "ghost", Call: at(0), Ambiguous: true}
+	if v, _ := CheckMigrateHistory([]MOp{amb, r(true, "ghost", 2, 3, 5)}, o, 5*time.Second); v != Violation {
+		t.Fatal("a read of a never-applied write passed")
+	}
+	// A TTL expiry is part of the model: a read after expiry sees nothing.
+	exp := []MOp{{Client: 0, Key: "k8", Write: true, Op: "w4", Call: at(0), Return: at(1)}, {Client: 1, Key: "k8", Call: at(2), Return: at(3), ReadTS: 12, Found: true, Value: "w4"}}
+	if v, _ := CheckMigrateHistory(exp, o, 5*time.Second); v != Violation {
+		t.Fatal("a read of an expired value passed")
+	}
+}
