@@ -15,8 +15,9 @@ import (
 // promotions copy versions and never create one, so a correct store holds,
 // for every key, exactly the oracle's versions.
 type VersionOracle struct {
-	keys map[string][]mvcc.Version // raw key -> versions, newest first
-	ops  map[string]AppliedWrite
+	keys   map[string][]mvcc.Version // raw key -> versions, newest first
+	ops    map[string]AppliedWrite
+	sorted []string // the keys, sorted; nil when stale
 }
 
 // AppliedWrite is one version the oracle knows, and when it was applied.
@@ -35,7 +36,10 @@ func NewVersionOracle() *VersionOracle {
 
 // Add records a version a write created.
 func (o *VersionOracle) Add(w AppliedWrite) {
-	vs := o.keys[w.Key]
+	vs, seen := o.keys[w.Key]
+	if !seen {
+		o.sorted = nil
+	}
 	i := sort.Search(len(vs), func(i int) bool { return vs[i].TS <= w.TS })
 	vs = append(vs, mvcc.Version{})
 	copy(vs[i+1:], vs[i:])
@@ -70,14 +74,16 @@ func (o *VersionOracle) Has(key string, v mvcc.Version) bool {
 	return false
 }
 
-// Keys returns every raw key written, sorted.
+// Keys returns every raw key written, sorted. The slice is shared.
 func (o *VersionOracle) Keys() []string {
-	out := make([]string, 0, len(o.keys))
-	for k := range o.keys {
-		out = append(out, k)
+	if o.sorted == nil {
+		o.sorted = make([]string, 0, len(o.keys))
+		for k := range o.keys {
+			o.sorted = append(o.sorted, k)
+		}
+		sort.Strings(o.sorted)
 	}
-	sort.Strings(out)
-	return out
+	return o.sorted
 }
 
 // ReadObs is one successful point read: key at TS saw Found/Version.
@@ -161,9 +167,14 @@ type AckedWrite struct {
 
 // CheckNoLostWrite checks M.NoLostWrite: each acknowledged write is still
 // readable at its commit timestamp, where read answers as the key's owner
-// does now (ok false: no owner could answer, which is not a loss).
-func (o *VersionOracle) CheckNoLostWrite(acked []AckedWrite, read func(key string, ts hlc.TS) (mvcc.Read, bool), when string) error {
+// does now (ok false: no owner could answer, which is not a loss). With
+// spans, only writes whose route key lies in one of them are checked (an
+// event that can only have touched those).
+func (o *VersionOracle) CheckNoLostWrite(acked []AckedWrite, read func(key string, ts hlc.TS) (mvcc.Read, bool), when string, spans ...keys.Span) error {
 	for _, a := range acked {
+		if len(spans) > 0 && !inAny(a.Key, spans) {
+			continue
+		}
 		w, ok := o.Op(a.Op)
 		if !ok || w.TS != a.TS {
 			return mviolation("M.NoLostWrite", "write %s acknowledged at %s was never applied so (oracle %v %s)", a.Op, a.TS, ok, w.TS)
@@ -177,4 +188,13 @@ func (o *VersionOracle) CheckNoLostWrite(acked []AckedWrite, read func(key strin
 		}
 	}
 	return nil
+}
+
+func inAny(raw string, spans []keys.Span) bool {
+	for _, s := range spans {
+		if InSpan(raw, s) {
+			return true
+		}
+	}
+	return false
 }

@@ -31,12 +31,15 @@ type mChecks struct {
 	lastJobEnd simclock.Time
 	jobsSeen   int
 	writerKeys []string
-	recheckNLW bool   // re-check M.NoLostWrite after this step
-	nlwWhen    string // what triggered it
+	recheckNLW bool        // re-check M.NoLostWrite after this step
+	nlwAll     bool        // every write (else those in nlwSpans)
+	nlwSpans   []keys.Span // spans an event of this step touched
+	nlwWhen    string      // what triggered it
 	openReads  []mOpenRead
 
 	imported, promoted, cleaned int64
 	splits, declines            int64
+	movedKeys                   map[string]bool // raw keys any job copied
 }
 
 type mOpenRead struct {
@@ -49,7 +52,7 @@ type mOpenRead struct {
 func newMChecks(m *mWorld) *mChecks {
 	return &mChecks{m: m, catalog: linearizability.NewCatalogChecker(), phases: linearizability.NewPhaseChecker(),
 		jobs: linearizability.NewJobChecker(), oracle: linearizability.NewVersionOracle(),
-		latest: initialCatalog(), writerKeys: mUserKeys()}
+		latest: initialCatalog(), writerKeys: mUserKeys(), movedKeys: map[string]bool{}}
 }
 
 func (c *mChecks) fail(err error) {
@@ -90,11 +93,16 @@ func (c *mChecks) OnApply(g, node int, e fsm.Entry, r fsm.Result, first bool, f 
 		c.imported += int64(len(e.Import.Rows))
 		c.jobs.Imported(e.Import.Job, e.Import.Rows)
 		for _, row := range e.Import.Rows {
+			c.movedKeys[row.Key] = true
 			c.fail(c.oracle.CheckImported(e.Import.Job, row))
 		}
 	case fsm.KindPromote:
 		c.promoted += int64(r.Applied)
-		c.nlw("promotion")
+		// A version promotion drops stays lost, so checking once the
+		// promotion is complete (and at every later phase) suffices.
+		if j, ok := c.jobs.Job(e.Promote.Job); ok && r.Done {
+			c.nlwIn("promotion", j.Moving())
+		}
 	case fsm.KindCleanup:
 		c.cleaned += int64(r.Applied)
 		j, _ := c.jobs.Job(e.Cleanup.Job)
@@ -113,7 +121,7 @@ func (c *mChecks) OnApply(g, node int, e fsm.Entry, r fsm.Result, first bool, f 
 			}
 		}
 		c.fail(c.jobs.Cleanup(j.ID, promoted, staged, open))
-		c.nlw("cleanup")
+		c.nlwIn("cleanup", e.Cleanup.Moving)
 	case fsm.KindAbandonStaged:
 		c.nlw("abandon")
 	}
@@ -161,8 +169,16 @@ func (c *mChecks) readClose(group, node int, id uint64) {
 	}
 }
 
+// nlw asks for a full M.NoLostWrite check after this step.
 func (c *mChecks) nlw(when string) {
+	c.recheckNLW, c.nlwAll = true, true
+	c.nlwWhen = when
+}
+
+// nlwIn asks for an M.NoLostWrite check of the writes in span.
+func (c *mChecks) nlwIn(when string, span keys.Span) {
 	c.recheckNLW = true
+	c.nlwSpans = append(c.nlwSpans, span)
 	c.nlwWhen = when
 }
 
@@ -245,7 +261,7 @@ func (c *mChecks) readOwner(key string, ts hlc.TS) (mvcc.Read, bool) {
 		return mvcc.Read{}, false
 	}
 	v := c.m.cluster.MostApplied(r.Group)
-	return v.Store.Get(key, ts, mvcc.Staging{Active: r.StagedVisible, Job: r.MigrationJob}, mvcc.MergeNewest), true
+	return v.Store.Get(key, ts, mvcc.StagingOf(r.StagedVisible, r.MigrationJob), mvcc.MergeNewest), true
 }
 
 // step runs after every event: deferred checks, and the end of the run.
@@ -255,8 +271,12 @@ func (c *mChecks) step() {
 		return
 	}
 	if c.recheckNLW {
-		c.recheckNLW = false
-		c.fail(c.oracle.CheckNoLostWrite(c.m.rec.acked, c.readOwner, "after "+c.nlwWhen))
+		var spans []keys.Span
+		if !c.nlwAll {
+			spans = c.nlwSpans
+		}
+		c.fail(c.oracle.CheckNoLostWrite(c.m.rec.acked, c.readOwner, "after "+c.nlwWhen, spans...))
+		c.recheckNLW, c.nlwAll, c.nlwSpans = false, false, c.nlwSpans[:0]
 	}
 	if !w.Failed() && c.m.done() {
 		w.Loop.Stop()

@@ -44,7 +44,7 @@ func DefaultConfig() Config {
 		PromoteBatch:  8,
 		PromotePace:   10 * time.Millisecond,
 		Grace:         100 * time.Millisecond,
-		Poll:          100 * time.Millisecond,
+		Poll:          200 * time.Millisecond,
 		Backoff:       10 * time.Millisecond,
 		StepRetries:   6,
 		FailedBackoff: 200 * time.Millisecond,

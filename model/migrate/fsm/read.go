@@ -32,7 +32,7 @@ func (f *FSM) readMode() mvcc.ReadMode {
 }
 
 func staging(r catalog.Route) mvcc.Staging {
-	return mvcc.Staging{Active: r.StagedVisible, Job: r.MigrationJob}
+	return mvcc.StagingOf(r.StagedVisible, r.MigrationJob)
 }
 
 // Read serves a point read of raw at ts, merging staged rows while the

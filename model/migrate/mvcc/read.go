@@ -23,6 +23,22 @@ const (
 type Staging struct {
 	Active bool
 	Job    uint64
+	prefix string // the job's staged prefix, computed once
+}
+
+// StagingOf returns the staging of job (active iff on).
+func StagingOf(on bool, job uint64) Staging {
+	if !on {
+		return Staging{}
+	}
+	return Staging{Active: true, Job: job, prefix: keys.StagePrefix(job)}
+}
+
+func (st Staging) key(raw string) string {
+	if st.prefix != "" {
+		return st.prefix + raw
+	}
+	return keys.StageKey(st.Job, raw)
 }
 
 // Read is the result of a point read.
@@ -40,7 +56,7 @@ func (s *Store) Get(raw string, ts hlc.TS, st Staging, mode ReadMode) Read {
 	ok := lok
 	v = live
 	if st.Active {
-		staged, sok := s.Newest(keys.StageKey(st.Job, raw), ts)
+		staged, sok := s.Newest(st.key(raw), ts)
 		switch {
 		case !sok:
 		case mode == StagedFirst:

@@ -1,0 +1,241 @@
+package scenarios
+
+import (
+	"fmt"
+	"runtime"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"shardsim/linearizability"
+	"shardsim/model/bugs"
+)
+
+var mScenarios = []string{"migrate", "migrate-abandon", "hotspot"}
+
+// mSweep is the outcome of a sweep of one migration scenario.
+type mSweep struct {
+	mu       sync.Mutex
+	runs     int
+	events   uint64
+	totals   map[string]int64
+	runsWith map[string]int
+	wall     time.Duration
+}
+
+func (s *mSweep) add(r Result) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.runs++
+	s.events += r.Events
+	for _, st := range r.Stats {
+		s.totals[st.Name] += st.Value
+		if st.Value > 0 {
+			s.runsWith[st.Name]++
+		}
+	}
+}
+
+func (s *mSweep) summary() string {
+	names := make([]string, 0, len(s.totals))
+	for k := range s.totals {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	out := fmt.Sprintf("%d runs, %.0f seeds/s, %.0f events/s, %d events/run\n", s.runs,
+		float64(s.runs)/s.wall.Seconds(), float64(s.events)/s.wall.Seconds(), s.events/uint64(max(s.runs, 1)))
+	for _, k := range names {
+		out += fmt.Sprintf("  %-22s total %7d  in %4d runs\n", k, s.totals[k], s.runsWith[k])
+	}
+	return out
+}
+
+// sweepMigrate runs seeds 1..n of scenario with bugs set, in parallel
+// chunks (each world is single-threaded and independent), and fails the
+// test on any verdict but ok.
+func sweepMigrate(t *testing.T, scenario string, n int) *mSweep {
+	s := &mSweep{totals: map[string]int64{}, runsWith: map[string]int{}}
+	const chunk = 25
+	start := time.Now()
+	t.Run(scenario, func(t *testing.T) {
+		for lo := 1; lo <= n; lo += chunk {
+			lo := lo
+			t.Run(fmt.Sprintf("seeds-%d", lo), func(t *testing.T) {
+				t.Parallel()
+				for seed := lo; seed < lo+chunk && seed <= n; seed++ {
+					res, err := Run(scenario, Config{Seed: uint64(seed)})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if res.Verdict != linearizability.Ok {
+						t.Fatalf("seed %d: %s %s: %s\nreplay: simrun run -scenario %s -seed %d", seed, res.Verdict, res.Property, res.Detail, scenario, seed)
+					}
+					s.add(res)
+				}
+			})
+		}
+	})
+	s.wall = time.Since(start)
+	return s
+}
+
+// The clean sweeps: every scenario passes 1000 seeds (100 with -short)
+// with every bug off, every job ends DONE or ABANDONED after the heal
+// (M.JobTerminates is part of each verdict), and the faults and protocol
+// paths the scenarios claim to exercise really happen.
+func TestMigrateSweeps(t *testing.T) {
+	n := 1000
+	if testing.Short() {
+		n = 100
+	}
+	for _, sc := range mScenarios {
+		s := sweepMigrate(t, sc, n)
+		if t.Failed() {
+			return
+		}
+		t.Logf("%s: %s", sc, s.summary())
+		need := []string{"crashes", "pauses", "leader_moves", "clock_faults", "rpc_lost_requests", "rpc_lost_responses",
+			"rpc_timeouts", "meta_indeterminate", "writes_ambiguous", "versions_imported", "versions_promoted", "versions_cleaned", "scans"}
+		switch sc {
+		case "migrate":
+			if s.runsWith["jobs"] != s.runs {
+				t.Errorf("migrate: only %d of %d runs created a job", s.runsWith["jobs"], s.runs)
+			}
+		case "migrate-abandon":
+			need = append(need[:len(need)-4], "abandoned", "abandon_late")
+		case "hotspot":
+			need = append(need, "hotspot_splits", "hotspot_declines")
+			if s.runsWith["hotspot_splits"] < s.runs/2 {
+				t.Errorf("hotspot: the detector split in only %d of %d runs", s.runsWith["hotspot_splits"], s.runs)
+			}
+		}
+		for _, k := range need {
+			if s.totals[k] == 0 {
+				t.Errorf("%s: no run had any %s; the sweep did not exercise it", sc, k)
+			}
+		}
+	}
+}
+
+// H.Deterministic for the migration scenarios: 100 seeds of migrate (and
+// 30 of the others), each run twice at GOMAXPROCS 1 and twice at 2, give
+// one digest per seed, and distinct seeds give distinct runs.
+func TestMigrateDeterminism(t *testing.T) {
+	counts := map[string]int{"migrate": 100, "migrate-abandon": 30, "hotspot": 30}
+	if testing.Short() {
+		counts = map[string]int{"migrate": 20, "migrate-abandon": 10, "hotspot": 10}
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, sc := range mScenarios {
+		digests := map[int]string{}
+		for _, procs := range []int{1, 2} {
+			runtime.GOMAXPROCS(procs)
+			for round := 0; round < 2; round++ {
+				for s := 1; s <= counts[sc]; s++ {
+					res, err := Run(sc, Config{Seed: uint64(s)})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if d, ok := digests[s]; ok && d != res.Digest {
+						t.Fatalf("%s seed %d: digest %s at GOMAXPROCS=%d round %d, earlier %s", sc, s, res.Digest, procs, round, d)
+					}
+					digests[s] = res.Digest
+				}
+			}
+		}
+		distinct := map[string]bool{}
+		for _, d := range digests {
+			distinct[d] = true
+		}
+		if len(distinct) != counts[sc] {
+			t.Fatalf("%s: %d seeds gave %d distinct digests", sc, counts[sc], len(distinct))
+		}
+	}
+}
+
+// A failure replays: the same seed gives the same violation and digest,
+// and the recorded choice stream of the run reproduces it through the
+// bytes driver (what simrun shrink and the fuzzer build on).
+func TestMigrateFailureReplays(t *testing.T) {
+	set := bugs.MustParse(bugs.MigrateKeyOnlyCursor)
+	for s := uint64(1); s <= 50; s++ {
+		orig, err := Run("migrate", Config{Seed: s, Bugs: set, Record: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if orig.Verdict != linearizability.Violation {
+			continue
+		}
+		again, _ := Run("migrate", Config{Seed: s, Bugs: set})
+		bytes, _ := Run("migrate", Config{Choices: orig.Recording, Bugs: set})
+		for _, r := range []Result{again, bytes} {
+			if r.Digest != orig.Digest || r.Verdict != orig.Verdict || r.Property != orig.Property {
+				t.Fatalf("seed %d: replay %s %s %s, original %s %s %s", s, r.Verdict, r.Property, r.Digest, orig.Verdict, orig.Property, orig.Digest)
+			}
+		}
+		return
+	}
+	t.Fatal("no failing seed to replay")
+}
+
+// Each M.* property that a registered bug violates is shown failing in a
+// scenario run: the bug is switched on and a seed within the budget must
+// be caught by exactly that property. (M.SingleWriter,
+// M.CatalogVersionMonotone, M.PhaseOrder and M.Linearizable are also shown
+// failing on hand-built histories in ../linearizability.)
+func TestMigrateCheckersFail(t *testing.T) {
+	cases := []struct {
+		prop, bug, scenario string
+	}{
+		{"M.CatalogNonOverlap", bugs.MigrateOverlappingRoutes, "migrate"},
+		{"M.FencedWritesRejected", bugs.MigrateFenceNeedsVersion, "migrate"},
+		{"M.HLCMonotone", bugs.MigrateNoHLCAdvance, "migrate"},
+		{"M.Linearizable", bugs.MigrateNoHLCAdvance, "migrate"},
+		{"M.ExactlyOnceCopy", bugs.MigrateKeyOnlyCursor, "migrate"},
+		{"M.SnapshotReads", bugs.MigrateStagedFirstRead, "migrate"},
+		{"M.NoLostWrite", bugs.MigratePromoteSkipsShadowed, "migrate"},
+		{"M.CleanupSafe", bugs.MigrateCleanupBeforePromotion, "migrate"},
+		{"M.JobTerminates", bugs.MigrateAbandonKeepsFence, "migrate-abandon"},
+	}
+	for _, c := range cases {
+		t.Run(c.prop, func(t *testing.T) {
+			t.Parallel()
+			set := bugs.MustParse(c.bug)
+			for s := 1; s <= 300; s++ {
+				res, err := Run(c.scenario, Config{Seed: uint64(s), Bugs: set})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Verdict == linearizability.Violation && res.Property == c.prop {
+					t.Logf("%s caught by %s at seed %d: %s", c.bug, c.prop, s, res.Detail)
+					return
+				}
+			}
+			t.Fatalf("%s never caught by %s in 300 seeds of %s", c.bug, c.prop, c.scenario)
+		})
+	}
+}
+
+// A scenario refuses bugs it cannot exercise (a usage error).
+func TestMigrateRejectsForeignBugs(t *testing.T) {
+	for _, c := range []struct {
+		scenario, bug string
+		ok            bool
+	}{
+		{"migrate", bugs.KVPhantomAck, false},
+		{"hotspot", bugs.CoordNoFenceCheck, false},
+		{"migrate", bugs.MigrateAbandonKeepsFence, false},
+		{"hotspot", bugs.MigrateAbandonKeepsFence, false},
+		{"migrate-abandon", bugs.MigrateAbandonKeepsFence, true},
+		{"hotspot", bugs.MigrateStagedFirstRead, true},
+	} {
+		_, err := Run(c.scenario, Config{Seed: 1, Bugs: bugs.MustParse(c.bug)})
+		if (err == nil) != c.ok {
+			t.Errorf("%s with %s: err=%v, want ok=%v", c.scenario, c.bug, err, c.ok)
+		}
+	}
+	if _, err := Run("migrate", Config{Seed: 1, Options: map[string]string{"no_such_option": "1"}}); err == nil {
+		t.Error("an unknown option was accepted")
+	}
+}
