@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"slices"
 	"time"
 
 	"shardsim/linearizability"
@@ -11,14 +12,15 @@ import (
 // coordAdmin is the operator: it creates and registers the runs, unparks
 // parked shards (a bounded number of times each) and ends runs once their
 // shards have settled: complete when all are done, fail when a shard stays
-// parked. Its view of parked shards is a cached listing that it refreshes
-// only every few rounds, so it may act on shards that moved on.
+// parked. It also remembers every shard it ever saw parked; before closing
+// a run it may slip and unpark those from memory, without looking, though
+// by then every one of them has been unparked and finished.
 type coordAdmin struct {
 	cw      *coordWorld
 	inc     uint64
 	seq     uint64
 	unparks map[coord.ShardKey]int // unparks sent per shard (all tenants use distinct run ids)
-	cache   []parkedShard          // stale listing of parked shards
+	cache   []parkedShard          // every shard ever seen parked and not yet slipped on
 }
 
 type parkedShard struct {
@@ -109,6 +111,7 @@ func (a *coordAdmin) round(c *coordCaller, t *simclock.Task, round int) bool {
 		}
 		switch prog.Terminal {
 		case coord.AllDone:
+			a.slip(c, ch, run)
 			c.runOp(linearizability.COpCompleteRun, run, runOpID(run.id, linearizability.COpCompleteRun))
 		case coord.HasFailures:
 			listed = append(listed, a.settle(c, run, true)...)
@@ -118,14 +121,10 @@ func (a *coordAdmin) round(c *coordCaller, t *simclock.Task, round int) bool {
 			}
 		}
 	}
-	for _, p := range a.cache {
-		if ch.Chance(cw.opts.adminSlips) && a.runOpen(c, p) {
-			cw.w.Count("mistake_stale-unpark", 1)
-			c.unpark(p.tenant, p.key, a.nextOp())
+	for _, p := range listed {
+		if !slices.Contains(a.cache, p) {
+			a.cache = append(a.cache, p)
 		}
-	}
-	if round%3 == 0 {
-		a.cache = listed
 	}
 	return all
 }
@@ -162,14 +161,17 @@ func (a *coordAdmin) settle(c *coordCaller, run coordRun, mayFail bool) []parked
 	return seen
 }
 
-// runOpen reports whether the run of a shard is still Active by a fresh
-// read. The admin's view of the shard may be stale, but it never unparks
-// into a run that has ended (its shards would stay Active forever).
-func (a *coordAdmin) runOpen(c *coordCaller, p parkedShard) bool {
-	var rec coord.RunRecord
-	o := c.read(p.tenant, func(coord.LogicalTime) (err error) {
-		rec, err = c.etcd.GetRun(p.tenant, p.key.Run)
-		return err
-	})
-	return o.Out.Code == 0 && !o.Out.Ambiguous && rec.Status == coord.RunActive
+// slip unparks, from memory and without looking, the shards of run the
+// admin once saw parked: each with the slip chance, once.
+func (a *coordAdmin) slip(c *coordCaller, ch *simclock.Choices, run coordRun) {
+	kept := a.cache[:0]
+	for _, p := range a.cache {
+		if p.key.Run == run.id && ch.Chance(a.cw.opts.adminSlips) {
+			a.cw.w.Count("mistake_stale-unpark", 1)
+			c.unpark(p.tenant, p.key, a.nextOp())
+			continue
+		}
+		kept = append(kept, p)
+	}
+	a.cache = kept
 }
