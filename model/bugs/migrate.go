@@ -1,6 +1,9 @@
 package bugs
 
 // Names of the layer-1 range split and migration bugs (seeds 003 and 000).
+// Budgets are what the migrate sweeps measure, with margin: a budget B
+// leaves a chance below one in a million of missing a bug caught in a
+// fraction p of seeds, (1-p)^B < 1e-6.
 const (
 	MigrateOverlappingRoutes      = "migrate.overlapping-routes"
 	MigrateFenceNeedsVersion      = "migrate.fence-needs-version"
@@ -17,17 +20,17 @@ const (
 
 func init() {
 	for _, b := range []Bug{
-		{MigrateOverlappingRoutes, "migrate", "BACKFILL publishes the target route while the source route still covers it", []string{"M.CatalogNonOverlap", "M.SingleWriter"}, "migrate", 500},
-		{MigrateFenceNeedsVersion, "migrate", "the apply-time fence check runs only for requests that carry an observed catalog version", []string{"M.FencedWritesRejected", "M.NoLostWrite"}, "migrate", 500},
-		{MigrateNoHLCAdvance, "migrate", "import does not raise the target HLC", []string{"M.HLCMonotone", "M.SnapshotReads"}, "migrate", 500},
-		{MigrateKeyOnlyCursor, "migrate", "the export cursor records the raw key only", []string{"M.ExactlyOnceCopy", "M.NoLostWrite"}, "migrate", 500},
-		{MigrateRawRangeExport, "migrate", "export scans only the raw [start, end), leaving internal-family rows behind", []string{"M.ExactlyOnceCopy"}, "migrate", 500},
-		{MigrateReadVisibleExport, "migrate", "export uses a read-visible scan, dropping tombstones and older versions", []string{"M.SnapshotReads", "M.ExactlyOnceCopy"}, "migrate", 500},
-		{MigrateStagedFirstRead, "migrate", "reads prefer staged data and fall back to live", []string{"M.SnapshotReads", "M.Linearizable"}, "migrate", 500},
-		{MigratePromoteSkipsShadowed, "migrate", "promotion drops a staged version when a newer live version exists", []string{"M.SnapshotReads", "M.NoLostWrite"}, "migrate", 500},
-		{MigrateCutoverBeforeDelta, "migrate", "CUTOVER proceeds before every DELTA_COPY bracket is done", []string{"M.NoLostWrite", "M.ExactlyOnceCopy"}, "migrate", 500},
-		{MigrateCleanupBeforePromotion, "migrate", "source deletion does not wait for durable promotion", []string{"M.CleanupSafe", "M.NoLostWrite"}, "migrate", 500},
-		{MigrateAbandonKeepsFence, "migrate", "abandon deletes the staged data but leaves the WriteFenced route", []string{"M.JobTerminates"}, "migrate-abandon", 500},
+		{MigrateOverlappingRoutes, "migrate", "BACKFILL publishes the target route while the source route still covers it", []string{"M.CatalogNonOverlap", "M.SingleWriter"}, "migrate", 10},
+		{MigrateFenceNeedsVersion, "migrate", "the apply-time fence check runs only for requests that carry an observed catalog version", []string{"M.FencedWritesRejected", "M.NoLostWrite"}, "migrate", 90},
+		{MigrateNoHLCAdvance, "migrate", "import does not raise the target HLC (and CUTOVER neither raises nor enforces a timestamp floor)", []string{"M.HLCMonotone", "M.SnapshotReads", "M.Linearizable"}, "migrate", 25},
+		{MigrateKeyOnlyCursor, "migrate", "the export cursor records the raw key only", []string{"M.ExactlyOnceCopy", "M.NoLostWrite"}, "migrate", 10},
+		{MigrateRawRangeExport, "migrate", "export scans only the raw [start, end), leaving internal-family rows behind", []string{"M.ExactlyOnceCopy"}, "migrate", 10},
+		{MigrateReadVisibleExport, "migrate", "export uses a read-visible scan, dropping tombstones and older versions", []string{"M.SnapshotReads", "M.ExactlyOnceCopy"}, "migrate", 10},
+		{MigrateStagedFirstRead, "migrate", "reads prefer staged data and fall back to live", []string{"M.SnapshotReads", "M.Linearizable"}, "migrate", 50},
+		{MigratePromoteSkipsShadowed, "migrate", "promotion drops a staged version when a newer live version exists", []string{"M.SnapshotReads", "M.NoLostWrite"}, "migrate", 15},
+		{MigrateCutoverBeforeDelta, "migrate", "CUTOVER proceeds before every DELTA_COPY bracket is done", []string{"M.NoLostWrite", "M.ExactlyOnceCopy"}, "migrate", 25},
+		{MigrateCleanupBeforePromotion, "migrate", "source deletion does not wait for durable promotion", []string{"M.CleanupSafe", "M.NoLostWrite"}, "migrate", 10},
+		{MigrateAbandonKeepsFence, "migrate", "abandon deletes the staged data but leaves the WriteFenced route", []string{"M.JobTerminates"}, "migrate-abandon", 25},
 	} {
 		register(b)
 	}
