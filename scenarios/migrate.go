@@ -46,6 +46,7 @@ func (m *mWorld) count() {
 		w.Count(k, m.rec.counts[k])
 	}
 	w.Count("jobs", int64(m.chk.jobsSeen))
+	w.Count("job_failures", m.chk.failedPhases)
 	w.Count("versions_imported", m.chk.imported)
 	w.Count("keys_moved", int64(len(m.chk.movedKeys)))
 	w.Count("versions_promoted", m.chk.promoted)

@@ -40,6 +40,7 @@ type mChecks struct {
 	imported, promoted, cleaned int64
 	splits, declines            int64
 	movedKeys                   map[string]bool // raw keys any job copied
+	failedPhases                int64           // jobs moved to FAILED (and later retried)
 }
 
 type mOpenRead struct {
@@ -246,6 +247,9 @@ func (c *mChecks) observeJob(j job.SplitJob, cat *catalog.Catalog) {
 			}
 		})
 		c.fail(c.jobs.CheckCopy(j.ID, rows))
+	}
+	if j.Phase == job.Failed && prev.Phase != job.Failed {
+		c.failedPhases++
 	}
 	if !seen || prev.Phase != j.Phase || cat != nil {
 		c.nlw("job " + j.Phase.String())

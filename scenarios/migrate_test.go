@@ -96,14 +96,14 @@ func TestMigrateSweeps(t *testing.T) {
 		}
 		t.Logf("%s: %s", sc, s.summary())
 		need := []string{"crashes", "pauses", "leader_moves", "clock_faults", "rpc_lost_requests", "rpc_lost_responses",
-			"rpc_timeouts", "meta_indeterminate", "writes_ambiguous", "versions_imported", "versions_promoted", "versions_cleaned", "scans"}
+			"rpc_timeouts", "meta_indeterminate", "writes_ambiguous", "writes_failed", "job_failures", "keys_moved", "versions_imported", "versions_promoted", "versions_cleaned", "scans"}
 		switch sc {
 		case "migrate":
 			if s.runsWith["jobs"] != s.runs {
 				t.Errorf("migrate: only %d of %d runs created a job", s.runsWith["jobs"], s.runs)
 			}
 		case "migrate-abandon":
-			need = append(need[:len(need)-4], "abandoned", "abandon_late")
+			need = append(need, "abandoned", "abandon_late")
 		case "hotspot":
 			need = append(need, "hotspot_splits", "hotspot_declines")
 			if s.runsWith["hotspot_splits"] < s.runs/2 {

@@ -105,6 +105,7 @@ func newMigrateWorld(name string, kind mKind, cfg Config) (*mWorld, error) {
 	pcfg.PromoteBatch = sw.Int("promote_batch", 1, 4)
 	pcfg.PromotePace = sw.Duration("promote_pace", 5*time.Millisecond, 80*time.Millisecond)
 	pcfg.Grace = sw.Duration("grace", 10*time.Millisecond, 200*time.Millisecond)
+	pcfg.StepRetries = sw.Int("step_retries", 2, 6)
 
 	nf := rpc.Quiet()
 	nf.LoseRequest = sw.Rate("net_lose_request", 0.5, 0.005, 0.05)

@@ -26,7 +26,7 @@ func init() {
 		{MigrateKeyOnlyCursor, "migrate", "the export cursor records the raw key only", []string{"M.ExactlyOnceCopy", "M.NoLostWrite"}, "migrate", 10},
 		{MigrateRawRangeExport, "migrate", "export scans only the raw [start, end), leaving internal-family rows behind", []string{"M.ExactlyOnceCopy"}, "migrate", 10},
 		{MigrateReadVisibleExport, "migrate", "export uses a read-visible scan, dropping tombstones and older versions", []string{"M.SnapshotReads", "M.ExactlyOnceCopy"}, "migrate", 10},
-		{MigrateStagedFirstRead, "migrate", "reads prefer staged data and fall back to live", []string{"M.SnapshotReads", "M.Linearizable"}, "migrate", 50},
+		{MigrateStagedFirstRead, "migrate", "reads prefer staged data and fall back to live", []string{"M.SnapshotReads", "M.Linearizable"}, "migrate", 60},
 		{MigratePromoteSkipsShadowed, "migrate", "promotion drops a staged version when a newer live version exists", []string{"M.SnapshotReads", "M.NoLostWrite"}, "migrate", 15},
 		{MigrateCutoverBeforeDelta, "migrate", "CUTOVER proceeds before every DELTA_COPY bracket is done", []string{"M.NoLostWrite", "M.ExactlyOnceCopy"}, "migrate", 25},
 		{MigrateCleanupBeforePromotion, "migrate", "source deletion does not wait for durable promotion", []string{"M.CleanupSafe", "M.NoLostWrite"}, "migrate", 10},
