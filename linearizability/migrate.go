@@ -15,6 +15,7 @@ type MigrateViolation struct {
 	Detail   string
 }
 
+// Error renders the violation.
 func (v *MigrateViolation) Error() string { return v.Property + ": " + v.Detail }
 
 func mviolation(prop, format string, args ...any) *MigrateViolation {

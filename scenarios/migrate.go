@@ -54,6 +54,7 @@ func (m *mWorld) count() {
 	if m.kind == mHotspot {
 		w.Count("hotspot_splits", m.chk.splits)
 		w.Count("hotspot_declines", m.chk.declines)
+		w.Count("hotspot_isolations", m.chk.isolated)
 	}
 	ns := m.net.Stats()
 	w.Count("rpc_calls", int64(ns.Calls))

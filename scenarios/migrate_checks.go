@@ -38,7 +38,7 @@ type mChecks struct {
 	openReads  []mOpenRead
 
 	imported, promoted, cleaned int64
-	splits, declines            int64
+	splits, declines, isolated  int64
 	movedKeys                   map[string]bool // raw keys any job copied
 	failedPhases                int64           // jobs moved to FAILED (and later retried)
 }
@@ -148,6 +148,9 @@ func (c *mChecks) checkWriters() {
 func (c *mChecks) detected(d hotspot.Decision, job uint64) {
 	if job != 0 {
 		c.splits++
+		if d.Isolate {
+			c.isolated++
+		}
 	} else {
 		c.declines++
 	}

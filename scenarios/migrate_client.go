@@ -37,6 +37,7 @@ type mClient struct {
 	done  bool
 }
 
+// Receive implements simclock.Actor.
 func (c *mClient) Receive(ctx *simclock.Context, msg any) {
 	if _, ok := msg.(simclock.Started); !ok {
 		return

@@ -19,6 +19,7 @@ type mOperator struct {
 	id uint64
 }
 
+// Receive implements simclock.Actor.
 func (o *mOperator) Receive(ctx *simclock.Context, msg any) {
 	if _, ok := msg.(simclock.Started); !ok {
 		return

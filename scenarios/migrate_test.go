@@ -105,7 +105,7 @@ func TestMigrateSweeps(t *testing.T) {
 		case "migrate-abandon":
 			need = append(need, "abandoned", "abandon_late")
 		case "hotspot":
-			need = append(need, "hotspot_splits", "hotspot_declines")
+			need = append(need, "hotspot_splits", "hotspot_declines", "hotspot_isolations")
 			if s.runsWith["hotspot_splits"] < s.runs/2 {
 				t.Errorf("hotspot: the detector split in only %d of %d runs", s.runsWith["hotspot_splits"], s.runs)
 			}

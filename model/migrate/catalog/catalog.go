@@ -30,6 +30,7 @@ const (
 	WriteFenced
 )
 
+// String names the state.
 func (s State) String() string {
 	if s == WriteFenced {
 		return "WriteFenced"

@@ -48,6 +48,7 @@ const (
 
 var kindNames = [...]string{"?", "write", "ceiling", "catalog", "import", "floor", "promote", "cleanup", "abandon-staged", "barrier"}
 
+// String names the kind.
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
 		return kindNames[k]

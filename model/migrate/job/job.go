@@ -39,6 +39,7 @@ var phaseNames = map[Phase]string{
 	Abandoning: "ABANDONING", Abandoned: "ABANDONED",
 }
 
+// String names the phase as the design does.
 func (p Phase) String() string {
 	if s, ok := phaseNames[p]; ok {
 		return s
