@@ -160,13 +160,19 @@ func (c *mChecks) detected(d hotspot.Decision, job uint64) {
 func (c *mChecks) viewed(name string, version uint64) { c.fail(c.catalog.Viewed(name, version)) }
 
 func (c *mChecks) readOpen(group, node int, term, id uint64, span keys.Span) {
-	c.openReads = append(c.openReads, mOpenRead{group: group, node: node, term: term, id: id<<8 | uint64(node), span: span})
+	// Forget reads whose leader crashed or lost its term: never served.
+	kept := c.openReads[:0]
+	for _, o := range c.openReads {
+		if c.m.cluster.IsLeader(o.group, o.node, o.term) {
+			kept = append(kept, o)
+		}
+	}
+	c.openReads = append(kept, mOpenRead{group: group, node: node, term: term, id: id, span: span})
 }
 
-func (c *mChecks) readClose(group, node int, id uint64) {
-	key := id<<8 | uint64(node)
+func (c *mChecks) readClose(group, node int, term, id uint64) {
 	for i, o := range c.openReads {
-		if o.group == group && o.id == key {
+		if o.group == group && o.node == node && o.term == term && o.id == id {
 			c.openReads = append(c.openReads[:i], c.openReads[i+1:]...)
 			return
 		}

@@ -66,11 +66,12 @@ type Env struct {
 }
 
 // Hooks lets a harness observe protocol-internal moments that have no
-// durable trace (reads admitted and finished on a leader). Nil fields are
+// durable trace (reads admitted and finished on a leader: a read is named
+// by group, node, leader term and a per-incarnation id). Nil fields are
 // ignored; hooks must not change the world.
 type Hooks struct {
 	ReadOpen  func(group, node int, term, id uint64, span keys.Span)
-	ReadClose func(group, node int, id uint64)
+	ReadClose func(group, node int, term, id uint64)
 	// Detected is told each hotspot decision: a split (job != 0) or a
 	// decline.
 	Detected func(d hotspot.Decision, job uint64)

@@ -160,7 +160,7 @@ func (n *Node) closeRead(ls *leader, id uint64) {
 		}
 	}
 	if h := n.env.Hooks.ReadClose; h != nil {
-		h(ls.g, n.id, id)
+		h(ls.g, n.id, ls.term, id)
 	}
 }
 
