@@ -20,12 +20,6 @@ func init() {
 		Properties:  mProperties,
 		Run:         func(cfg Config) (Result, error) { return runMigrate("migrate-abandon", mAbandon, cfg) },
 	})
-	Register(Scenario{
-		Name:        "hotspot",
-		Description: "a skewed load makes the hotspot detector choose when and where to split and which group receives the moving half, under the same faults as migrate",
-		Properties:  mProperties,
-		Run:         func(cfg Config) (Result, error) { return runMigrate("hotspot", mHotspot, cfg) },
-	})
 }
 
 func runMigrate(name string, kind mKind, cfg Config) (Result, error) {

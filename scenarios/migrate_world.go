@@ -142,19 +142,7 @@ func newMigrateWorld(name string, kind mKind, cfg Config) (*mWorld, error) {
 			m.split.abandonAt = job.Phase(sw.Int("abandon_phase", int(job.Planned), int(job.DeltaCopy)))
 		}
 	case mHotspot:
-		pcfg.Detect = true
-		pcfg.Detector.Window = 300 * time.Millisecond
-		pcfg.Detector.Threshold = sw.Int("hot_threshold", 10, 35)
-		pcfg.Detector.Cooldown = time.Second
-		pcfg.Detector.MinSamples = sw.Int("hot_min_samples", 4, 30)
-		hot := sw.Int("hot_keys", 1, 3)
-		first := sw.Int("hot_first", 1, 11-hot)
-		for i := 0; i < hot; i++ {
-			wl.hot = append(wl.hot, fmt.Sprintf("k%02d", first+i))
-		}
-		wl.hotShare = sw.Rate("hot_share", 1, 0.5, 0.95)
-		wl.pace = 60 * time.Millisecond
-		opsPer += 60
+		opsPer += hotspotOptions(sw, &pcfg, wl)
 	}
 	if err := w.OptionsError(); err != nil {
 		return nil, err
