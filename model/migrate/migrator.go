@@ -55,7 +55,7 @@ func (m *migrator) run() {
 			var err error
 			j, rev, ok, err = LiveJob(m.kv)
 			if err != nil {
-				m.backoff(err)
+				m.backoff()
 				continue
 			}
 			if !ok {
@@ -84,15 +84,13 @@ func (m *migrator) run() {
 				m.failures = 0
 				continue
 			}
-			m.backoff(err)
+			m.backoff()
 		}
 	}
 }
 
-func (m *migrator) backoff(err error) {
-	d := m.cfg.Backoff << min(m.failures, 5)
-	m.t.Sleep(d)
-}
+// backoff waits longer after each consecutive failure.
+func (m *migrator) backoff() { m.t.Sleep(m.cfg.Backoff << min(m.failures, 5)) }
 
 // save CASes j over the record at rev (and, with cat, the catalog over
 // catRev) and returns the new revision.
