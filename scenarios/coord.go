@@ -213,9 +213,6 @@ func runCoord(sh coordShape, cfg Config) (Result, error) {
 		}
 	}
 	coordStats(w, server, durable, cw)
-	if debugHook != nil {
-		debugHook(cw)
-	}
 	if !w.Failed() {
 		verdict, v := lin.Check(cw.history.Ops(), cfg.checkTimeout())
 		switch verdict {
@@ -277,5 +274,3 @@ func coordStats(w *World, server *simkv.Server, d *linearizability.CoordDurable,
 
 // statName turns a description into a counter name.
 func statName(s string) string { return strings.ReplaceAll(s, " ", "_") }
-
-var debugHook func(*coordWorld)
