@@ -4,6 +4,7 @@
 //	simrun run    -scenario NAME [-seed N | -choices FILE] [-bug NAME]... [-opt K=V]... [-trace FILE.jsonl] [-json]
 //	simrun sweep  -scenario NAME -seeds A-B [-parallel N] [-bug NAME]... [-opt K=V]... [-corpus DIR] [-json]
 //	simrun list   [-json]
+//	simrun replay FILE.json [-json]
 //
 // Exit status: 0 every property held; 1 a property was violated; 2 bad usage
 // or bad input (with a one-line error); 3 a check could not decide (for
@@ -38,12 +39,13 @@ func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(fo
 const usage = `usage:
   simrun run    -scenario NAME [-seed N | -choices FILE] [-bug NAME]... [-opt K=V]... [-trace FILE.jsonl] [-json]
   simrun sweep  -scenario NAME -seeds A-B [-parallel N] [-bug NAME]... [-opt K=V]... [-corpus DIR] [-json]
-  simrun list   [-json]`
+  simrun list   [-json]
+  simrun replay FILE.json [-json]                 replay a corpus entry; exit 1 if it differs from its record`
 
 // run is main without the process: it returns the exit status.
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "simrun: missing command (run, sweep or list; simrun help shows the usage)")
+		fmt.Fprintln(stderr, "simrun: missing command (run, sweep, list or replay; simrun help shows the usage)")
 		return exitUsage
 	}
 	var code int
@@ -55,11 +57,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		code, err = cmdSweep(args[1:], stdout, stderr)
 	case "list":
 		code, err = cmdList(args[1:], stdout)
+	case "replay":
+		code, err = cmdReplay(args[1:], stdout)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprintln(stdout, usage)
 		return exitOK
 	default:
-		err = usagef("unknown command %q (want run, sweep or list)", args[0])
+		err = usagef("unknown command %q (want run, sweep, list or replay)", args[0])
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "simrun: %v\n", err)

@@ -116,6 +116,15 @@ func printRun(w io.Writer, res scenarios.Result, cfg scenarios.Config, choicesFi
 	if res.FromBytes {
 		src = fmt.Sprintf("choices %s (%d bytes)", choicesFile, len(cfg.Choices))
 	}
+	printReport(w, res, src, replayCommand(res, cfg, choicesFile))
+	if asJSON {
+		printRunJSON(w, res)
+	}
+}
+
+// printReport prints a run's summary and, unless it passed, what went
+// wrong: the property, the last relevant events and how to replay it.
+func printReport(w io.Writer, res scenarios.Result, src, replay string) {
 	fmt.Fprintf(w, "scenario %s  %s  bugs %s\n", res.Scenario, src, res.Bugs)
 	fmt.Fprintf(w, "swarm    %s\n", res.Swarm)
 	fmt.Fprintf(w, "events   %d  virtual %s  draws %d\n", res.Events, fmtNs(res.VirtualNs), res.Draws)
@@ -131,17 +140,19 @@ func printRun(w io.Writer, res scenarios.Result, cfg scenarios.Config, choicesFi
 		for _, r := range res.Tail {
 			fmt.Fprintf(w, "  %12s  %-18s %-10s %s\n", fmtNs(int64(r.At)), r.Kind, r.Actor, r.Detail)
 		}
-		fmt.Fprintf(w, "replay   %s\n", replayCommand(res, cfg, choicesFile))
+		fmt.Fprintf(w, "replay   %s\n", replay)
 	}
-	if asJSON {
-		swarm, _ := json.Marshal(res.Swarm)
-		out, _ := json.Marshal(runJSON{
-			Scenario: res.Scenario, Seed: res.Seed, Verdict: string(res.Verdict), Property: res.Property,
-			Events: res.Events, VirtualNs: res.VirtualNs, Digest: res.Digest, Swarm: swarm,
-			Bugs: append([]string{}, res.Bugs.Names()...), Detail: res.Detail,
-		})
-		fmt.Fprintln(w, string(out))
-	}
+}
+
+// printRunJSON prints the run's one-line JSON summary (the contract's last line).
+func printRunJSON(w io.Writer, res scenarios.Result) {
+	swarm, _ := json.Marshal(res.Swarm)
+	out, _ := json.Marshal(runJSON{
+		Scenario: res.Scenario, Seed: res.Seed, Verdict: string(res.Verdict), Property: res.Property,
+		Events: res.Events, VirtualNs: res.VirtualNs, Digest: res.Digest, Swarm: swarm,
+		Bugs: append([]string{}, res.Bugs.Names()...), Detail: res.Detail,
+	})
+	fmt.Fprintln(w, string(out))
 }
 
 func fmtNs(ns int64) string {

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Bad input to the coordination scenarios and to replay is one line on
+// stderr and exit 2.
+func TestCoordBadInputIsOneLineAndExit2(t *testing.T) {
+	dir := t.TempDir()
+	corrupt := filepath.Join(dir, "corrupt.json")
+	if err := os.WriteFile(corrupt, []byte(`{"scenario":"coord","seed":1,"verdict":"ok"`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wrong := filepath.Join(dir, "wrong.json")
+	if err := os.WriteFile(wrong, []byte(`{"scenario":"coord","seed":1,"bugs":["coord.nope"],"verdict":"ok","digest":"`+strings.Repeat("ab", 32)+`"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"kv bug on coord", []string{"run", "-scenario", "coord", "-bug", "kv.phantom-ack"}, "does not apply"},
+		{"unknown coord bug", []string{"run", "-scenario", "coord", "-bug", "coord.nope"}, "unknown bug"},
+		{"unknown option", []string{"run", "-scenario", "coord-zombie", "-opt", "nope=1"}, "no option"},
+		{"bad option value", []string{"sweep", "-scenario", "coord", "-seeds", "1-2", "-opt", "workers=x"}, "cannot use"},
+		{"bad seed range", []string{"sweep", "-scenario", "coord-zombie", "-seeds", "5-1"}, "range is empty"},
+		{"corrupt corpus file", []string{"replay", corrupt}, "corpus"},
+		{"corpus file naming an unknown bug", []string{"replay", wrong}, "unknown bug"},
+		{"missing corpus file", []string{"replay", filepath.Join(dir, "none.json")}, "no such file"},
+		{"replay without a file", []string{"replay"}, "exactly one"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := simrun(t, tc.args...)
+			if code != 2 {
+				t.Fatalf("exit %d, want 2 (stderr %q)", code, stderr)
+			}
+			if strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "simrun: ") || !strings.Contains(stderr, tc.want) {
+				t.Fatalf("want one 'simrun: ...%s...' line, got %q", tc.want, stderr)
+			}
+		})
+	}
+}
+
+func TestCoordRunJSON(t *testing.T) {
+	code, out, stderr := simrun(t, "run", "-scenario", "coord", "-seed", "5", "-json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s %s", code, out, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var got runJSON
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &got); err != nil {
+		t.Fatalf("last line is not JSON: %v", err)
+	}
+	var swarm map[string]any
+	if err := json.Unmarshal(got.Swarm, &swarm); err != nil {
+		t.Fatal(err)
+	}
+	if got.Verdict != "ok" || got.Scenario != "coord" || got.Events == 0 || swarm["workers"] == nil || swarm["stall"] == nil {
+		t.Fatalf("unexpected summary %+v swarm %v", got, swarm)
+	}
+}
+
+// A coordination violation prints the property, the requests on the
+// shard it names and the replay command, and the command reproduces it.
+func TestCoordViolationReplays(t *testing.T) {
+	var failing string
+	for seed := 1; seed <= 60 && failing == ""; seed++ {
+		code, out, _ := simrun(t, "run", "-scenario", "coord-zombie", "-seed", itoa(seed), "-bug", "coord.no-fence-check")
+		if code == 1 {
+			failing = out
+		}
+	}
+	if failing == "" {
+		t.Fatal("coord.no-fence-check not caught in 60 seeds")
+	}
+	for _, want := range []string{"verdict  violation  C.", "last events:", "coord.", "replay   simrun run -scenario coord-zombie -seed"} {
+		if !strings.Contains(failing, want) {
+			t.Fatalf("report lacks %q:\n%s", want, failing)
+		}
+	}
+	replay := failing[strings.Index(failing, "replay   ")+len("replay   "):]
+	args := strings.Fields(strings.SplitN(replay, "\n", 2)[0])[1:]
+	code, again, _ := simrun(t, args...)
+	if code != 1 || digestOf(again) != digestOf(failing) {
+		t.Fatalf("replay gave exit %d digest %s, want 1 and %s", code, digestOf(again), digestOf(failing))
+	}
+}
+
+// A saved failing run replays to its recorded violation; a tampered record
+// is reported as differing.
+func TestCoordCorpusEntryReplays(t *testing.T) {
+	path := filepath.Join("..", "..", "corpus", "coord-zombie", "coord.no-fence-check-C.ZombieRejection-seed13.json")
+	code, out, stderr := simrun(t, "replay", path, "-json")
+	if code != 1 || !strings.Contains(out, "record   reproduced: violation C.ZombieRejection") {
+		t.Fatalf("exit %d: %s %s", code, out, stderr)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tampered := filepath.Join(t.TempDir(), "tampered.json")
+	if err := os.WriteFile(tampered, []byte(strings.Replace(string(data), "C.ZombieRejection", "C.MutualExclusion", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, _ := simrun(t, "replay", tampered); code != 1 || !strings.Contains(out, "DIFFERS") {
+		t.Fatalf("tampered record: exit %d\n%s", code, out)
+	}
+}
+
+func TestCoordSweepSummary(t *testing.T) {
+	code, out, _ := simrun(t, "sweep", "-scenario", "coord", "-seeds", "1-8", "-parallel", "2", "-json", "-corpus", "")
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var sum sweepJSON
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Runs != 8 || sum.Violations != 0 || sum.SeedsPerSec <= 0 || sum.EventsPerSec <= 0 {
+		t.Fatalf("summary %+v", sum)
+	}
+	code, out, _ = simrun(t, "sweep", "-scenario", "coord", "-seeds", "1-40", "-bug", "coord.split-two-txns", "-first", "-json", "-corpus", "")
+	if code != 1 || !strings.Contains(out, "C.SplitAtomicity") {
+		t.Fatalf("bug sweep: exit %d\n%s", code, out)
+	}
+}
