@@ -32,6 +32,24 @@
 // and for reads to drain, delete the moved source versions) -> DONE, the
 // record moving to a bounded history. Abandon works before CUTOVER.
 //
+// Two choices the design leaves open matter for whoever extends this
+// (layer 2):
+//
+//   - A group's catalog view (what its state machine enforces at apply
+//     time) advances only through catalog entries the migrator installs in
+//     the groups a change concerns, in a fixed order: at CUTOVER the source
+//     first, then the target. Coordinators have their own lagging watchers.
+//     Because the target starts serving only after the source stopped, the
+//     equal-stale read window cannot open in layer 1; a design that lets
+//     every node's watcher install snapshots into its groups needs the
+//     layer-2 read fence instead.
+//   - Read timestamps are observed by the serving leader's clock, so the
+//     source may serve the moving span at timestamps above fence_ts until it
+//     applies CUTOVER. The cutover floor max(max_imported_ts, fence_ts) does
+//     not cover those; the migrator therefore also raises the target's clock
+//     to the source's timestamp horizon (its ceiling when it applied
+//     CUTOVER) before installing CUTOVER on the target.
+//
 // Bugs from model/bugs switch on the wrong variants the design reviews
 // found; the scenarios' checkers must catch each.
 package migrate
