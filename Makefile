@@ -4,9 +4,13 @@ GO        ?= go
 SEEDS     ?= 1-500
 SCENARIO  ?= kv
 FUZZTIME  ?= 30s
+BUG       ?= coord.no-fence-check
+SEED      ?= 13
+MINTIME   ?= 5m
+COORD_SCENARIO ?= coord-zombie
 BENCHTIME ?= 1s
 
-.PHONY: test vet bench bench-etcd fuzz sweep etcd-conformance corpus determinism bugtable
+.PHONY: test vet bench bench-etcd fuzz sweep etcd-conformance corpus determinism bugtable sweep-coord fuzz-coord shrink-coord
 
 ## test: vet, then every test (the real-etcd conformance test runs when etcd is installed)
 test: vet
@@ -52,3 +56,21 @@ corpus:
 ## bugtable: every registered bug against its scenario's sweep; prints bug, property, seeds to first detection
 bugtable:
 	SHARDSIM_BUGTABLE_OUT=$(CURDIR)/bugtable.txt $(GO) test -count=1 -run 'TestBugTable' ./scenarios/ ; cat bugtable.txt
+
+## sweep-coord: both coordination scenarios over SEEDS with every bug off (make sweep-coord SEEDS=1-2000)
+sweep-coord:
+	$(GO) run ./cmd/simrun sweep -scenario coord -seeds $(SEEDS)
+	$(GO) run ./cmd/simrun sweep -scenario coord-zombie -seeds $(SEEDS)
+
+## fuzz-coord: hunt for a run that exposes BUG (empty BUG: any violation) with coverage-guided fuzzing
+fuzz-coord:
+	SHARDSIM_FUZZ_BUG=$(BUG) $(GO) test -run '^$$' -fuzz '^FuzzCoordination$$' -fuzztime $(FUZZTIME) -parallel 1 ./scenarios/
+
+## shrink-coord: let Go's fuzz minimiser shrink the seeded failure (BUG, SEED, COORD_SCENARIO) to a small choice
+## stream: the recording goes into the fuzz cache, whose failing entries the fuzzer minimises first; the
+## result lands in scenarios/testdata/fuzz/FuzzCoordination/ (move it to the corpus, see README)
+shrink-coord:
+	dir=$$($(GO) env GOCACHE)/fuzz/shardsim/scenarios/FuzzCoordination; mkdir -p $$dir; \
+	$(GO) run ./cmd/simrun run -scenario $(COORD_SCENARIO) -seed $(SEED) -bug $(BUG) -record-fuzz $$dir/seeded-$(SEED) >/dev/null; \
+	SHARDSIM_FUZZ_BUG=$(BUG) $(GO) test -run '^$$' -fuzz '^FuzzCoordination$$' -fuzztime 1x -fuzzminimizetime $(MINTIME) -parallel 1 ./scenarios/; \
+	ls -l scenarios/testdata/fuzz/FuzzCoordination/

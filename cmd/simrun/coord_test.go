@@ -132,3 +132,22 @@ func TestCoordSweepSummary(t *testing.T) {
 		t.Fatalf("bug sweep: exit %d\n%s", code, out)
 	}
 }
+
+// -record writes a run's choice stream; -choices replays it to the same
+// digest, and -record-fuzz writes it as a Go fuzz corpus entry.
+func TestCoordRecordingReplaysWithChoices(t *testing.T) {
+	dir := t.TempDir()
+	raw, fz := filepath.Join(dir, "run.bin"), filepath.Join(dir, "run.fuzz")
+	code, out, _ := simrun(t, "run", "-scenario", "coord", "-seed", "9", "-record", raw, "-record-fuzz", fz)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	code, again, _ := simrun(t, "run", "-scenario", "coord", "-choices", raw)
+	if code != 0 || digestOf(again) != digestOf(out) {
+		t.Fatalf("replay from bytes: exit %d digest %s, want %s", code, digestOf(again), digestOf(out))
+	}
+	data, err := os.ReadFile(fz)
+	if err != nil || !strings.HasPrefix(string(data), "go test fuzz v1\n[]byte(\"") {
+		t.Fatalf("fuzz entry: %v %.40q", err, data)
+	}
+}

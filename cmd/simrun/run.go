@@ -23,6 +23,8 @@ func cmdRun(args []string, stdout io.Writer) (int, error) {
 	tracePath := fs.String("trace", "", "write every trace record to this file as JSON lines")
 	asJSON := fs.Bool("json", false, "end with one JSON object describing the run")
 	saveDir := fs.String("save", "", "save the run (whatever its verdict) as a corpus entry under this folder")
+	recordPath := fs.String("record", "", "write the run's choice stream to this file (replays with -choices)")
+	recordFuzz := fs.String("record-fuzz", "", "write the run's choice stream to this file as a Go fuzz corpus entry")
 	if err := parseFlags(fs, args); err != nil {
 		return 0, err
 	}
@@ -51,9 +53,13 @@ func cmdRun(args []string, stdout io.Writer) (int, error) {
 		defer f.Close()
 		cfg.TraceOut = f
 	}
+	cfg.Record = *recordPath != "" || *recordFuzz != ""
 	res, err := scenarios.Run(name, cfg)
 	if err != nil {
 		return 0, usageError{err.Error()}
+	}
+	if err := writeRecording(res.Recording, *recordPath, *recordFuzz); err != nil {
+		return 0, err
 	}
 	if *saveDir != "" && res.Verdict != linearizability.Unknown {
 		path, err := corpus.Save(*saveDir, corpus.FromResult(cfg, res))
@@ -157,4 +163,22 @@ func printRunJSON(w io.Writer, res scenarios.Result) {
 
 func fmtNs(ns int64) string {
 	return fmt.Sprintf("%.3fs", float64(ns)/1e9)
+}
+
+// writeRecording writes a run's choice stream raw (for -choices) and as a
+// Go fuzz corpus entry (so that a fuzz target's minimiser can shrink a
+// seeded failure): each to its path, when given.
+func writeRecording(rec []byte, raw, fuzz string) error {
+	if raw != "" {
+		if err := os.WriteFile(raw, rec, 0o644); err != nil {
+			return usagef("run: cannot write the recording: %v", err)
+		}
+	}
+	if fuzz != "" {
+		entry := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", rec)
+		if err := os.WriteFile(fuzz, []byte(entry), 0o644); err != nil {
+			return usagef("run: cannot write the recording: %v", err)
+		}
+	}
+	return nil
 }
