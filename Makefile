@@ -6,7 +6,7 @@ SCENARIO  ?= kv
 FUZZTIME  ?= 30s
 BUG       ?= coord.no-fence-check
 SEED      ?= 13
-MINTIME   ?= 5m
+MINTIME   ?= 3000x
 COORD_SCENARIO ?= coord-zombie
 BENCHTIME ?= 1s
 
@@ -64,13 +64,14 @@ sweep-coord:
 
 ## fuzz-coord: hunt for a run that exposes BUG (empty BUG: any violation) with coverage-guided fuzzing
 fuzz-coord:
-	SHARDSIM_FUZZ_BUG=$(BUG) $(GO) test -run '^$$' -fuzz '^FuzzCoordination$$' -fuzztime $(FUZZTIME) -parallel 1 ./scenarios/
+	SHARDSIM_FUZZ_BUG=$(BUG) $(GO) test -run '^$$' -fuzz '^FuzzCoordination$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 200x -parallel 1 ./scenarios/
 
 ## shrink-coord: let Go's fuzz minimiser shrink the seeded failure (BUG, SEED, COORD_SCENARIO) to a small choice
 ## stream: the recording goes into the fuzz cache, whose failing entries the fuzzer minimises first; the
-## result lands in scenarios/testdata/fuzz/FuzzCoordination/ (move it to the corpus, see README)
+## result lands in scenarios/testdata/fuzz/FuzzCoordination/ (move it to the corpus, see README). Bound the
+## minimiser by executions (MINTIME=3000x), not time: one cut short by the fuzz deadline keeps nothing.
 shrink-coord:
 	dir=$$($(GO) env GOCACHE)/fuzz/shardsim/scenarios/FuzzCoordination; mkdir -p $$dir; \
 	$(GO) run ./cmd/simrun run -scenario $(COORD_SCENARIO) -seed $(SEED) -bug $(BUG) -record-fuzz $$dir/seeded-$(SEED) >/dev/null; \
-	SHARDSIM_FUZZ_BUG=$(BUG) $(GO) test -run '^$$' -fuzz '^FuzzCoordination$$' -fuzztime 1x -fuzzminimizetime $(MINTIME) -parallel 1 ./scenarios/; \
+	SHARDSIM_FUZZ_BUG=$(BUG) $(GO) test -run '^$$' -fuzz '^FuzzCoordination$$' -fuzztime 30m -timeout 60m -fuzzminimizetime $(MINTIME) -parallel 1 ./scenarios/; \
 	ls -l scenarios/testdata/fuzz/FuzzCoordination/
