@@ -25,6 +25,7 @@ type sweepJSON struct {
 	Properties         map[string]int `json:"properties"`
 	SeedsPerSec        float64        `json:"seeds_per_sec"`
 	EventsPerSec       float64        `json:"events_per_sec"`
+	VirtualPerWall     float64        `json:"virtual_per_wall"` // virtual time simulated per second of wall time
 	Bugs               []string       `json:"bugs"`
 }
 
@@ -72,6 +73,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) (int, error) {
 
 	sum := sweepJSON{Scenario: name, Properties: map[string]int{}, Bugs: append([]string{}, set.Names()...)}
 	var events uint64
+	var virtual int64
 	saved := 0
 	for _, r := range results {
 		if r.err != nil {
@@ -79,6 +81,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) (int, error) {
 		}
 		sum.Runs++
 		events += r.res.Events
+		virtual += r.res.VirtualNs
 		switch r.res.Verdict {
 		case linearizability.Violation:
 			sum.Violations++
@@ -104,6 +107,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) (int, error) {
 	if elapsed > 0 {
 		sum.SeedsPerSec = float64(sum.Runs) / elapsed
 		sum.EventsPerSec = float64(events) / elapsed
+		sum.VirtualPerWall = float64(virtual) / 1e9 / elapsed
 	}
 	printSweep(stdout, sum, results, set.String())
 	if *asJSON {
@@ -179,7 +183,7 @@ func sweepSeeds(name string, base scenarios.Config, lo, hi uint64, parallel int,
 
 func printSweep(w io.Writer, sum sweepJSON, results []sweepResult, bugs string) {
 	fmt.Fprintf(w, "scenario %s  bugs %s  runs %d  violations %d  unknown %d\n", sum.Scenario, bugs, sum.Runs, sum.Violations, sum.Unknown)
-	fmt.Fprintf(w, "rate     %.1f seeds/s  %.0f events/s\n", sum.SeedsPerSec, sum.EventsPerSec)
+	fmt.Fprintf(w, "rate     %.1f seeds/s  %.0f events/s  %.0fx virtual/wall\n", sum.SeedsPerSec, sum.EventsPerSec, sum.VirtualPerWall)
 	if sum.Violations == 0 {
 		return
 	}
