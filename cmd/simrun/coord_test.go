@@ -151,3 +151,27 @@ func TestCoordRecordingReplaysWithChoices(t *testing.T) {
 		t.Fatalf("fuzz entry: %v %.40q", err, data)
 	}
 }
+
+// A Go fuzz corpus entry (what the fuzzer writes for a failing input) is a
+// valid -choices file, and replays like the raw bytes it holds.
+func TestChoicesAcceptFuzzCorpusEntries(t *testing.T) {
+	dir := t.TempDir()
+	raw, fz := filepath.Join(dir, "run.bin"), filepath.Join(dir, "run.fuzz")
+	code, out, _ := simrun(t, "run", "-scenario", "coord", "-seed", "2", "-bug", "coord.split-two-txns", "-record", raw, "-record-fuzz", fz)
+	if code != 1 {
+		t.Fatalf("seed 2 with coord.split-two-txns: exit %d\n%s", code, out)
+	}
+	for _, f := range []string{raw, fz} {
+		code, again, _ := simrun(t, "run", "-scenario", "coord", "-choices", f, "-bug", "coord.split-two-txns")
+		if code != 1 || digestOf(again) != digestOf(out) {
+			t.Fatalf("%s: exit %d digest %s, want 1 and %s", f, code, digestOf(again), digestOf(out))
+		}
+	}
+	bad := filepath.Join(dir, "bad.fuzz")
+	if err := os.WriteFile(bad, []byte("go test fuzz v1\nint(3)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := simrun(t, "run", "-scenario", "coord", "-choices", bad); code != 2 || !strings.Contains(stderr, "[]byte") {
+		t.Fatalf("bad fuzz entry: exit %d %q", code, stderr)
+	}
+}

@@ -19,7 +19,7 @@ func cmdRun(args []string, stdout io.Writer) (int, error) {
 	var wf worldFlags
 	wf.register(fs)
 	seed := fs.Uint64("seed", 1, "seed of the choice stream")
-	choicesFile := fs.String("choices", "", "drive the run from this file's bytes instead of a seed")
+	choicesFile := fs.String("choices", "", "drive the run from this file's bytes (raw, or a Go fuzz corpus entry) instead of a seed")
 	tracePath := fs.String("trace", "", "write every trace record to this file as JSON lines")
 	asJSON := fs.Bool("json", false, "end with one JSON object describing the run")
 	saveDir := fs.String("save", "", "save the run (whatever its verdict) as a corpus entry under this folder")
@@ -42,6 +42,9 @@ func cmdRun(args []string, stdout io.Writer) (int, error) {
 		data, err := os.ReadFile(*choicesFile)
 		if err != nil {
 			return 0, usagef("run: cannot read choices: %v", err)
+		}
+		if data, err = decodeChoices(data); err != nil {
+			return 0, usagef("run: %s: %v", *choicesFile, err)
 		}
 		cfg.Choices = data
 	}
