@@ -1,0 +1,52 @@
+package bugs
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	s, err := Parse(" coord.split-gap ", "coord.no-fence-check", "coord.split-gap", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.String(); got != "coord.no-fence-check,coord.split-gap" {
+		t.Fatalf("set = %s, want sorted and deduplicated", got)
+	}
+	if !s.Has(CoordSplitGap) || s.Has(CoordRunReopen) {
+		t.Fatal("Has disagrees with the parsed names")
+	}
+	if _, err := Parse("coord.nope"); err == nil || !strings.Contains(err.Error(), "unknown bug") {
+		t.Fatalf("unknown name: err = %v", err)
+	}
+	if !None.Empty() || None.String() != "none" {
+		t.Fatal("the zero set must be empty")
+	}
+}
+
+func TestRegistryEntriesAreComplete(t *testing.T) {
+	all := All()
+	if len(all) == 0 {
+		t.Fatal("empty registry")
+	}
+	for i, b := range all {
+		if i > 0 && all[i-1].Name >= b.Name {
+			t.Fatalf("All is not sorted at %s", b.Name)
+		}
+		if !strings.HasPrefix(b.Name, b.Protocol+".") {
+			t.Errorf("%s: name does not start with its protocol %q", b.Name, b.Protocol)
+		}
+		if b.Description == "" || len(b.Properties) == 0 || b.Scenario == "" {
+			t.Errorf("%s: description, properties and scenario are required", b.Name)
+		}
+		if b.Budget < 1 || b.Budget > 500 {
+			t.Errorf("%s: budget %d outside 1..500", b.Name, b.Budget)
+		}
+	}
+	if n := len(ForProtocol("coord")); n != 14 {
+		t.Errorf("coord bugs: %d, BUGS.md lists 14", n)
+	}
+	if n := len(ForProtocol("migrate")); n != 11 {
+		t.Errorf("layer-1 migrate bugs: %d, BUGS.md lists 11", n)
+	}
+}
