@@ -80,3 +80,86 @@ func checkpointMix(b *testing.B, r Coordinator, every func(i int)) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
 }
+
+// BenchmarkCheckDurableStep measures the durable checkers on a state the
+// size of a coordination world's (3 tenants, 2 runs each of 3 roots, every
+// root split into 3 leaves, half of them leased): one CheckDurableStep
+// from a state to its successor with one checkpoint applied, which is
+// what the durable observer runs after every write.
+func BenchmarkCheckDurableStep(b *testing.B) {
+	prev, next := benchStates(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := CheckDurableStep(&prev, &next); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCheckSnapshot measures CheckSnapshot alone on the same state.
+func BenchmarkCheckSnapshot(b *testing.B) {
+	_, next := benchStates(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := CheckSnapshot(&next); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// benchStates builds the benchmark's state and its successor.
+func benchStates(b *testing.B) (prev, next Snapshot) {
+	r := newRef(b, DefaultConfig())
+	now := LogicalTime(10)
+	var leases []Lease
+	var starts [][]byte
+	op := OpID(100)
+	for ti := 0; ti < 3; ti++ {
+		tn := TenantID{0xc0, byte(ti)}
+		for run := RunID(1); run <= 2; run++ {
+			roots := []InitialShard{{1, spec("", "h")}, {2, spec("h", "q")}, {3, spec("q", "")}}
+			op++
+			if _, _, err := CreateRunWithShards(r, now, tn, run, RunConfig{LeaseDuration: 1000}, roots, op); err != nil {
+				b.Fatal(err)
+			}
+			for _, root := range roots {
+				res, _, err := r.AcquireAndRestore(now, tn, ShardKey{run, root.Shard}, w1)
+				if err != nil {
+					b.Fatal(err)
+				}
+				// [s, e) -> [s, s+"5"), residual [s+"5", e) -> replaced by two halves.
+				s, e := root.Spec.Start, root.Spec.End
+				mid := append(append([]byte(nil), s...), '5')
+				quarter := append(append([]byte(nil), s...), '7')
+				op++
+				sr, _, err := r.SplitResidual(now, tn, res.Lease, SplitResidualPlan{ShardSpec{Start: s, End: mid}, ShardSpec{Start: mid, End: e}}, op)
+				if err != nil {
+					b.Fatal(err)
+				}
+				res2, _, err := r.AcquireAndRestore(now, tn, ShardKey{run, sr.Residual}, w2)
+				if err != nil {
+					b.Fatal(err)
+				}
+				op++
+				if _, _, err := r.SplitReplace(now, tn, res2.Lease, SplitReplacePlan{[]ShardSpec{{Start: mid, End: quarter}, {Start: quarter, End: e}}}, op); err != nil {
+					b.Fatal(err)
+				}
+				leases = append(leases, res.Lease)
+				starts = append(starts, s)
+			}
+		}
+	}
+	prev = r.Snapshot(now)
+	l, start := leases[len(leases)/2], starts[len(leases)/2]
+	op++
+	if _, _, err := r.Checkpoint(now+1, l.Tenant, l, Cursor{LastKey: append(append([]byte(nil), start...), '1')}, op); err != nil {
+		b.Fatal(err)
+	}
+	next = r.Snapshot(now + 1)
+	if len(next.Shards) != 3*2*3*4 {
+		b.Fatalf("%d shards", len(next.Shards))
+	}
+	return prev, next
+}
