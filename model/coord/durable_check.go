@@ -26,9 +26,15 @@ func violated(property, format string, args ...any) *Violation {
 	return &Violation{Property: property, Detail: fmt.Sprintf(format, args...)}
 }
 
+// shardName names a shard in a violation. It formats, so the checkers
+// call it only once they report one: building names for every shard of
+// every observed state was a tenth of a coordination run's time.
 func shardName(t TenantID, k ShardKey) string {
 	return fmt.Sprintf("%.8s…/%s/%s", t, k.Run, k.Shard)
 }
+
+// nameOf is shardName of r.
+func nameOf(r *ShardRecord) string { return shardName(r.Tenant, r.Key()) }
 
 // index builds lookups over a snapshot (maps for lookup only; every loop
 // runs over the ordered slices).
@@ -96,36 +102,35 @@ func CheckSnapshot(s *Snapshot) error {
 }
 
 func checkShardAlone(ix index, r *ShardRecord) error {
-	name := shardName(r.Tenant, r.Key())
 	if r.Status.Terminal() && r.Lease.Set {
-		return violated("C.TerminalUnleased", "%s is %s and leased to %s", name, r.Status, r.Lease.Val.Owner)
+		return violated("C.TerminalUnleased", "%s is %s and leased to %s", nameOf(r), r.Status, r.Lease.Val.Owner)
 	}
 	if err := r.AssertInvariants(); err != nil {
-		return violated("C.RecordInvariants", "%s: %v", name, err)
+		return violated("C.RecordInvariants", "%s: %v", nameOf(r), err)
 	}
 	run, ok := ix.runs[tenantRunKey{r.Tenant, r.Run}]
 	if !ok {
-		return violated("C.RecordInvariants", "%s belongs to no run", name)
+		return violated("C.RecordInvariants", "%s belongs to no run", nameOf(r))
 	}
 	if !r.Shard.IsDerived() && !slices.Contains(run.RootShards, r.Shard) {
-		return violated("C.RecordInvariants", "root %s is not in its run's manifest", name)
+		return violated("C.RecordInvariants", "root %s is not in its run's manifest", nameOf(r))
 	}
 	if r.Cursor.HasKey() && !r.Spec.Contains(r.Cursor.LastKey) {
-		return violated("C.CursorBounds", "%s: cursor outside [%q, %q)", name, r.Spec.Start, r.Spec.End)
+		return violated("C.CursorBounds", "%s: cursor outside [%q, %q)", nameOf(r), r.Spec.Start, r.Spec.End)
 	}
 	for _, id := range r.Spawned {
 		c, ok := ix.shard(r.Tenant, r.Run, id)
 		if !ok {
-			return violated("C.SplitAtomicity", "%s spawned %s, which does not exist", name, id)
+			return violated("C.SplitAtomicity", "%s spawned %s, which does not exist", nameOf(r), id)
 		}
 		if c.Parent != Some(r.Shard) {
-			return violated("C.SplitAtomicity", "%s spawned %s, which names another parent", name, id)
+			return violated("C.SplitAtomicity", "%s spawned %s, which names another parent", nameOf(r), id)
 		}
 	}
 	if r.Parent.Set {
 		p, ok := ix.shard(r.Tenant, r.Run, r.Parent.Val)
 		if !ok || !slices.Contains(p.Spawned, r.Shard) {
-			return violated("C.SplitAtomicity", "%s is not in its parent's spawned list", name)
+			return violated("C.SplitAtomicity", "%s is not in its parent's spawned list", nameOf(r))
 		}
 	}
 	return nil
@@ -153,16 +158,15 @@ func checkTiling(ix index, root *ShardRecord) error {
 	}
 	walk(root)
 	slices.SortStableFunc(leaves, func(a, b ShardSpec) int { return bytes.Compare(a.Start, b.Start) })
-	name := shardName(root.Tenant, root.Key())
 	if len(leaves) == 0 || !bytes.Equal(leaves[0].Start, root.Spec.Start) {
-		return violated("C.SplitCoverage", "the unsplit shards of root %s do not start at its start", name)
+		return violated("C.SplitCoverage", "the unsplit shards of root %s do not start at its start", nameOf(root))
 	}
 	for i := 0; i+1 < len(leaves); i++ {
 		switch c := compareEndStart(leaves[i].End, leaves[i+1].Start); {
 		case c < 0:
-			return violated("C.SplitCoverage", "root %s: gap between %q and %q", name, leaves[i].End, leaves[i+1].Start)
+			return violated("C.SplitCoverage", "root %s: gap between %q and %q", nameOf(root), leaves[i].End, leaves[i+1].Start)
 		case c > 0:
-			return violated("C.SplitCoverage", "root %s: shards overlap at %q", name, leaves[i+1].Start)
+			return violated("C.SplitCoverage", "root %s: shards overlap at %q", nameOf(root), leaves[i+1].Start)
 		}
 	}
 	return nil
@@ -192,7 +196,7 @@ func CheckDurableStep(prev, next *Snapshot) error {
 		p := &prev.Shards[i]
 		n, ok := ix.shards[tenantShardKey{p.Tenant, p.Key()}]
 		if !ok {
-			return violated("C.RecordInvariants", "%s disappeared", shardName(p.Tenant, p.Key()))
+			return violated("C.RecordInvariants", "%s disappeared", nameOf(p))
 		}
 		if err := checkShardStep(ix, p, n, next.At); err != nil {
 			return err
@@ -218,30 +222,29 @@ func CheckDurableStep(prev, next *Snapshot) error {
 }
 
 func checkShardStep(ix index, p, n *ShardRecord, at LogicalTime) error {
-	name := shardName(p.Tenant, p.Key())
 	switch {
 	case p.Status == n.Status, p.Status == ShardActive:
 	case p.Status == ShardParked && n.Status == ShardActive:
 		if n.Fence <= p.Fence {
-			return violated("C.FenceMonotonicity", "%s unparked without a fence bump", name)
+			return violated("C.FenceMonotonicity", "%s unparked without a fence bump", nameOf(p))
 		}
 	default:
-		return violated("C.TerminalIrreversibility", "%s went from %s to %s", name, p.Status, n.Status)
+		return violated("C.TerminalIrreversibility", "%s went from %s to %s", nameOf(p), p.Status, n.Status)
 	}
 	if n.Fence < p.Fence {
-		return violated("C.FenceMonotonicity", "%s fence went from %d to %d", name, p.Fence, n.Fence)
+		return violated("C.FenceMonotonicity", "%s fence went from %d to %d", nameOf(p), p.Fence, n.Fence)
 	}
 	if p.Cursor.HasKey() && (!n.Cursor.HasKey() || bytes.Compare(n.Cursor.LastKey, p.Cursor.LastKey) < 0) {
-		return violated("C.CursorMonotonicity", "%s cursor moved backwards", name)
+		return violated("C.CursorMonotonicity", "%s cursor moved backwards", nameOf(p))
 	}
 	if err := checkLeaseHandover(p, n, at); err != nil {
 		return err
 	}
 	if err := checkOpLogKept(p.OpLog.Entries(), n.OpLog.Entries()); err != nil {
-		return violated("C.Idempotency", "%s: %v", name, err)
+		return violated("C.Idempotency", "%s: %v", nameOf(p), err)
 	}
 	if err := CheckShardSuccession(p, n); err != nil {
-		return violated("C.RecordInvariants", "%s: %v", name, err)
+		return violated("C.RecordInvariants", "%s: %v", nameOf(p), err)
 	}
 	return checkSplitStep(ix, p, n)
 }
@@ -252,15 +255,14 @@ func checkLeaseHandover(p, n *ShardRecord, at LogicalTime) error {
 	if !n.Lease.Set || n.Lease == p.Lease {
 		return nil
 	}
-	name := shardName(p.Tenant, p.Key())
 	prevLive := p.Lease.Set && p.Lease.Val.Live(at)
 	newHolder := !prevLive || p.Lease.Val.Owner != n.Lease.Val.Owner
 	if prevLive && p.Lease.Val.Owner != n.Lease.Val.Owner && n.Lease.Val.Live(at) {
 		return violated("C.MutualExclusion", "%s leased to %s at %d while %s's lease ran until %d",
-			name, n.Lease.Val.Owner, at, p.Lease.Val.Owner, p.Lease.Val.Deadline)
+			nameOf(p), n.Lease.Val.Owner, at, p.Lease.Val.Owner, p.Lease.Val.Deadline)
 	}
 	if newHolder && n.Fence <= p.Fence {
-		return violated("C.FenceMonotonicity", "%s leased to %s without raising fence %d", name, n.Lease.Val.Owner, p.Fence)
+		return violated("C.FenceMonotonicity", "%s leased to %s without raising fence %d", nameOf(p), n.Lease.Val.Owner, p.Fence)
 	}
 	return nil
 }
@@ -268,12 +270,11 @@ func checkLeaseHandover(p, n *ShardRecord, at LogicalTime) error {
 // checkSplitStep checks the shards p spawned in the step.
 func checkSplitStep(ix index, p, n *ShardRecord) error {
 	added := n.Spawned[len(p.Spawned):] // succession checked the prefix
-	name := shardName(p.Tenant, p.Key())
 	var pieces []ShardSpec
 	for _, id := range added {
 		c, ok := ix.shard(n.Tenant, n.Run, id)
 		if !ok {
-			return violated("C.SplitAtomicity", "%s spawned %s, which does not exist", name, id)
+			return violated("C.SplitAtomicity", "%s spawned %s, which does not exist", nameOf(p), id)
 		}
 		pieces = append(pieces, c.Spec)
 	}
@@ -281,20 +282,20 @@ func checkSplitStep(ix index, p, n *ShardRecord) error {
 	case p.Status == ShardActive && n.Status == ShardSplit:
 		slices.SortStableFunc(pieces, func(a, b ShardSpec) int { return bytes.Compare(a.Start, b.Start) })
 		if len(pieces) < 2 {
-			return violated("C.SplitCoverage", "%s split into %d pieces", name, len(pieces))
+			return violated("C.SplitCoverage", "%s split into %d pieces", nameOf(p), len(pieces))
 		}
 		if v := coverage(p.Spec, pieces, false); v != SplitOK {
-			return violated("C.SplitCoverage", "%s split_replace: %s", name, v)
+			return violated("C.SplitCoverage", "%s split_replace: %s", nameOf(p), v)
 		}
 	case !n.Spec.SameRange(p.Spec):
 		if len(pieces) != 1 {
-			return violated("C.SplitCoverage", "%s shrank while spawning %d shards", name, len(pieces))
+			return violated("C.SplitCoverage", "%s shrank while spawning %d shards", nameOf(p), len(pieces))
 		}
 		if v := coverage(p.Spec, []ShardSpec{n.Spec, pieces[0]}, false); v != SplitOK {
-			return violated("C.SplitCoverage", "%s split_residual: %s", name, v)
+			return violated("C.SplitCoverage", "%s split_residual: %s", nameOf(p), v)
 		}
 	case len(pieces) > 0:
-		return violated("C.SplitCoverage", "%s spawned shards without splitting", name)
+		return violated("C.SplitCoverage", "%s spawned shards without splitting", nameOf(p))
 	}
 	return nil
 }

@@ -99,16 +99,14 @@ func (e *Etcd) mustHold(what string, err error) {
 
 // checkShard asserts that next may replace old (nil for a new record).
 func (e *Etcd) checkShard(old, next *ShardRecord) {
-	e.mustHold(next.Shard.String(), next.AssertInvariants())
-	if old != nil {
-		e.mustHold(next.Shard.String(), CheckShardSuccession(old, next))
+	if err := shardSelfCheck(old, next); err != nil {
+		e.mustHold(next.Shard.String(), err)
 	}
 }
 
 // checkRun asserts that next may replace old (nil for a new record).
 func (e *Etcd) checkRun(old, next *RunRecord) {
-	e.mustHold(next.Run.String(), next.AssertInvariants())
-	if old != nil {
-		e.mustHold(next.Run.String(), CheckRunSuccession(old, next))
+	if err := runSelfCheck(old, next); err != nil {
+		e.mustHold(next.Run.String(), err)
 	}
 }

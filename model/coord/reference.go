@@ -127,17 +127,15 @@ func (r *Reference) mustHold(what string, err error) {
 
 // checkShard asserts that next may replace old (nil for a new record).
 func (r *Reference) checkShard(old, next *ShardRecord) {
-	r.mustHold(next.Shard.String(), next.AssertInvariants())
-	if old != nil {
-		r.mustHold(next.Shard.String(), CheckShardSuccession(old, next))
+	if err := shardSelfCheck(old, next); err != nil {
+		r.mustHold(next.Shard.String(), err)
 	}
 }
 
 // checkRun asserts that next may replace old (nil for a new record).
 func (r *Reference) checkRun(old, next *RunRecord) {
-	r.mustHold(next.Run.String(), next.AssertInvariants())
-	if old != nil {
-		r.mustHold(next.Run.String(), CheckRunSuccession(old, next))
+	if err := runSelfCheck(old, next); err != nil {
+		r.mustHold(next.Run.String(), err)
 	}
 }
 

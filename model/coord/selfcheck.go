@@ -24,3 +24,21 @@ func SelfCheckBlinded(b bugs.Set) bool {
 	}
 	return false
 }
+
+// shardSelfCheck is the commit-time self-check of a shard record: next's
+// invariants and, unless it is new (old nil), its succession from old.
+// Backends name the record only when it fails.
+func shardSelfCheck(old, next *ShardRecord) error {
+	if err := next.AssertInvariants(); err != nil || old == nil {
+		return err
+	}
+	return CheckShardSuccession(old, next)
+}
+
+// runSelfCheck is shardSelfCheck for a run record.
+func runSelfCheck(old, next *RunRecord) error {
+	if err := next.AssertInvariants(); err != nil || old == nil {
+		return err
+	}
+	return CheckRunSuccession(old, next)
+}
