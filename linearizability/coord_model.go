@@ -27,7 +27,10 @@ import (
 // "lease expired" (the etcd backend fails closed when its storage lease is
 // gone), but never the other way round. A first call may answer
 // "replayed": the backend retried its own ambiguous commit and found it had
-// landed.
+// landed. An unpark may be refused because its run has ended: a shard's
+// object does not include its run's status, so the model accepts that
+// refusal, and the durable checker (C.RunTerminalIrreversibility) catches
+// the opposite mistake, a shard of an ended run brought back.
 
 // coordState is an immutable model state: one shard record and its encoding.
 type coordState struct {
@@ -69,7 +72,11 @@ func coordExpect(rec *coord.ShardRecord, op *CoordOp) (coord.ShardChange, error)
 		none := func(coord.ShardID) (*coord.ShardRecord, bool) { return nil, false }
 		return coord.StepSplitResidual(env, rec, op.Lease, op.Residual, op.Op, none)
 	case COpUnpark:
-		return coord.StepUnpark(env, rec, op.Op)
+		// The shard's object does not hold its run's status: the model
+		// takes the run as Active, and coordStep lets a "run state"
+		// refusal stand (CoordDurable judges a revival in a run that
+		// ended).
+		return coord.StepUnpark(env, rec, coord.RunActive, op.Op)
 	}
 	return coord.ShardChange{}, fmt.Errorf("linearizability: %s is not a shard operation", op.Kind)
 }
@@ -99,6 +106,9 @@ func coordStep(s *coordState, op *CoordOp) []any {
 		}
 		if err == nil && out.Code == coord.CodeLeaseExpired && op.Kind.Gated() {
 			return []any{s} // the storage lease vanished first: refusing is safe
+		}
+		if err == nil && out.Code == coord.CodeRunState && op.Kind == COpUnpark {
+			return []any{s} // the run had ended, which this per-shard model cannot see
 		}
 		return nil
 	case err != nil:

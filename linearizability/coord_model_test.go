@@ -100,3 +100,20 @@ func TestCoordModelPlacesClaimsByTheirWrites(t *testing.T) {
 		t.Fatalf("progress under a lease nobody was granted judged %s", v)
 	}
 }
+
+// An unpark refused because the shard's run had ended is explained by the
+// model (which cannot see the run) as a refusal that changed nothing; the
+// exemption is that code's alone.
+func TestCoordModelAcceptsUnparkRefusedForAnEndedRun(t *testing.T) {
+	var l opLog
+	l.add(CoordOp{Kind: COpAcquire, Key: shard1, Worker: 7, Now: 1, LeaseDur: 10}, 1, 2, acquired(lease(7, 2, 11)))
+	l.add(CoordOp{Kind: COpPark, Lease: lease(7, 2, 11), Now: 2, Op: 1, Reason: coord.ParkOther}, 3, 4, CoordOut{})
+	l.add(CoordOp{Kind: COpUnpark, Key: shard1, Now: 3, Op: 2}, 5, 6, CoordOut{Code: coord.CodeRunState})
+	if v, viol := checkShard1(t, &l); v != Ok {
+		t.Fatalf("unpark refused for an ended run judged %s: %v", v, viol)
+	}
+	l.ops[2].Out.Code = coord.CodeShardNotParked
+	if v, _ := checkShard1(t, &l); v != Violation {
+		t.Fatalf("a parked shard's unpark refused as not parked judged %s", v)
+	}
+}

@@ -186,7 +186,8 @@ func checkTiling(ix index, root *ShardRecord) error {
 //   - C.SplitCoverage: a split that happened in the step exactly
 //     partitions the range it split;
 //   - C.Idempotency: an op-log entry never changes while it is held;
-//   - C.RunTerminalIrreversibility: terminal runs never change status.
+//   - C.RunTerminalIrreversibility: terminal runs never change status, and
+//     no shard of a run that had ended returns to Active.
 func CheckDurableStep(prev, next *Snapshot) error {
 	if err := CheckSnapshot(next); err != nil {
 		return err
@@ -200,6 +201,11 @@ func CheckDurableStep(prev, next *Snapshot) error {
 		}
 		if err := checkShardStep(ix, p, n, next.At); err != nil {
 			return err
+		}
+		if p.Status != ShardActive && n.Status == ShardActive {
+			if run := findRun(prev, p.Tenant, p.Run); run != nil && run.Status.Terminal() {
+				return violated("C.RunTerminalIrreversibility", "%s returned to Active after its run ended %s", nameOf(p), run.Status)
+			}
 		}
 	}
 	for i := range prev.Runs {
@@ -216,6 +222,16 @@ func CheckDurableStep(prev, next *Snapshot) error {
 		}
 		if err := checkOpLogKept(p.OpLog.Entries(), n.OpLog.Entries()); err != nil {
 			return violated("C.Idempotency", "run %s: %v", p.Run, err)
+		}
+	}
+	return nil
+}
+
+// findRun returns s's record of run, or nil.
+func findRun(s *Snapshot, t TenantID, run RunID) *RunRecord {
+	for i := range s.Runs {
+		if s.Runs[i].Tenant == t && s.Runs[i].Run == run {
+			return &s.Runs[i]
 		}
 	}
 	return nil

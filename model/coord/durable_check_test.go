@@ -129,6 +129,13 @@ func TestCheckDurableStepFails(t *testing.T) {
 			p.Runs[0].Status, p.Runs[0].CompletedAt = RunFailed, Some(LogicalTime(100))
 			n.Runs[0].Status, n.Runs[0].CompletedAt = RunDone, Some(LogicalTime(100))
 		}, "C.RunTerminalIrreversibility"},
+		{"shard of an ended run unparked", func(p, n *Snapshot) {
+			p.find(1).Status, p.find(1).ParkReason, p.find(1).Lease = ShardParked, Some(ParkOther), None[LeaseHolder]()
+			n.find(1).Lease, n.find(1).Fence = None[LeaseHolder](), 3
+			for _, s := range []*Snapshot{p, n} {
+				s.Runs[0].Status, s.Runs[0].CompletedAt = RunFailed, Some(LogicalTime(100))
+			}
+		}, "C.RunTerminalIrreversibility"},
 		{"run disappears", func(p, n *Snapshot) {
 			p.Runs = append(p.Runs, RunRecord{Tenant: tenantA, Run: 9, Config: RunConfig{LeaseDuration: 1}})
 		}, "C.RecordInvariants"},
@@ -139,8 +146,13 @@ func TestCheckDurableStepFails(t *testing.T) {
 			wantViolation(t, CheckDurableStep(&p, &n), tc.property)
 		})
 	}
-	// And the unchanged step passes.
+	// And the unchanged step passes, as does an unpark in an Active run.
 	p, n := base.clone(), base.clone()
+	if err := CheckDurableStep(&p, &n); err != nil {
+		t.Fatal(err)
+	}
+	p.find(1).Status, p.find(1).ParkReason, p.find(1).Lease = ShardParked, Some(ParkOther), None[LeaseHolder]()
+	n.find(1).Lease, n.find(1).Fence = None[LeaseHolder](), 3
 	if err := CheckDurableStep(&p, &n); err != nil {
 		t.Fatal(err)
 	}

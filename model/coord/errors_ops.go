@@ -63,7 +63,7 @@ func AllowedCodes(op Operation) []Code {
 	case OpSplitReplace, OpSplitResidual:
 		cs = append(append(cs, leaseCodes...), CodeOpIDConflict, CodeSplitInvalid, CodeSpawnCapExceeded, CodeShardLimit, CodeIDCollision)
 	case OpUnpark:
-		cs = []Code{CodeShardNotFound, CodeOpIDConflict, CodeShardNotParked, CodeFenceExhausted}
+		cs = []Code{CodeShardNotFound, CodeOpIDConflict, CodeFenceExhausted, CodeRunState, CodeShardNotParked}
 	case OpCreateRun, OpRegisterShards, OpGetRun, OpRunProgress, OpListShards, OpCompleteRun, OpFailRun, OpCancelRun:
 		cs = runCodes
 	}

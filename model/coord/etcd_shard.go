@@ -13,7 +13,11 @@ type shardCall struct {
 	key     ShardKey
 	gated   bool // lease-gated: an executed change needs the owner binding
 	withRun bool // the step needs the run record
-	step    func(st *shardState) (ShardChange, error)
+	// pinRun makes the commit compare the run record (read withRun): the
+	// decision depends on the run's status, so it must not land after the
+	// run changed.
+	pinRun bool
+	step   func(st *shardState) (ShardChange, error)
 }
 
 // shardOp runs a shard operation through the compare-and-swap skeleton:
@@ -34,7 +38,11 @@ func (e *Etcd) shardOp(c shardCall) (ShardChange, error) {
 		if err != nil || ch.Outcome == Replayed {
 			return nil, err
 		}
-		return e.planShard(r, c.op, c.gated, st, &ch)
+		cm, err := e.planShard(r, c.op, c.gated, st, &ch)
+		if err == nil && c.pinRun {
+			cm.unchanged(e.keys.run(st.tenant, st.rec.Run), st.runKV)
+		}
+		return cm, err
 	})
 	return out, surface(c.op, err)
 }
@@ -206,8 +214,12 @@ func (e *Etcd) residualProbe(st *shardState, op OpID) (ShardLookup, error) {
 	}, nil
 }
 
-// UnparkShard implements RunManagement.
+// UnparkShard implements RunManagement. The run is read with the shard and
+// compared in the commit, so an unpark whose answer was lost cannot land
+// after its run ended.
 func (e *Etcd) UnparkShard(now LogicalTime, tenant TenantID, key ShardKey, op OpID) (Outcome, []Event, error) {
-	return outcome(e.shardOp(shardCall{op: OpUnpark, tenant: tenant, key: key,
-		step: func(st *shardState) (ShardChange, error) { return StepUnpark(e.env(now, tenant), &st.rec, op) }}))
+	return outcome(e.shardOp(shardCall{op: OpUnpark, tenant: tenant, key: key, withRun: true, pinRun: true,
+		step: func(st *shardState) (ShardChange, error) {
+			return StepUnpark(e.env(now, tenant), &st.rec, st.run.Val.Status, op)
+		}}))
 }

@@ -501,3 +501,30 @@ func TestEtcdTxnSizes(t *testing.T) {
 		t.Errorf("RegisterTxnSize(3) = %d, %d", c, o)
 	}
 }
+
+// TestEtcdUnparkComparesTheRun: the run ends between the unpark's read and
+// its commit. The commit compares the run record, so it fails and the
+// retry sees the ended run: the shard stays parked.
+func TestEtcdUnparkComparesTheRun(t *testing.T) {
+	f := newEtcdFix(t, DefaultConfig(), simkv.StoreConfig{})
+	l := f.acquire(f.look, 1, w1)
+	if _, _, err := f.look.ParkShard(f.now, tenantA, l, ParkNotFound, 2); err != nil {
+		t.Fatal(err)
+	}
+	h, c := f.hooked()
+	var failErr error
+	h.beforeWrite = func(n int) {
+		if n == 1 {
+			_, _, failErr = f.look.FailRun(f.now, tenantA, run1, 3)
+		}
+	}
+	_, _, err := c.UnparkShard(f.now, tenantA, ShardKey{run1, 1}, 4)
+	wantCode(t, failErr, codeNone)
+	wantCode(t, err, CodeRunState)
+	if r := f.shard(1); r.Status != ShardParked {
+		t.Fatalf("shard of the failed run is %s", r.Status)
+	}
+	if s := c.Stats(); s.Conflicts != 1 {
+		t.Fatalf("stats %+v", s)
+	}
+}

@@ -48,6 +48,10 @@ func TestErrorRedaction(t *testing.T) {
 		collect(c.Checkpoint(2, tenantA, leaseA, cur("A"), 8))                // regression
 		collect(c.Complete(2, tenantA, leaseA, cur("A"), 9))                  // regression
 		collect(c.UnparkShard(2, tenantA, ShardKey{run1, 1}, 10))             // not parked
+		if _, _, err := c.FailRun(2, tenantA, run1, 11); err != nil {
+			t.Fatal(err)
+		}
+		collect(c.UnparkShard(2, tenantA, ShardKey{run1, 2}, 12)) // the run ended
 
 		firstHash := HashCheckpoint(cur(secretKey))
 		otherHash := HashCheckpoint(cur(secretKey + "-other"))

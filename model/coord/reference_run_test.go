@@ -274,6 +274,59 @@ func TestUnpark(t *testing.T) {
 	})
 }
 
+// TestUnparkEndedRun: a shard of a run that ended stays parked. The run
+// no longer hands out its shards, so an unparked one could never finish;
+// unpark is refused with CodeRunState naming the run's status, for every
+// terminal status, while a replay of an unpark from before the end still
+// replays.
+func TestUnparkEndedRun(t *testing.T) {
+	for _, end := range []OpKind{OpKindFailRun, OpKindCompleteRun, OpKindCancelRun} {
+		forBackends(t, func(t *testing.T, b backend) {
+			t.Run(end.String(), func(t *testing.T) {
+				w := newWorld(t, b.make(t, DefaultConfig()))
+				park := func(shard ShardID, op OpID) {
+					t.Helper()
+					l := w.acquire(shard, w1)
+					if _, _, err := w.c.ParkShard(w.now, tenantA, l, ParkTooManyErrors, op); err != nil {
+						t.Fatal(err)
+					}
+				}
+				park(1, 1)
+				if out, _, err := w.c.UnparkShard(w.now, tenantA, ShardKey{run1, 1}, 2); err != nil || out != Executed {
+					t.Fatalf("unpark in the Active run: %v %v", out, err)
+				}
+				park(1, 3)
+				park(2, 4)
+				var err error
+				switch end {
+				case OpKindFailRun:
+					_, _, err = w.c.FailRun(w.now, tenantA, run1, 5)
+				case OpKindCompleteRun:
+					_, _, err = w.c.CompleteRun(w.now, tenantA, run1, 5)
+				default:
+					_, _, err = w.c.CancelRun(w.now, tenantA, run1, 5)
+				}
+				wantCode(t, err, codeNone)
+				run, _ := w.c.GetRun(tenantA, run1)
+
+				_, evs, err := w.c.UnparkShard(w.now, tenantA, ShardKey{run1, 2}, 6)
+				wantCode(t, err, CodeRunState)
+				if ue := err.(*UnparkError); ue.RunStatus != run.Status || ue.Shard != (ShardKey{run1, 2}) || evs != nil {
+					t.Fatalf("error %+v, events %v", ue, evs)
+				}
+				if r := w.record(2); r.Status != ShardParked || r.Fence != 2 {
+					t.Fatalf("shard after a refused unpark: %+v", r)
+				}
+				// The unpark of before the end is still a replay.
+				if out, _, err := w.c.UnparkShard(w.now, tenantA, ShardKey{run1, 1}, 2); err != nil || out != Replayed {
+					t.Fatalf("replay after the run ended: %v %v", out, err)
+				}
+				w.checkAll()
+			})
+		})
+	}
+}
+
 func TestClaim(t *testing.T) {
 	forBackends(t, func(t *testing.T, b backend) {
 		cfg := DefaultConfig()

@@ -155,11 +155,11 @@ func (r *Reference) SplitResidual(now LogicalTime, tenant TenantID, l Lease, pla
 
 // UnparkShard implements RunManagement.
 func (r *Reference) UnparkShard(now LogicalTime, tenant TenantID, key ShardKey, op OpID) (Outcome, []Event, error) {
-	_, rec, ok := r.shard(tenant, key)
+	rs, rec, ok := r.shard(tenant, key)
 	if !ok {
 		return 0, nil, ShardNotFound(OpUnpark, key)
 	}
-	ch, err := StepUnpark(r.env(now, tenant), rec, op)
+	ch, err := StepUnpark(r.env(now, tenant), rec, rs.rec.Status, op)
 	return r.finishSimple(rec, ch, err)
 }
 

@@ -349,9 +349,14 @@ func StepSplitResidual(env StepEnv, rec *ShardRecord, l Lease, plan SplitResidua
 }
 
 // StepUnpark returns a Parked shard to Active with a raised fence and no
-// lease, so any lease from before the park is fenced out. Bug
-// coord.unpark-done also accepts a Done shard.
-func StepUnpark(env StepEnv, rec *ShardRecord, id OpID) (ShardChange, error) {
+// lease, so any lease from before the park is fenced out. run is the
+// status of the shard's run, which must be Active: a run that ended (Done,
+// Failed, Cancelled) no longer hands out its shards (claims skip it and
+// nothing completes it again), so reviving one of its shards would leave
+// an Active shard that can never finish; that is refused as CodeRunState.
+// A replay still replays after the run ended, like every idempotent
+// operation. Bug coord.unpark-done also accepts a Done shard.
+func StepUnpark(env StepEnv, rec *ShardRecord, run RunStatus, id OpID) (ShardChange, error) {
 	if rec.Tenant != env.Tenant {
 		return ShardChange{}, ShardNotFound(OpUnpark, rec.Key())
 	}
@@ -361,6 +366,9 @@ func StepUnpark(env StepEnv, rec *ShardRecord, id OpID) (ShardChange, error) {
 		return ShardChange{}, err
 	case tier == TierReplay:
 		return ShardChange{Outcome: Replayed}, nil
+	}
+	if run != RunActive {
+		return ShardChange{}, newError(OpUnpark, CoordError{Code: CodeRunState, Shard: rec.Key(), RunStatus: run})
 	}
 	if rec.Status != ShardParked && !(rec.Status == ShardDone && env.Bugs.Has(bugs.CoordUnparkDone)) {
 		return ShardChange{}, newError(OpUnpark, CoordError{Code: CodeShardNotParked, Shard: rec.Key(), ShardStatus: rec.Status})
