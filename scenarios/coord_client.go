@@ -49,12 +49,6 @@ func (c *coordCaller) do(op linearizability.CoordOp, call func(o *linearizabilit
 		switch out.Code {
 		case 0, coord.CodeBackendTransient, coord.CodeBackendCorruption:
 			out.Ambiguous = true
-		case coord.CodeIDCollision:
-			// The etcd backend answers a split whose first commit landed
-			// late (after it read it back as lost) with an id collision on
-			// the very shard that commit created: the outcome is unknown to
-			// the caller, who retries with the same op id to learn it.
-			out.Ambiguous = op.Kind == linearizability.COpSplitReplace || op.Kind == linearizability.COpSplitResidual
 		}
 	}
 	c.cw.history.End(o, c.t.Now(), out)

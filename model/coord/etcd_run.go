@@ -51,7 +51,7 @@ func (e *Etcd) planRun(label string, op Operation, tenant TenantID, old *RunReco
 			Detail: fmt.Sprintf("the etcd backend registers at most %d shards per manifest", e.cfg.MaxRootsPerRegister())})
 	}
 	c := &commit{}
-	if err := e.admit(op, label, tenant, ch.Created, c); err != nil {
+	if err := e.admit(op, label, tenant, ch.Created, c, basis{e.keys.run(tenant, ch.Next.Run), kv}); err != nil {
 		return nil, err
 	}
 	e.checkRun(old, &ch.Next)

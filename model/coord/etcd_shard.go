@@ -58,7 +58,7 @@ func (e *Etcd) planShard(r *opRun, op Operation, gated bool, st *shardState, ch 
 		}
 	}
 	c := &commit{}
-	if err := e.admit(op, r.label, st.tenant, ch.Created, c); err != nil {
+	if err := e.admit(op, r.label, st.tenant, ch.Created, c, basis{e.keys.shard(st.tenant, st.rec.Key()), st.recKV}); err != nil {
 		return nil, err
 	}
 	e.checkShard(&st.rec, &ch.Next)

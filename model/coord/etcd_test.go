@@ -528,3 +528,88 @@ func TestEtcdUnparkComparesTheRun(t *testing.T) {
 		t.Fatalf("stats %+v", s)
 	}
 }
+
+// TestEtcdLateFirstCommitIsAReplay: an operation that creates shards sends
+// its commit, the answer is lost and the commit has not applied yet, so the
+// read-back says "not landed"; the retry reads the state, decides again,
+// and while it counts the shards it would create, the first commit lands
+// late and creates them. The retry must recognise its own operation (the
+// op-log now holds it) and answer with the first result, not report an id
+// collision on the shards its own first commit made.
+func TestEtcdLateFirstCommitIsAReplay(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		do   func(f *etcdFix, c *Etcd, l Lease) (Outcome, []ShardKey, error)
+	}{
+		{"split_replace", func(f *etcdFix, c *Etcd, l Lease) (Outcome, []ShardKey, error) {
+			res, _, err := c.SplitReplace(f.now, tenantA, l, SplitReplacePlan{[]ShardSpec{spec("a", "f"), spec("f", "m")}}, 2)
+			var keys []ShardKey
+			for _, id := range res.Children {
+				keys = append(keys, ShardKey{run1, id})
+			}
+			return res.Outcome, keys, err
+		}},
+		{"split_residual", func(f *etcdFix, c *Etcd, l Lease) (Outcome, []ShardKey, error) {
+			res, _, err := c.SplitResidual(f.now, tenantA, l, SplitResidualPlan{spec("a", "f"), spec("f", "m")}, 2)
+			return res.Outcome, []ShardKey{{run1, res.Residual}}, err
+		}},
+		{"register_shards", func(f *etcdFix, c *Etcd, _ Lease) (Outcome, []ShardKey, error) {
+			out, _, err := c.RegisterShards(f.now, tenantA, 2, []InitialShard{{1, spec("", "k")}, {2, spec("k", "")}}, 7)
+			return out, []ShardKey{{2, 1}, {2, 2}}, err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newEtcdFix(t, DefaultConfig(), simkv.StoreConfig{})
+			if _, err := f.look.CreateRun(f.now, tenantA, 2, RunConfig{LeaseDuration: 10}); err != nil {
+				t.Fatal(err)
+			}
+			l := f.acquire(f.look, 1, w1)
+			h, c := f.hooked()
+			h.dropWrite = func(n int) bool { return n == 1 }
+			var late *simkv.TxnRequest
+			h.afterWrite = func(n int) {
+				if n == 1 {
+					late = &h.sent[0]
+				}
+			}
+			counting := func(r *simkv.TxnRequest) bool {
+				for _, op := range r.Success {
+					if op.Range != nil && op.Range.CountOnly {
+						return true
+					}
+				}
+				return false
+			}
+			h.beforeRead = func(r *simkv.TxnRequest) {
+				if late != nil && counting(r) {
+					resp, err := f.direct.Txn(*late) // the first commit lands, late
+					if err != nil || !resp.Succeeded {
+						t.Fatalf("the late commit did not apply: %v %+v", err, resp)
+					}
+					late = nil
+				}
+			}
+			out, created, err := tc.do(f, c, l)
+			wantCode(t, err, codeNone)
+			if out != Replayed || len(created) == 0 || created[0].Shard == 0 {
+				t.Fatalf("outcome %v with %v, want replayed with the first result", out, created)
+			}
+			if s := c.Stats(); s.Ambiguous != 1 || s.Landed != 0 || len(h.sent) != 1 {
+				t.Fatalf("stats %+v, %d write transactions", s, len(h.sent))
+			}
+			s := f.snapshot()
+			if err := CheckSnapshot(&s); err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range created {
+				found := false
+				for _, r := range s.Shards {
+					found = found || r.Tenant == tenantA && r.Key() == k
+				}
+				if !found {
+					t.Fatalf("answered with %s %s, which does not exist", k.Run, k.Shard)
+				}
+			}
+		})
+	}
+}

@@ -28,6 +28,8 @@ type hookKV struct {
 	// afterWrite, if set, runs after the n-th write transaction was
 	// applied (or dropped), before its answer returns.
 	afterWrite func(n int)
+	// beforeRead, if set, runs before each read-only transaction goes out.
+	beforeRead func(r *simkv.TxnRequest)
 	writes     int
 	down       bool
 	sent       []simkv.TxnRequest
@@ -42,6 +44,9 @@ func (h *hookKV) Txn(r simkv.TxnRequest) (*simkv.TxnResponse, error) {
 		return nil, simkv.ErrUnavailable
 	}
 	if !isWriteTxn(&r) {
+		if h.beforeRead != nil {
+			h.beforeRead(&r)
+		}
 		return h.inner.Txn(r)
 	}
 	h.writes++
