@@ -361,8 +361,9 @@ func (d *CoordDurable) forget(k string) bool {
 	return true
 }
 
-// decode parses one key-value of the namespace. Records are decoded
-// without their invariant check: a buggy backend's states must reach the
+// decode parses one key-value of the namespace. Run and shard records are
+// stored with the etcd backend's write stamp, which decode drops. Records
+// are decoded without their invariant check: a buggy backend's states must reach the
 // checkers, which name what they break.
 func (d *CoordDurable) decode(kv *simkv.KeyValue) (cachedKV, *coord.Violation) {
 	k, err := coord.ParseEtcdKey(string(d.ns), kv.Key)
@@ -372,9 +373,15 @@ func (d *CoordDurable) decode(kv *simkv.KeyValue) (cachedKV, *coord.Violation) {
 	c := cachedKV{mod: kv.ModRevision, key: k}
 	switch k.Kind {
 	case coord.KeyRun:
-		c.run, err = coord.DecodeRunRecordUnchecked(kv.Value)
+		var rec []byte
+		if rec, _, err = coord.SplitEtcdRecordValue(kv.Value); err == nil {
+			c.run, err = coord.DecodeRunRecordUnchecked(rec)
+		}
 	case coord.KeyShard:
-		c.shard, err = coord.DecodeShardRecordUnchecked(kv.Value)
+		var rec []byte
+		if rec, _, err = coord.SplitEtcdRecordValue(kv.Value); err == nil {
+			c.shard, err = coord.DecodeShardRecordUnchecked(rec)
+		}
 		if err == nil && (c.shard.Tenant != k.Tenant || c.shard.Run != k.Run || c.shard.Shard != k.Shard) {
 			err = fmt.Errorf("shard record stored under another shard's key")
 		}

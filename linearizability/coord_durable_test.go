@@ -90,20 +90,23 @@ func testShard(t coord.TenantID, run coord.RunID) coord.ShardRecord {
 }
 
 // seed writes an Active run with one root shard for each tenant given.
+// stored is the value the etcd backend stores for a record's encoding.
+func stored(enc []byte) []byte { return coord.AppendWriteStamp(enc, coord.WriteStamp{Instance: 1}) }
+
 func (r *durableRig) seed(ts ...coord.TenantID) {
 	puts := map[string][]byte{}
 	for i, t := range ts {
 		run := coord.RunID(i + 1)
 		rr, sr := testRun(t, run), testShard(t, run)
-		puts[runKey(t, run)] = coord.EncodeRunRecord(&rr)
+		puts[runKey(t, run)] = stored(coord.EncodeRunRecord(&rr))
 		puts[activeKey(t, run)] = coord.EncodeActiveRunEntry(&coord.ActiveRunEntry{Run: run})
-		puts[shardKey(t, run, 1)] = coord.EncodeShardRecord(&sr)
+		puts[shardKey(t, run, 1)] = stored(coord.EncodeShardRecord(&sr))
 	}
 	r.write(nil, puts)
 }
 
 func (r *durableRig) putShard(op *CoordOp, s coord.ShardRecord) {
-	r.write(op, map[string][]byte{shardKey(s.Tenant, s.Run, s.Shard): coord.EncodeShardRecord(&s)})
+	r.write(op, map[string][]byte{shardKey(s.Tenant, s.Run, s.Shard): stored(coord.EncodeShardRecord(&s))})
 }
 
 func wantViolation(t *testing.T, v *coord.Violation, prop string) {
@@ -218,7 +221,7 @@ func TestCoordDurableSeesUnnamedDeletes(t *testing.T) {
 	leased := testShard(tenA, 1)
 	leased.Fence, leased.Lease = 2, coord.Some(coord.LeaseHolder{Owner: 7, Deadline: 20})
 	req := simkv.Request{Txn: &simkv.TxnRequest{Success: []simkv.RequestOp{
-		{Put: &simkv.PutRequest{Key: []byte(shardKey(tenA, 1, 1)), Value: coord.EncodeShardRecord(&leased)}},
+		{Put: &simkv.PutRequest{Key: []byte(shardKey(tenA, 1, 1)), Value: stored(coord.EncodeShardRecord(&leased))}},
 		{Put: &simkv.PutRequest{Key: []byte(key), Value: coord.EncodeOwnerBinding(&b), Lease: 5}},
 	}}}
 	before := r.store.Revision()

@@ -98,6 +98,8 @@ type coordWorld struct {
 	effects *linearizability.CoordEffects
 	live    *linearizability.CoordLiveness
 	stalls  nemesis.Stalls
+	// instances counts the coordinators built so far (nextInstance).
+	instances uint64
 }
 
 // allRunsTerminal asks the coordinator whether every run has ended.

@@ -21,9 +21,27 @@ type coordCaller struct {
 }
 
 // newCoordCaller builds the caller of task t of actor, acting as worker.
+// Its coordinator gets an instance of its own (see nextInstance).
 func newCoordCaller(cw *coordWorld, t *simclock.Task, actor string, worker coord.WorkerID) *coordCaller {
 	kv := &tagKV{KV: cw.server.Connect(t.Context().Self()).In(t), h: cw.history}
-	return &coordCaller{cw: cw, t: t, etcd: coord.NewEtcd(kv, cw.ecfg), kv: kv, actor: actor, worker: worker}
+	cfg := cw.ecfg
+	cfg.Instance = cw.nextInstance()
+	return &coordCaller{cw: cw, t: t, etcd: coord.NewEtcd(kv, cfg), kv: kv, actor: actor, worker: worker}
+}
+
+// nextInstance returns a coordinator instance id (coord.EtcdConfig.Instance)
+// that no other coordinator of the world has, as a deployment's random
+// per-process ids are. It is the world's count of coordinators so far,
+// spread over 64 bits by a bijection (splitmix64's finalizer), so ids are
+// unique by construction and deterministic. It draws nothing from the
+// world's choices: a draw would shift every recorded choice stream, and an
+// all-zero stream would hand every coordinator the same id.
+func (cw *coordWorld) nextInstance() uint64 {
+	cw.instances++
+	z := cw.instances
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
 }
 
 // now is the caller's logical time: its node clock in logical units. A

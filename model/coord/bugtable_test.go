@@ -163,9 +163,9 @@ var bugTable = map[string]func(t *testing.T, cfg Config) error{
 func blindWriteRace(t *testing.T, cfg Config) error {
 	direct := simkv.NewDirect(simkv.NewStore(simkv.StoreConfig{}), 0)
 	ecfg := testEtcdConfig(cfg)
-	look, b := NewEtcd(direct, ecfg), NewEtcd(direct, ecfg)
+	look, b := NewEtcd(direct, instance(ecfg, 1)), NewEtcd(direct, instance(ecfg, 2))
 	h := &hookKV{inner: direct}
-	a := NewEtcd(h, ecfg)
+	a := NewEtcd(h, instance(ecfg, 3))
 	const now = 100
 	if _, _, err := CreateRunWithShards(look, now, tenantA, run1, RunConfig{LeaseDuration: 5}, []InitialShard{{1, spec("a", "m")}}, 1); err != nil {
 		t.Fatal(err)

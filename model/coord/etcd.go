@@ -30,6 +30,7 @@ type Etcd struct {
 	keys      keyspace
 	selfCheck bool
 	stats     EtcdStats
+	seq       uint64 // write stamps issued (etcd_readback.go)
 }
 
 // EtcdStats counts what one Etcd did, for tests and reports.

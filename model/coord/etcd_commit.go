@@ -22,11 +22,22 @@ type commit struct {
 	// then is a second transaction to apply after this one; only the
 	// coord.split-two-txns bug uses it.
 	then *commit
+	// stamp ends every record value the commit writes (record).
+	stamp WriteStamp
 }
+
+// newCommit starts the commit of one attempt, with a fresh write stamp.
+func (e *Etcd) newCommit() *commit { return &commit{stamp: e.nextStamp()} }
+
+// record returns the stored value of a record: its encoding followed by
+// the commit's write stamp, which makes the value unique to this attempt
+// (etcd_readback.go).
+func (c *commit) record(encoding []byte) []byte { return AppendWriteStamp(encoding, c.stamp) }
 
 // witness is a key every successful application of a commit writes: its
 // state as read (mod revision and version, zero when absent), the revision
-// of that read, and the value the commit puts.
+// of that read, and the value the commit puts (a record, stamped, so no
+// other attempt puts the same value).
 type witness struct {
 	key          []byte
 	readRev      int64

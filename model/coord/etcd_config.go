@@ -58,6 +58,16 @@ type EtcdConfig struct {
 	BackoffBase, BackoffMax time.Duration
 	// PageSize is the number of keys a scan reads per request.
 	PageSize int
+	// Instance identifies this coordinator among all that share the store.
+	// Every record it writes carries a write stamp (Instance and a
+	// per-coordinator sequence number) that makes the write unique, so
+	// that reading back an ambiguous commit can tell it from another
+	// coordinator's identical write (etcd_readback.go). Coordinators that
+	// share a store must therefore have distinct instances: a deployment
+	// draws a random one per process; the simulation gives each
+	// coordinator a unique, deterministic one. Zero is a valid instance, so
+	// a lone coordinator (a test) may leave it unset.
+	Instance uint64
 }
 
 // Defaults of EtcdConfig.

@@ -24,3 +24,10 @@ func newEtcdDirect(t testing.TB, cfg Config) *Etcd {
 	}
 	return NewEtcd(simkv.NewDirect(simkv.NewStore(simkv.StoreConfig{}), 0), ec)
 }
+
+// instance returns cfg for the coordinator instance id: coordinators that
+// share a store need distinct instances (EtcdConfig.Instance).
+func instance(cfg EtcdConfig, id uint64) EtcdConfig {
+	cfg.Instance = id
+	return cfg
+}

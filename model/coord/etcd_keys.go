@@ -15,7 +15,9 @@ import (
 //	<ns>o/<tenant>/<run>/<shard>    owner binding      (OwnerBinding), under an etcd lease
 //	<ns>c/<tenant>/<worker>         claim record       (ClaimRecord)
 //
-// with <tenant> 64 hex digits and <run>, <shard>, <worker> 16. Fixed width
+// with <tenant> 64 hex digits and <run>, <shard>, <worker> 16. A run or
+// shard record's value is its encoding followed by the write stamp of the
+// attempt that wrote it (etcd_readback.go). Fixed width
 // makes byte order equal id order, so a prefix scan returns runs and shards
 // in the order the protocol lists them, and a tenant's shard records (and
 // all shard records) are one contiguous range that a count-only range or a

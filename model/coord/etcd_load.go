@@ -74,8 +74,11 @@ func (e *Etcd) leaseDuration(label string, st *shardState) (LogicalDuration, err
 // skips the invariant check exactly when the self-check is blinded: under
 // such a bug the backend stores records that break invariants on purpose.
 func (e *Etcd) decodeShard(label string, tenant TenantID, key ShardKey, v []byte) (ShardRecord, error) {
+	v, _, err := SplitEtcdRecordValue(v)
+	if err != nil {
+		return ShardRecord{}, corrupt(label, "shard record %s %s: %v", key.Run, key.Shard, err)
+	}
 	var rec ShardRecord
-	var err error
 	if e.selfCheck {
 		rec, err = DecodeShardRecord(v)
 	} else {
@@ -92,8 +95,11 @@ func (e *Etcd) decodeShard(label string, tenant TenantID, key ShardKey, v []byte
 
 // decodeRun decodes a run record read under tenant's key for run.
 func (e *Etcd) decodeRun(label string, tenant TenantID, run RunID, v []byte) (RunRecord, error) {
+	v, _, err := SplitEtcdRecordValue(v)
+	if err != nil {
+		return RunRecord{}, corrupt(label, "run record %s: %v", run, err)
+	}
 	var rec RunRecord
-	var err error
 	if e.selfCheck {
 		rec, err = DecodeRunRecord(v)
 	} else {

@@ -50,7 +50,7 @@ func (e *Etcd) planRun(label string, op Operation, tenant TenantID, old *RunReco
 		return nil, newError(op, CoordError{Code: CodeInvalidArgument,
 			Detail: fmt.Sprintf("the etcd backend registers at most %d shards per manifest", e.cfg.MaxRootsPerRegister())})
 	}
-	c := &commit{}
+	c := e.newCommit()
 	if err := e.admit(op, label, tenant, ch.Created, c, basis{e.keys.run(tenant, ch.Next.Run), kv}); err != nil {
 		return nil, err
 	}
@@ -58,7 +58,7 @@ func (e *Etcd) planRun(label string, op Operation, tenant TenantID, old *RunReco
 	for i := range ch.Created {
 		e.checkShard(nil, &ch.Created[i])
 	}
-	c.putWitness(e.keys.run(tenant, ch.Next.Run), EncodeRunRecord(&ch.Next), kv, rev, true)
+	c.putWitness(e.keys.run(tenant, ch.Next.Run), c.record(EncodeRunRecord(&ch.Next)), kv, rev, true)
 	wasActive, isActive := old != nil && old.Status == RunActive, ch.Next.Status == RunActive
 	switch index := e.keys.active(tenant, ch.Next.Run); {
 	case isActive && !wasActive:

@@ -57,7 +57,7 @@ func (e *Etcd) planShard(r *opRun, op Operation, gated bool, st *shardState, ch 
 			return nil, err
 		}
 	}
-	c := &commit{}
+	c := e.newCommit()
 	if err := e.admit(op, r.label, st.tenant, ch.Created, c, basis{e.keys.shard(st.tenant, st.rec.Key()), st.recKV}); err != nil {
 		return nil, err
 	}
@@ -67,14 +67,14 @@ func (e *Etcd) planShard(r *opRun, op Operation, gated bool, st *shardState, ch 
 	}
 	// coord.etcd-blind-write: the record is written without comparing it.
 	compare := !e.cfg.Bugs.Has(bugs.CoordEtcdBlindWrite)
-	c.putWitness(e.keys.shard(st.tenant, st.rec.Key()), EncodeShardRecord(&ch.Next), st.recKV, st.rev, compare)
+	c.putWitness(e.keys.shard(st.tenant, st.rec.Key()), c.record(EncodeShardRecord(&ch.Next)), st.recKV, st.rev, compare)
 	if err := e.bindOwner(r, op, c, st, &ch.Next, gated); err != nil {
 		return nil, err
 	}
 	if op == OpSplitReplace && e.cfg.Bugs.Has(bugs.CoordSplitTwoTxns) {
 		// The bug: the parent turns Split in this transaction and its
 		// children follow in a second one.
-		c.then = &commit{}
+		c.then = e.newCommit()
 		e.putCreated(c.then, st.tenant, ch.Created, st.rev)
 	} else {
 		e.putCreated(c, st.tenant, ch.Created, st.rev)

@@ -356,8 +356,9 @@ func TestEtcdInfraErrors(t *testing.T) {
 		"garbage":          func([]byte) []byte { return []byte("not a record") },
 		"unknown version":  func(v []byte) []byte { w := append([]byte(nil), v...); w[1] = 2; return w },
 		"trailing bytes":   func(v []byte) []byte { return append(append([]byte(nil), v...), 0) },
-		"invariant broken": func(v []byte) []byte { r, _ := DecodeShardRecord(v); r.Fence = 0; return EncodeShardRecord(&r) },
-		"another shard":    func(v []byte) []byte { r, _ := DecodeShardRecord(v); r.Shard = 7; return EncodeShardRecord(&r) },
+		"invariant broken": func(v []byte) []byte { return rewrite(t, v, func(r *ShardRecord) { r.Fence = 0 }) },
+		"another shard":    func(v []byte) []byte { return rewrite(t, v, func(r *ShardRecord) { r.Shard = 7 }) },
+		"no write stamp":   func(v []byte) []byte { return v[:writeStampLen-1] },
 	} {
 		t.Run("corrupt record: "+name, func(t *testing.T) {
 			f := newEtcdFix(t, DefaultConfig(), simkv.StoreConfig{})
@@ -388,6 +389,21 @@ func TestEtcdInfraErrors(t *testing.T) {
 			t.Fatal("snapshot accepted an Active run missing from the index")
 		}
 	})
+}
+
+// rewrite changes the shard record of a stored value, keeping its stamp.
+func rewrite(t *testing.T, v []byte, change func(r *ShardRecord)) []byte {
+	t.Helper()
+	enc, stamp, err := SplitEtcdRecordValue(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := DecodeShardRecord(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	change(&r)
+	return AppendWriteStamp(EncodeShardRecord(&r), stamp)
 }
 
 // TestEtcdConcurrentSplitsRespectLimits: two splits race for the last
@@ -611,5 +627,73 @@ func TestEtcdLateFirstCommitIsAReplay(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestEtcdReadBackIsNotFooledByATwin: two coordinators act for one worker
+// at one logical time and acquire the same shard. The first one's commit
+// is dropped with an ambiguous answer; before it reads back, the second's
+// identical request lands, writing the record the first would have
+// written. The read-back must not take that write for its own (before
+// write stamps it did, and both callers held fence 2): the first retries
+// and re-acquires at fence 3, fencing the second out.
+func TestEtcdReadBackIsNotFooledByATwin(t *testing.T) {
+	f := newEtcdFix(t, DefaultConfig(), simkv.StoreConfig{})
+	cfg1, cfg2 := f.cfg, f.cfg
+	cfg1.Instance, cfg2.Instance = 1, 2
+	h := &hookKV{inner: f.direct}
+	first, twin := NewEtcd(h, cfg1), NewEtcd(f.direct, cfg2)
+	key := ShardKey{run1, 1}
+	var twinLease Lease
+	h.dropWrite = func(n int) bool { return n == 1 }
+	h.afterWrite = func(n int) {
+		if n == 1 {
+			res, _, err := twin.AcquireAndRestore(f.now, tenantA, key, w1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			twinLease = res.Lease
+		}
+	}
+	res, _, err := first.AcquireAndRestore(f.now, tenantA, key, w1)
+	wantCode(t, err, codeNone)
+	if twinLease.Fence != 2 || res.Lease.Fence != 3 || f.shard(1).Fence != 3 {
+		t.Fatalf("twin holds fence %d, first fence %d, stored fence %d", twinLease.Fence, res.Lease.Fence, f.shard(1).Fence)
+	}
+	if s := first.Stats(); s.Ambiguous != 1 || s.Landed != 0 {
+		t.Fatalf("stats %+v", s)
+	}
+	// The twin is the zombie now.
+	_, _, err = twin.Checkpoint(f.now, tenantA, twinLease, cur("b"), 2)
+	wantCode(t, err, CodeStaleFence)
+	_, _, err = first.Checkpoint(f.now, tenantA, res.Lease, cur("b"), 3)
+	wantCode(t, err, codeNone)
+}
+
+// TestEtcdReadBackIsNotFooledByAnIdempotentTwin: the same, for a
+// checkpoint sent twice with one op id (a caller retrying through two
+// coordinators): the twin's write executed the operation, so the first
+// must answer it as replayed, as the reference does, not claim it.
+func TestEtcdReadBackIsNotFooledByAnIdempotentTwin(t *testing.T) {
+	f := newEtcdFix(t, DefaultConfig(), simkv.StoreConfig{})
+	l := f.acquire(f.look, 1, w1)
+	cfg1, cfg2 := f.cfg, f.cfg
+	cfg1.Instance, cfg2.Instance = 1, 2
+	h := &hookKV{inner: f.direct}
+	first, twin := NewEtcd(h, cfg1), NewEtcd(f.direct, cfg2)
+	var twinOut Outcome
+	h.dropWrite = func(n int) bool { return n == 1 }
+	h.afterWrite = func(n int) {
+		if n == 1 {
+			var err error
+			if twinOut, _, err = twin.Checkpoint(f.now, tenantA, l, cur("b"), 2); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	out, evs, err := first.Checkpoint(f.now, tenantA, l, cur("b"), 2)
+	wantCode(t, err, codeNone)
+	if twinOut != Executed || out != Replayed || evs != nil {
+		t.Fatalf("twin %v, first %v %v: want executed once, replayed once", twinOut, out, evs)
 	}
 }

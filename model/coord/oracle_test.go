@@ -89,7 +89,7 @@ func newPair(cfg Config, ecfg EtcdConfig, opts pairOptions, stats *oracleStats) 
 		return nil, err
 	}
 	direct := simkv.NewDirect(simkv.NewStore(simkv.StoreConfig{}), 0)
-	p := &pair{ref: ref, direct: direct, look: NewEtcd(direct, ecfg), ecfg: ecfg, stats: stats}
+	p := &pair{ref: ref, direct: direct, look: NewEtcd(direct, instance(ecfg, 1)), ecfg: ecfg, stats: stats}
 	var kv simkv.KV = direct
 	if opts.faults != nil {
 		p.faulty = simkv.NewDirectFaulty(direct, *opts.faults, opts.choices)
@@ -98,7 +98,7 @@ func newPair(cfg Config, ecfg EtcdConfig, opts pairOptions, stats *oracleStats) 
 	if opts.wrap != nil {
 		kv = opts.wrap(kv)
 	}
-	p.etcd = NewEtcd(kv, ecfg)
+	p.etcd = NewEtcd(kv, instance(ecfg, 2))
 	stats.checks++
 	return p, nil
 }
@@ -391,7 +391,7 @@ func (p *pair) race(x, y call) (xGot, yGot result, err error) {
 			yGot = y.do(p.look, p.now)
 		}
 	}}
-	racer := NewEtcd(h, p.ecfg)
+	racer := NewEtcd(h, instance(p.ecfg, 2+uint64(p.stats.races)))
 	xGot = x.do(racer, p.now)
 	p.racers.add(racer.Stats())
 	var xWant, yWant result
