@@ -11,6 +11,12 @@ import (
 
 // coordWorker is one worker process: a WorkerID and several slots (tasks)
 // that each lease and process one shard at a time under that one identity.
+// The slots acquire and claim independently, so two of them may ask for
+// the same shard at the same logical time: identical requests, which the
+// etcd backend's read-back of an ambiguous commit must tell apart.
+// The slots acquire and claim independently, so two of them may ask for
+// the same shard at the same logical time: identical requests, which the
+// etcd backend's read-back of an ambiguous commit must tell apart.
 // Everything it knows is volatile and may be wrong: a stale listing of
 // available shards, a lease that expired while a slot was stalled or the
 // process paused, the range of a shard it split. The coordinator must
@@ -23,24 +29,6 @@ type coordWorker struct {
 	inc   uint64 // incarnation: op ids stay unique across restarts
 	seq   uint64
 	stale map[coord.TenantID][]coord.ShardKey // last listing per tenant (never refreshed on its own)
-	// acquiring is set while one slot acquires or claims: a worker's
-	// acquisitions are serialized (see acquireLock).
-	acquiring bool
-}
-
-// acquireLock lets one slot at a time acquire or claim. Two concurrent
-// acquisitions by one worker at one logical time write byte-identical
-// shard records, and the etcd backend's read-back of an ambiguous commit
-// (which compares the witness value) then takes the other slot's write
-// for its own: both slots would believe they hold the same lease. A worker
-// process funnels its acquisitions through one lease manager, as this
-// lock does, so the world never asks for that.
-func (w *coordWorker) acquireLock() bool {
-	if w.acquiring {
-		return false
-	}
-	w.acquiring = true
-	return true
 }
 
 // Receive implements simclock.Actor: on start, each slot begins its loop.
@@ -100,10 +88,6 @@ func (s *coordSlot) loop() {
 // listing and acquiring (from a fresh listing, or, as a mistake, from the
 // worker's stale one).
 func (s *coordSlot) obtain() bool {
-	if !s.w.acquireLock() {
-		return false
-	}
-	defer func() { s.w.acquiring = false }()
 	cw, c := s.w.cw, s.choices()
 	tenant := cw.topo.tenants[s.turn%len(cw.topo.tenants)]
 	s.turn++
@@ -284,11 +268,10 @@ func (s *coordSlot) lost(o *linearizability.CoordOp) bool {
 	default:
 		cw.w.Count("unexpected_refusals", 1)
 	}
-	if !c.Chance(cw.opts.sticky) || !s.w.acquireLock() {
+	if !c.Chance(cw.opts.sticky) {
 		return true
 	}
 	a, res := s.c.acquire(s.lease.Tenant, s.lease.Key())
-	s.w.acquiring = false
 	if a.Out.Ambiguous || a.Out.Code != 0 {
 		return true
 	}

@@ -96,7 +96,7 @@ func TestCoordViolationReplays(t *testing.T) {
 // A saved failing run replays to its recorded violation; a tampered record
 // is reported as differing.
 func TestCoordCorpusEntryReplays(t *testing.T) {
-	path := filepath.Join("..", "..", "corpus", "coord-zombie", "coord.no-fence-check-C.ZombieRejection-seed13.json")
+	path := filepath.Join("..", "..", "corpus", "coord-zombie", "coord.no-fence-check-C.ZombieRejection-seed18.json")
 	code, out, stderr := simrun(t, "replay", path, "-json")
 	if code != 1 || !strings.Contains(out, "record   reproduced: violation C.ZombieRejection") {
 		t.Fatalf("exit %d: %s %s", code, out, stderr)
