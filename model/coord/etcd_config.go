@@ -63,10 +63,12 @@ type EtcdConfig struct {
 	// per-coordinator sequence number) that makes the write unique, so
 	// that reading back an ambiguous commit can tell it from another
 	// coordinator's identical write (etcd_readback.go). Coordinators that
-	// share a store must therefore have distinct instances: a deployment
-	// draws a random one per process; the simulation gives each
-	// coordinator a unique, deterministic one. Zero is a valid instance, so
-	// a lone coordinator (a test) may leave it unset.
+	// share a store must therefore have distinct instances, and a
+	// coordinator built again (a restarted process) needs a new one, as
+	// its sequence starts over: a deployment draws a random one per
+	// process; the simulation gives each coordinator a unique,
+	// deterministic one. Zero is a valid instance, so a lone coordinator
+	// (a test) may leave it unset.
 	Instance uint64
 }
 

@@ -57,8 +57,8 @@ import (
 // WriteStamp identifies the attempt that wrote a record: the writing
 // coordinator's instance and its sequence number for that attempt.
 type WriteStamp struct {
-	Instance uint64
-	Seq      uint64
+	Instance uint64 // EtcdConfig.Instance of the writing coordinator
+	Seq      uint64 // the attempt's number among that coordinator's, from 1
 }
 
 // writeStampLen is the size of an encoded WriteStamp.
