@@ -30,9 +30,10 @@ import (
 // both slots believed they held the lease at the same fence. So every
 // record value the backend writes ends with a write stamp: the writing
 // coordinator's EtcdConfig.Instance and a sequence number it raises for
-// every commit it builds, that is for every attempt. No two attempts of
-// any coordinators with distinct instances send the same stamp, so the
-// value in the witness's history is ours only if our transaction wrote it;
+// every commit it builds, that is for every attempt. No two attempts share
+// a stamp (a coordinator numbers its own, and instances are distinct), so
+// the value in the witness's history is ours only if our transaction wrote
+// it;
 // a twin's write makes the read-back answer "not landed", and the retry
 // re-reads and decides afresh (the first slot re-acquires at fence+2,
 // fencing the second out, as the reference would order the two). Every
