@@ -2,45 +2,11 @@ package scenarios
 
 import (
 	"fmt"
-	"runtime"
 	"testing"
 
 	"shardsim/linearizability"
 	"shardsim/model/bugs"
 )
-
-// H.Deterministic for the kv scenario: 50 seeds, each run twice at
-// GOMAXPROCS 1 and twice at 2, must give one digest per seed.
-func TestKVDeterminism(t *testing.T) {
-	seeds := 50
-	if testing.Short() {
-		seeds = 10
-	}
-	digests := map[uint64]string{}
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	for _, procs := range []int{1, 2} {
-		runtime.GOMAXPROCS(procs)
-		for round := 0; round < 2; round++ {
-			for s := 1; s <= seeds; s++ {
-				res, err := Run("kv", Config{Seed: uint64(s)})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if d, ok := digests[uint64(s)]; ok && d != res.Digest {
-					t.Fatalf("seed %d: digest %s at GOMAXPROCS=%d round %d, earlier %s", s, res.Digest, procs, round, d)
-				}
-				digests[uint64(s)] = res.Digest
-			}
-		}
-	}
-	distinct := map[string]bool{}
-	for _, d := range digests {
-		distinct[d] = true
-	}
-	if len(distinct) != seeds {
-		t.Fatalf("%d seeds gave only %d distinct digests", seeds, len(distinct))
-	}
-}
 
 // A seeded run, recorded, replays draw for draw from its recording: the
 // bytes driver reproduces the seeded run's digest exactly.
