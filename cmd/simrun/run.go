@@ -117,6 +117,7 @@ type runJSON struct {
 	Digest    string          `json:"digest"`
 	Swarm     json.RawMessage `json:"swarm"`
 	Bugs      []string        `json:"bugs"`
+	Stats     json.RawMessage `json:"stats"`
 	Detail    string          `json:"detail,omitempty"`
 }
 
@@ -137,6 +138,9 @@ func printReport(w io.Writer, res scenarios.Result, src, replay string) {
 	fmt.Fprintf(w, "scenario %s  %s  bugs %s\n", res.Scenario, src, res.Bugs)
 	fmt.Fprintf(w, "swarm    %s\n", res.Swarm)
 	fmt.Fprintf(w, "events   %d  virtual %s  draws %d\n", res.Events, fmtNs(res.VirtualNs), res.Draws)
+	if len(res.Stats) > 0 {
+		fmt.Fprintf(w, "stats    %s\n", fmtStats(res.Stats))
+	}
 	fmt.Fprintf(w, "digest   %s\n", res.Digest)
 	fmt.Fprintf(w, "verdict  %s", res.Verdict)
 	if res.Property != "" {
@@ -159,9 +163,33 @@ func printRunJSON(w io.Writer, res scenarios.Result) {
 	out, _ := json.Marshal(runJSON{
 		Scenario: res.Scenario, Seed: res.Seed, Verdict: string(res.Verdict), Property: res.Property,
 		Events: res.Events, VirtualNs: res.VirtualNs, Digest: res.Digest, Swarm: swarm,
-		Bugs: append([]string{}, res.Bugs.Names()...), Detail: res.Detail,
+		Bugs: append([]string{}, res.Bugs.Names()...), Stats: statsJSON(res.Stats), Detail: res.Detail,
 	})
 	fmt.Fprintln(w, string(out))
+}
+
+// fmtStats renders a run's counters on one line, in the run's order.
+func fmtStats(stats []scenarios.Stat) string {
+	parts := make([]string, len(stats))
+	for i, st := range stats {
+		parts[i] = fmt.Sprintf("%s=%d", st.Name, st.Value)
+	}
+	return strings.Join(parts, " ")
+}
+
+// statsJSON renders the counters as one object, keys in the run's order.
+func statsJSON(stats []scenarios.Stat) json.RawMessage {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, st := range stats {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		name, _ := json.Marshal(st.Name)
+		fmt.Fprintf(&b, "%s:%d", name, st.Value)
+	}
+	b.WriteByte('}')
+	return json.RawMessage(b.String())
 }
 
 func fmtNs(ns int64) string {
