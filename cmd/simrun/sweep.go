@@ -60,15 +60,17 @@ func cmdSweep(args []string, stdout, stderr io.Writer) (int, error) {
 		return 0, usagef("sweep: -parallel must be at least 1")
 	}
 	set := base.Bugs
-	// A bad option is a usage error: find out before starting the workers.
-	probe := base
-	probe.Seed = lo
-	if _, err := scenarios.Run(name, probe); err != nil {
+	// A bad option is a usage error: run the first seed alone, before
+	// starting the workers, so it is reported as one line; its result
+	// counts as the sweep's first.
+	start := time.Now()
+	headCfg := base
+	headCfg.Seed = lo
+	headRes, err := scenarios.Run(name, headCfg)
+	if err != nil {
 		return 0, usageError{err.Error()}
 	}
-
-	start := time.Now()
-	results := sweepSeeds(name, base, lo, hi, *parallel, *first, stderr)
+	results := sweepSeeds(name, base, sweepResult{seed: lo, res: headRes}, hi, *parallel, *first, stderr)
 	elapsed := time.Since(start).Seconds()
 
 	sum := sweepJSON{Scenario: name, Properties: map[string]int{}, Bugs: append([]string{}, set.Names()...)}
@@ -123,15 +125,20 @@ func cmdSweep(args []string, stdout, stderr io.Writer) (int, error) {
 	return exitOK, nil
 }
 
-// sweepSeeds runs seeds lo..hi on parallel workers. Each run is its own
+// sweepSeeds runs the seeds after head.seed up to hi on parallel workers
+// (head is the first seed's result, already run). Each run is its own
 // world, so parallelism cannot change any run's outcome. With first, seeds
 // above the lowest failing one are skipped.
-func sweepSeeds(name string, base scenarios.Config, lo, hi uint64, parallel int, first bool, progress io.Writer) []sweepResult {
+func sweepSeeds(name string, base scenarios.Config, head sweepResult, hi uint64, parallel int, first bool, progress io.Writer) []sweepResult {
 	var mu sync.Mutex
-	next := lo
+	lo := head.seed
+	next := lo + 1
 	stopAt := hi
-	var results []sweepResult
-	done, total := 0, hi-lo+1
+	if first && head.res.Verdict == linearizability.Violation {
+		stopAt = lo
+	}
+	results := []sweepResult{head}
+	done, total := 1, hi-lo+1
 	lastReport := time.Now()
 	var wg sync.WaitGroup
 	for w := 0; w < parallel; w++ {
@@ -167,7 +174,9 @@ func sweepSeeds(name string, base scenarios.Config, lo, hi uint64, parallel int,
 		}()
 	}
 	wg.Wait()
-	fmt.Fprintln(progress)
+	if total > 1 {
+		fmt.Fprintln(progress)
+	}
 	sort.Slice(results, func(i, j int) bool { return results[i].seed < results[j].seed })
 	if first {
 		kept := results[:0]
