@@ -43,10 +43,6 @@ func (d *Direct) Advance(dur time.Duration) {
 }
 
 func (d *Direct) expire() {
-	// Most requests find nothing due; don't sort the leases for them.
-	if at, ok := d.store.NextLeaseDeadline(); !ok || at > d.now {
-		return
-	}
 	for _, id := range d.store.ExpiredLeases(d.now) {
 		_, _ = d.store.Apply(d.now, Request{LeaseRevoke: &LeaseRevokeRequest{ID: id}})
 	}
