@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"shardsim/model/bugs"
+	"shardsim/property"
 	"shardsim/scenarios"
 )
 
@@ -30,7 +31,7 @@ type Entry struct {
 	Options  map[string]string `json:"options,omitempty"`
 	Bugs     []string          `json:"bugs,omitempty"`
 	Verdict  string            `json:"verdict"`
-	Property string            `json:"property,omitempty"`
+	Property property.Name     `json:"property,omitempty"`
 	Digest   string            `json:"digest"`
 	Note     string            `json:"note,omitempty"`
 }
@@ -69,14 +70,14 @@ func (e Entry) validate() error {
 	if _, err := bugs.Parse(e.Bugs...); err != nil {
 		return fmt.Errorf("corpus: %v", err)
 	}
-	switch e.Verdict {
-	case "ok":
+	switch property.Verdict(e.Verdict) {
+	case property.VerdictOK:
 		if e.Property != "" {
 			return errors.New("corpus: an ok verdict names no property")
 		}
-	case "violation":
-		if e.Property == "" {
-			return errors.New("corpus: a violation must name its property")
+	case property.VerdictViolation:
+		if !property.Known(e.Property) {
+			return fmt.Errorf("corpus: a violation must name a catalog property, not %q", e.Property)
 		}
 	default:
 		return fmt.Errorf("corpus: verdict %q is not ok or violation", e.Verdict)
@@ -177,7 +178,7 @@ func Save(dir string, e Entry) (string, error) {
 	}
 	name := what + "-" + src
 	if e.Property != "" {
-		name = what + "-" + e.Property + "-" + src
+		name = what + "-" + string(e.Property) + "-" + src
 	}
 	path := filepath.Join(dir, e.Scenario, name+".json")
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {

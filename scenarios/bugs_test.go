@@ -6,15 +6,15 @@ import (
 	"strings"
 	"testing"
 
-	"shardsim/linearizability"
 	"shardsim/model/bugs"
+	"shardsim/property"
 )
 
 // detection is how one bug fared in its sweep.
 type detection struct {
 	bug      bugs.Bug
-	seed     int    // first seed that caught it, 0 if none
-	property string // what caught it
+	seed     int           // first seed that caught it, 0 if none
+	property property.Name // what caught it
 }
 
 // TestBugTable is H.BugsDetected: every registered bug, switched on alone, is
@@ -38,7 +38,7 @@ func TestBugTable(t *testing.T) {
 				if err != nil {
 					t.Fatalf("seed %d: %v", s, err)
 				}
-				if res.Verdict != linearizability.Violation {
+				if res.Verdict != property.VerdictViolation {
 					continue
 				}
 				d.seed, d.property = s, res.Property

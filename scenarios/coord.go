@@ -6,20 +6,21 @@ import (
 	"strings"
 	"time"
 
-	"shardsim/linearizability"
+	"shardsim/checker/coordcheck"
 	"shardsim/model/bugs"
 	"shardsim/model/coord"
 	"shardsim/nemesis"
+	"shardsim/property"
 	"shardsim/simclock"
 	"shardsim/simkv"
 )
 
 // coordProperties are the properties the coordination scenarios judge.
-var coordProperties = []string{
-	"C.MutualExclusion", "C.ZombieRejection", "C.FenceMonotonicity", "C.TerminalIrreversibility",
-	"C.TerminalUnleased", "C.RecordInvariants", "C.CursorMonotonicity", "C.CursorBounds",
-	"C.SplitCoverage", "C.SplitAtomicity", "C.Idempotency", "C.TenantIsolation",
-	"C.RunTerminalIrreversibility", "C.Cooldown", "C.EventuallyLeased", "C.Convergence",
+var coordProperties = []property.Name{
+	property.CMutualExclusion, property.CZombieRejection, property.CFenceMonotonicity, property.CTerminalIrreversibility,
+	property.CTerminalUnleased, property.CRecordInvariants, property.CCursorMonotonicity, property.CCursorBounds,
+	property.CSplitCoverage, property.CSplitAtomicity, property.CIdempotency, property.CTenantIsolation,
+	property.CRunTerminalIrreversibility, property.CCooldown, property.CEventuallyLeased, property.CConvergence,
 }
 
 // coordShape is what distinguishes the coordination scenarios: when they
@@ -94,9 +95,9 @@ type coordWorld struct {
 	server  *simkv.Server
 	ecfg    coord.EtcdConfig
 	unit    time.Duration
-	history *linearizability.CoordHistory
-	effects *linearizability.CoordEffects
-	live    *linearizability.CoordLiveness
+	history *coordcheck.History
+	effects *coordcheck.EffectLog
+	live    *coordcheck.Liveness
 	stalls  nemesis.Stalls
 	// instances counts the coordinators built so far (nextInstance).
 	instances uint64
@@ -161,23 +162,20 @@ func runCoord(sh coordShape, cfg Config) (Result, error) {
 		return Result{}, err
 	}
 	cw := &coordWorld{w: w, topo: topo, opts: opts, server: server, ecfg: ecfg, unit: sh.coordUnit,
-		history: linearizability.NewCoordHistory(), effects: linearizability.NewCoordEffects(), stalls: faults.Stalls}
+		history: coordcheck.NewHistory(), effects: coordcheck.NewEffectLog(), stalls: faults.Stalls}
 	cw.stalls.Until = healAt
 
-	durable := linearizability.NewCoordDurable(store, ecfg.Namespace, sh.coordUnit, cooldown, cw.history)
-	live := linearizability.NewCoordLiveness(healAt, 2*leaseFor+faults.MaxSkew+2*time.Second, sh.convergeWithin, sh.coordUnit)
+	durable := coordcheck.NewDurable(store, ecfg.Namespace, sh.coordUnit, cooldown, cw.history)
+	live := coordcheck.NewLiveness(healAt, 2*leaseFor+faults.MaxSkew+2*time.Second, sh.convergeWithin, sh.coordUnit)
 	cw.live = live
-	lin := linearizability.NewCoordLinearizable()
+	lin := coordcheck.NewLinearizable()
 	durable.OnChange(cw.effects.ObserveDurable)
 	durable.OnChange(live.Observe)
 	durable.OnChange(lin.ObserveDurable)
 	server.Observe(durable)
 	w.Loop.OnStep(func() {
-		for _, v := range []*coord.Violation{durable.Err(), cw.effects.Err()} {
-			if v != nil {
-				w.Fail(v.Property, v.Detail)
-			}
-		}
+		w.Fail(durable.Err())
+		w.Fail(cw.effects.Err())
 	})
 
 	var targets []nemesis.Target
@@ -203,29 +201,21 @@ func runCoord(sh coordShape, cfg Config) (Result, error) {
 		HealAt: healAt, Quiet: simkv.DefaultFaults(),
 	}, nil, w.Choices.Fork("nemesis"))
 
-	stop := w.Loop.Run()
+	stop := w.Run()
 	if !w.Failed() {
 		at := w.Loop.Now()
 		if stop == simclock.TimeBudget {
 			at = end
 		}
 		live.Finish(at)
-		if v := live.Err(); v != nil {
-			w.Fail(v.Property, v.Detail)
-		}
+		w.Fail(live.Err())
 	}
 	coordStats(w, server, durable, cw)
 	if !w.Failed() {
-		verdict, v := lin.Check(cw.history.Ops(), cfg.checkTimeout())
-		switch verdict {
-		case linearizability.Violation:
-			w.Fail(v.Property, v.Detail)
-		case linearizability.Unknown:
-			w.Undecided("C.MutualExclusion", "porcupine ran out of time on the per-shard histories")
-		}
+		w.Judge(lin.Check(cw.history.Ops(), cfg.checkTimeout()))
 	}
 	res := w.Result()
-	if res.Verdict == linearizability.Violation {
+	if res.Verdict == property.VerdictViolation {
 		res.Tail = relevantTail(cw.history, res.Detail, res.Tail)
 	}
 	return res, nil
@@ -237,7 +227,7 @@ var shardInDetail = regexp.MustCompile(`run:[0-9a-f]+/shard:[0-9a-f]+`)
 // relevantTail narrows a violation report to the shard it names: the last
 // requests on that shard, oldest first, then the violation itself. Without
 // a shard it keeps the trace's tail.
-func relevantTail(h *linearizability.CoordHistory, detail string, tail []simclock.Record) []simclock.Record {
+func relevantTail(h *coordcheck.History, detail string, tail []simclock.Record) []simclock.Record {
 	name := shardInDetail.FindString(detail)
 	if name == "" {
 		return tail
@@ -259,7 +249,7 @@ func relevantTail(h *linearizability.CoordHistory, detail string, tail []simcloc
 
 // coordStats adds the run's counters: what the network and the nemesis did
 // and how much the checkers saw.
-func coordStats(w *World, server *simkv.Server, d *linearizability.CoordDurable, cw *coordWorld) {
+func coordStats(w *World, server *simkv.Server, d *coordcheck.Durable, cw *coordWorld) {
 	st := server.Stats()
 	for _, c := range []struct {
 		name string

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"time"
 
-	"shardsim/linearizability"
+	"shardsim/checker/coordcheck"
 	"shardsim/model/coord"
 	"shardsim/simclock"
 )
@@ -53,7 +53,7 @@ func (a *coordAdmin) nextOp() coord.OpID {
 
 // runOpID is the op id of a run transition: fixed per run, so a restarted
 // admin retries rather than repeats.
-func runOpID(run coord.RunID, kind linearizability.CoordOpKind) coord.OpID {
+func runOpID(run coord.RunID, kind coordcheck.RequestKind) coord.OpID {
 	return coord.OpID(0xa0<<48 | uint64(kind)<<40 | uint64(run))
 }
 
@@ -63,14 +63,14 @@ func runOpID(run coord.RunID, kind linearizability.CoordOpKind) coord.OpID {
 func (a *coordAdmin) setup(c *coordCaller, t *simclock.Task) {
 	for _, run := range a.cw.topo.runs {
 		for {
-			o := c.runOp(linearizability.COpCreateRun, run, 0)
+			o := c.runOp(coordcheck.ReqCreateRun, run, 0)
 			if !o.Out.Ambiguous && (o.Out.Code == 0 || o.Out.Code == coord.CodeRunExists) {
 				break
 			}
 			t.Sleep(t.Choices().Duration(50*time.Millisecond, 200*time.Millisecond))
 		}
 		for {
-			o := c.runOp(linearizability.COpRegister, run, runOpID(run.id, linearizability.COpRegister))
+			o := c.runOp(coordcheck.ReqRegister, run, runOpID(run.id, coordcheck.ReqRegister))
 			if !o.Out.Ambiguous {
 				break
 			}
@@ -97,7 +97,7 @@ func (a *coordAdmin) round(c *coordCaller, t *simclock.Task, round int) bool {
 			if rec.Status == coord.RunFailed && ch.Chance(cw.opts.adminSlips) {
 				// A stale view: it still believes the run is open and done.
 				cw.w.Count("mistake_end-ended-run", 1)
-				c.runOp(linearizability.COpCompleteRun, run, a.nextOp())
+				c.runOp(coordcheck.ReqCompleteRun, run, a.nextOp())
 			}
 			continue
 		}
@@ -112,7 +112,7 @@ func (a *coordAdmin) round(c *coordCaller, t *simclock.Task, round int) bool {
 		switch prog.Terminal {
 		case coord.AllDone:
 			a.slip(c, ch, run)
-			c.runOp(linearizability.COpCompleteRun, run, runOpID(run.id, linearizability.COpCompleteRun))
+			c.runOp(coordcheck.ReqCompleteRun, run, runOpID(run.id, coordcheck.ReqCompleteRun))
 		case coord.HasFailures:
 			listed = append(listed, a.settle(c, run, true)...)
 		case coord.StillActive:
@@ -150,7 +150,7 @@ func (a *coordAdmin) settle(c *coordCaller, run coordRun, mayFail bool) []parked
 	if exhausted {
 		// Unparking the others would revive shards of a run about to fail.
 		if mayFail {
-			c.runOp(linearizability.COpFailRun, run, runOpID(run.id, linearizability.COpFailRun))
+			c.runOp(coordcheck.ReqFailRun, run, runOpID(run.id, coordcheck.ReqFailRun))
 		}
 		return seen
 	}

@@ -1,7 +1,7 @@
 package scenarios
 
 import (
-	"shardsim/linearizability"
+	"shardsim/checker/coordcheck"
 	"shardsim/model/coord"
 	"shardsim/simclock"
 	"shardsim/simkv"
@@ -55,11 +55,11 @@ func (c *coordCaller) now() coord.LogicalTime {
 }
 
 // do records op around call and returns it with its answer filled in.
-func (c *coordCaller) do(op linearizability.CoordOp, call func(o *linearizability.CoordOut) error) *linearizability.CoordOp {
+func (c *coordCaller) do(op coordcheck.Request, call func(o *coordcheck.Answer) error) *coordcheck.Request {
 	op.Actor, op.Worker = c.actor, c.worker
 	o := c.cw.history.Begin(op, c.t.Now())
 	c.kv.cur = o
-	var out linearizability.CoordOut
+	var out coordcheck.Answer
 	err := call(&out)
 	c.kv.cur = nil
 	if err != nil {
@@ -81,11 +81,11 @@ func (c *coordCaller) do(op linearizability.CoordOp, call func(o *linearizabilit
 	return o
 }
 
-func (c *coordCaller) acquire(tenant coord.TenantID, key coord.ShardKey) (*linearizability.CoordOp, coord.AcquireResult) {
+func (c *coordCaller) acquire(tenant coord.TenantID, key coord.ShardKey) (*coordcheck.Request, coord.AcquireResult) {
 	var res coord.AcquireResult
 	now := c.now()
-	o := c.do(linearizability.CoordOp{Kind: linearizability.COpAcquire, Tenant: tenant, Key: key, Now: now, LeaseDur: c.cw.topo.leaseDur},
-		func(out *linearizability.CoordOut) (err error) {
+	o := c.do(coordcheck.Request{Kind: coordcheck.ReqAcquire, Tenant: tenant, Key: key, Now: now, LeaseDur: c.cw.topo.leaseDur},
+		func(out *coordcheck.Answer) (err error) {
 			res, _, err = c.etcd.AcquireAndRestore(now, tenant, key, c.worker)
 			out.Lease = res.Lease
 			return err
@@ -93,11 +93,11 @@ func (c *coordCaller) acquire(tenant coord.TenantID, key coord.ShardKey) (*linea
 	return o, res
 }
 
-func (c *coordCaller) claim(tenant coord.TenantID) (*linearizability.CoordOp, coord.AcquireResult) {
+func (c *coordCaller) claim(tenant coord.TenantID) (*coordcheck.Request, coord.AcquireResult) {
 	var res coord.AcquireResult
 	now := c.now()
-	o := c.do(linearizability.CoordOp{Kind: linearizability.COpClaim, Tenant: tenant, Now: now, LeaseDur: c.cw.topo.leaseDur},
-		func(out *linearizability.CoordOut) (err error) {
+	o := c.do(coordcheck.Request{Kind: coordcheck.ReqClaim, Tenant: tenant, Now: now, LeaseDur: c.cw.topo.leaseDur},
+		func(out *coordcheck.Answer) (err error) {
 			res, _, err = c.etcd.ClaimNextAvailable(now, tenant, c.worker)
 			out.Lease = res.Lease
 			return err
@@ -106,34 +106,34 @@ func (c *coordCaller) claim(tenant coord.TenantID) (*linearizability.CoordOp, co
 }
 
 // gated sends a lease-gated request described by op (kind, lease, payload).
-func (c *coordCaller) gated(op linearizability.CoordOp) *linearizability.CoordOp {
+func (c *coordCaller) gated(op coordcheck.Request) *coordcheck.Request {
 	now := c.now()
 	op.Now, op.LeaseDur = now, c.cw.topo.leaseDur
-	return c.do(op, func(out *linearizability.CoordOut) error {
+	return c.do(op, func(out *coordcheck.Answer) error {
 		e, t, l := c.etcd, op.Tenant, op.Lease
 		switch op.Kind {
-		case linearizability.COpRenew:
+		case coordcheck.ReqRenew:
 			r, _, err := e.Renew(now, t, l)
 			out.Lease = l
 			out.Lease.Deadline = r.Deadline
 			return err
-		case linearizability.COpCheckpoint:
+		case coordcheck.ReqCheckpoint:
 			o, _, err := e.Checkpoint(now, t, l, op.Cursor, op.Op)
 			out.Outcome = o
 			return err
-		case linearizability.COpComplete:
+		case coordcheck.ReqComplete:
 			o, _, err := e.Complete(now, t, l, op.Cursor, op.Op)
 			out.Outcome = o
 			return err
-		case linearizability.COpPark:
+		case coordcheck.ReqPark:
 			o, _, err := e.ParkShard(now, t, l, op.Reason, op.Op)
 			out.Outcome = o
 			return err
-		case linearizability.COpSplitReplace:
+		case coordcheck.ReqSplitReplace:
 			r, _, err := e.SplitReplace(now, t, l, op.Replace, op.Op)
 			out.Outcome, out.Children = r.Outcome, r.Children
 			return err
-		case linearizability.COpSplitResidual:
+		case coordcheck.ReqSplitResidual:
 			r, _, err := e.SplitResidual(now, t, l, op.Residual, op.Op)
 			out.Outcome, out.Residual = r.Outcome, r.Residual
 			return err
@@ -142,29 +142,29 @@ func (c *coordCaller) gated(op linearizability.CoordOp) *linearizability.CoordOp
 	})
 }
 
-func (c *coordCaller) unpark(tenant coord.TenantID, key coord.ShardKey, op coord.OpID) *linearizability.CoordOp {
+func (c *coordCaller) unpark(tenant coord.TenantID, key coord.ShardKey, op coord.OpID) *coordcheck.Request {
 	now := c.now()
-	return c.do(linearizability.CoordOp{Kind: linearizability.COpUnpark, Tenant: tenant, Key: key, Now: now, Op: op},
-		func(out *linearizability.CoordOut) (err error) {
+	return c.do(coordcheck.Request{Kind: coordcheck.ReqUnpark, Tenant: tenant, Key: key, Now: now, Op: op},
+		func(out *coordcheck.Answer) (err error) {
 			out.Outcome, _, err = c.etcd.UnparkShard(now, tenant, key, op)
 			return err
 		})
 }
 
 // runOp sends create_run, register_shards, complete_run or fail_run.
-func (c *coordCaller) runOp(kind linearizability.CoordOpKind, run coordRun, op coord.OpID) *linearizability.CoordOp {
+func (c *coordCaller) runOp(kind coordcheck.RequestKind, run coordRun, op coord.OpID) *coordcheck.Request {
 	now := c.now()
-	return c.do(linearizability.CoordOp{Kind: kind, Tenant: run.tenant, Key: coord.ShardKey{Run: run.id}, Now: now, Op: op},
-		func(out *linearizability.CoordOut) (err error) {
+	return c.do(coordcheck.Request{Kind: kind, Tenant: run.tenant, Key: coord.ShardKey{Run: run.id}, Now: now, Op: op},
+		func(out *coordcheck.Answer) (err error) {
 			e := c.etcd
 			switch kind {
-			case linearizability.COpCreateRun:
+			case coordcheck.ReqCreateRun:
 				_, err = e.CreateRun(now, run.tenant, run.id, coord.RunConfig{LeaseDuration: c.cw.topo.leaseDur})
-			case linearizability.COpRegister:
+			case coordcheck.ReqRegister:
 				out.Outcome, _, err = e.RegisterShards(now, run.tenant, run.id, run.roots, op)
-			case linearizability.COpCompleteRun:
+			case coordcheck.ReqCompleteRun:
 				out.Outcome, _, err = e.CompleteRun(now, run.tenant, run.id, op)
-			case linearizability.COpFailRun:
+			case coordcheck.ReqFailRun:
 				out.Outcome, _, err = e.FailRun(now, run.tenant, run.id, op)
 			}
 			return err
@@ -172,18 +172,18 @@ func (c *coordCaller) runOp(kind linearizability.CoordOpKind, run coordRun, op c
 }
 
 // read runs a read-only request (listing, progress) and records it.
-func (c *coordCaller) read(tenant coord.TenantID, fn func(now coord.LogicalTime) error) *linearizability.CoordOp {
+func (c *coordCaller) read(tenant coord.TenantID, fn func(now coord.LogicalTime) error) *coordcheck.Request {
 	now := c.now()
-	return c.do(linearizability.CoordOp{Kind: linearizability.COpRead, Tenant: tenant, Now: now},
-		func(*linearizability.CoordOut) error { return fn(now) })
+	return c.do(coordcheck.Request{Kind: coordcheck.ReqRead, Tenant: tenant, Now: now},
+		func(*coordcheck.Answer) error { return fn(now) })
 }
 
 // tagKV marks the coordination request in flight before each KV request,
 // so the durable observer can attribute the writes it sees.
 type tagKV struct {
 	simkv.KV
-	h   *linearizability.CoordHistory
-	cur *linearizability.CoordOp
+	h   *coordcheck.History
+	cur *coordcheck.Request
 }
 
 func (k *tagKV) tag() { k.h.Tag(k.cur) }

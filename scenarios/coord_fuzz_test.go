@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"shardsim/linearizability"
 	"shardsim/model/bugs"
+	"shardsim/property"
 )
 
 // FuzzCoordination feeds the fuzzer's bytes to a coordination scenario as
@@ -39,7 +39,7 @@ func FuzzCoordination(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		if res.Verdict == linearizability.Ok {
+		if res.Verdict == property.VerdictOK {
 			f.Add(res.Recording)
 		}
 	}
@@ -50,7 +50,7 @@ func FuzzCoordination(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Verdict == linearizability.Violation {
+		if res.Verdict == property.VerdictViolation {
 			t.Fatalf("%s: %s (replay: simrun run -scenario %s -choices FILE%s)", res.Property, res.Detail, scenario, bugFlags(set))
 		}
 	})

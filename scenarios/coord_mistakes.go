@@ -1,7 +1,7 @@
 package scenarios
 
 import (
-	"shardsim/linearizability"
+	"shardsim/checker/coordcheck"
 	"shardsim/model/coord"
 	"shardsim/simclock"
 )
@@ -21,20 +21,20 @@ func (cw *coordWorld) mistake(c *simclock.Choices) bool { return c.Chance(cw.opt
 // blunder sends a corrupted version of op once, without retrying, and
 // publishes the effect if the coordinator accepts it. The slot's beliefs
 // stay as they were. It reports whether the slot is done with the shard.
-func (s *coordSlot) blunder(op linearizability.CoordOp) bool {
+func (s *coordSlot) blunder(op coordcheck.Request) bool {
 	cw, c := s.w.cw, s.choices()
 	next, end := nextKey(s.spec, s.cur), keyNum(s.spec.End)
 	var kinds []string
 	switch op.Kind {
-	case linearizability.COpCheckpoint:
+	case coordcheck.ReqCheckpoint:
 		kinds = append(kinds, "out-of-bounds")
 		if s.cur.HasKey() && keyNum(s.cur.LastKey) > keyNum(s.spec.Start) {
 			kinds = append(kinds, "regression")
 		}
-	case linearizability.COpSplitReplace, linearizability.COpSplitResidual:
+	case coordcheck.ReqSplitReplace, coordcheck.ReqSplitResidual:
 		kinds = append(kinds, "gap")
 	}
-	if s.lastOp != 0 && op.Kind == linearizability.COpCheckpoint {
+	if s.lastOp != 0 && op.Kind == coordcheck.ReqCheckpoint {
 		kinds = append(kinds, "reuse-op")
 	}
 	if len(cw.topo.tenants) > 1 {
@@ -50,7 +50,7 @@ func (s *coordSlot) blunder(op linearizability.CoordOp) bool {
 	case "regression":
 		op.Cursor = coord.Cursor{LastKey: keyOf(max(keyNum(s.spec.Start), keyNum(s.cur.LastKey)-1-c.Intn(2)))}
 	case "gap":
-		if op.Kind == linearizability.COpSplitReplace {
+		if op.Kind == coordcheck.ReqSplitReplace {
 			mid := keyNum(op.Replace.Children[1].Start)
 			if mid+1 >= end {
 				return s.perform(op)

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"shardsim/linearizability"
 	"shardsim/model/bugs"
+	"shardsim/property"
 )
 
 var coordScenarios = []string{"coord", "coord-zombie"}
@@ -30,7 +30,7 @@ func TestCoordSweepsPass(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if res.Verdict != linearizability.Ok {
+				if res.Verdict != property.VerdictOK {
 					t.Fatalf("seed %d: %s %s: %s", s, res.Verdict, res.Property, res.Detail)
 				}
 				for _, st := range res.Stats {
@@ -80,7 +80,7 @@ func TestCoordQuietRunPasses(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Verdict != linearizability.Ok || res.Stat("effects") == 0 {
+		if res.Verdict != property.VerdictOK || res.Stat("effects") == 0 {
 			t.Fatalf("%s quiet run: %s %s %s (effects %d)", name, res.Verdict, res.Property, res.Detail, res.Stat("effects"))
 		}
 	}
@@ -116,7 +116,7 @@ func TestCoordNonConvergenceIsCaught(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Verdict != linearizability.Violation || res.Property != "C.Convergence" {
+	if res.Verdict != property.VerdictViolation || res.Property != property.CConvergence {
 		t.Fatalf("got %s %s: %s", res.Verdict, res.Property, res.Detail)
 	}
 }
@@ -129,7 +129,7 @@ func TestCoordViolationTailIsAboutTheShard(t *testing.T) {
 			t.Fatal(err)
 		}
 		name := shardInDetail.FindString(res.Detail)
-		if res.Verdict != linearizability.Violation || name == "" {
+		if res.Verdict != property.VerdictViolation || name == "" {
 			continue
 		}
 		if len(res.Tail) < 2 || res.Tail[len(res.Tail)-1].Kind != "violation" {
@@ -147,12 +147,12 @@ func TestCoordViolationTailIsAboutTheShard(t *testing.T) {
 
 // Every property the coordination scenarios judge is shown to fail: by a
 // registered bug that a coord sweep catches (TestBugTable runs it), or by
-// hand-built histories in linearizability (coord_*_test.go) and
+// hand-built histories in checker/coordcheck and
 // TestCoordNonConvergenceIsCaught.
 func TestEveryCoordPropertyCanFail(t *testing.T) {
-	handBuilt := []string{"C.RecordInvariants", "C.Cooldown", "C.EventuallyLeased", "C.Convergence"}
+	handBuilt := []property.Name{property.CRecordInvariants, property.CCooldown, property.CEventuallyLeased, property.CConvergence}
 	for _, p := range coordProperties {
-		if !linearizability.KnownProperty(p) {
+		if !property.Known(p) {
 			t.Errorf("%s is not in the property catalog", p)
 		}
 		if slices.Contains(handBuilt, p) {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"shardsim/linearizability"
+	"shardsim/checker/coordcheck"
 	"shardsim/model/coord"
 	"shardsim/simclock"
 )
@@ -91,7 +91,7 @@ func (s *coordSlot) obtain() bool {
 	cw, c := s.w.cw, s.choices()
 	tenant := cw.topo.tenants[s.turn%len(cw.topo.tenants)]
 	s.turn++
-	var op *linearizability.CoordOp
+	var op *coordcheck.Request
 	var res coord.AcquireResult
 	switch {
 	case cw.mistake(c) && len(s.w.stale[tenant]) > 0:
@@ -150,7 +150,7 @@ func (s *coordSlot) keepLease() bool {
 	if now >= s.lease.Deadline {
 		return false // it knows the lease is gone
 	}
-	op := s.c.gated(linearizability.CoordOp{Kind: linearizability.COpRenew, Tenant: s.lease.Tenant, Lease: s.lease})
+	op := s.c.gated(coordcheck.Request{Kind: coordcheck.ReqRenew, Tenant: s.lease.Tenant, Lease: s.lease})
 	if op.Out.Ambiguous || op.Out.Code != 0 {
 		return op.Out.Ambiguous && now+1 < s.lease.Deadline
 	}
@@ -164,17 +164,17 @@ func (s *coordSlot) step() bool {
 	cw, c := s.w.cw, s.choices()
 	next, end := nextKey(s.spec, s.cur), keyNum(s.spec.End)
 	left := end - next
-	op := linearizability.CoordOp{Tenant: s.lease.Tenant, Lease: s.lease, Op: s.w.nextOp()}
+	op := coordcheck.Request{Tenant: s.lease.Tenant, Lease: s.lease, Op: s.w.nextOp()}
 	switch {
 	case left <= 0:
-		op.Kind, op.Cursor = linearizability.COpComplete, s.cur.Clone()
+		op.Kind, op.Cursor = coordcheck.ReqComplete, s.cur.Clone()
 	case left >= 4 && c.Chance(cw.opts.split):
 		s.planSplit(&op, next, end)
 	case c.Chance(cw.opts.park):
-		op.Kind, op.Reason = linearizability.COpPark, coord.ParkReason(c.Intn(5))
+		op.Kind, op.Reason = coordcheck.ReqPark, coord.ParkReason(c.Intn(5))
 	default:
 		n := min(left, int(c.Between(1, 4)))
-		op.Kind, op.Cursor = linearizability.COpCheckpoint, coord.Cursor{LastKey: keyOf(next + n - 1)}
+		op.Kind, op.Cursor = coordcheck.ReqCheckpoint, coord.Cursor{LastKey: keyOf(next + n - 1)}
 		s.t.Sleep(c.Duration(10*time.Millisecond, 80*time.Millisecond)) // the work itself
 	}
 	if cw.mistake(c) {
@@ -189,17 +189,17 @@ func (s *coordSlot) step() bool {
 }
 
 // planSplit fills op with a split of the unprocessed part of the shard.
-func (s *coordSlot) planSplit(op *linearizability.CoordOp, next, end int) {
+func (s *coordSlot) planSplit(op *coordcheck.Request, next, end int) {
 	c := s.choices()
 	mid := next + 1 + c.Intn(end-next-1)
 	if !s.cur.HasKey() && c.Chance(0.5) {
-		op.Kind = linearizability.COpSplitReplace
+		op.Kind = coordcheck.ReqSplitReplace
 		op.Replace = coord.SplitReplacePlan{Children: []coord.ShardSpec{
 			{Start: s.spec.Start, End: keyOf(mid)}, {Start: keyOf(mid), End: s.spec.End},
 		}}
 		return
 	}
-	op.Kind = linearizability.COpSplitResidual
+	op.Kind = coordcheck.ReqSplitResidual
 	op.Residual = coord.SplitResidualPlan{
 		Parent:   coord.ShardSpec{Start: s.spec.Start, End: keyOf(mid)},
 		Residual: coord.ShardSpec{Start: keyOf(mid), End: s.spec.End},
@@ -209,10 +209,10 @@ func (s *coordSlot) planSplit(op *linearizability.CoordOp, next, end int) {
 // perform sends op, retrying it with the same op id while the answer is
 // ambiguous, and acts on the outcome. It reports whether the slot is done
 // with the shard.
-func (s *coordSlot) perform(op linearizability.CoordOp) bool {
+func (s *coordSlot) perform(op coordcheck.Request) bool {
 	c := s.choices()
-	var first *linearizability.CoordOp
-	var o *linearizability.CoordOp
+	var first *coordcheck.Request
+	var o *coordcheck.Request
 	for attempt := 0; ; attempt++ {
 		o = s.c.gated(op)
 		if first == nil {
@@ -232,10 +232,10 @@ func (s *coordSlot) perform(op linearizability.CoordOp) bool {
 	}
 	s.publish(first, o)
 	switch op.Kind {
-	case linearizability.COpCheckpoint:
+	case coordcheck.ReqCheckpoint:
 		s.cur = op.Cursor
 		return false
-	case linearizability.COpSplitResidual:
+	case coordcheck.ReqSplitResidual:
 		s.spec = op.Residual.Parent
 		return false
 	}
@@ -244,13 +244,13 @@ func (s *coordSlot) perform(op linearizability.CoordOp) bool {
 
 // publish records the effect of accepted work: the output the worker
 // releases now that the coordinator took its progress.
-func (s *coordSlot) publish(first, o *linearizability.CoordOp) {
-	e := linearizability.CoordEffect{
+func (s *coordSlot) publish(first, o *coordcheck.Request) {
+	e := coordcheck.Effect{
 		Tenant: o.Lease.Tenant, Key: o.Lease.Key(), Actor: o.Actor, Worker: o.Worker, Fence: o.Lease.Fence,
 		Kind: o.Kind, Op: o.Op, Replayed: o.Out.Outcome == coord.Replayed,
 		InvokedSeq: first.CallSeq, LearnedSeq: o.ReturnSeq, At: o.Return,
 	}
-	if o.Kind == linearizability.COpCheckpoint || o.Kind == linearizability.COpComplete {
+	if o.Kind == coordcheck.ReqCheckpoint || o.Kind == coordcheck.ReqComplete {
 		e.From, e.To = s.cur.LastKey, o.Cursor.LastKey
 	}
 	s.w.cw.effects.Publish(e)
@@ -260,7 +260,7 @@ func (s *coordSlot) publish(first, o *linearizability.CoordOp) {
 // lost handles a refusal: the slot lost the shard (fenced out, lease
 // expired, shard finished). Sometimes it tries to take the same shard back
 // at once, believing it is still the one to finish it.
-func (s *coordSlot) lost(o *linearizability.CoordOp) bool {
+func (s *coordSlot) lost(o *coordcheck.Request) bool {
 	cw, c := s.w.cw, s.choices()
 	switch o.Out.Code {
 	case coord.CodeStaleFence, coord.CodeLeaseExpired, coord.CodeOwnerMismatch, coord.CodeShardTerminal:

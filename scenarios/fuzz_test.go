@@ -3,7 +3,7 @@ package scenarios
 import (
 	"testing"
 
-	"shardsim/linearizability"
+	"shardsim/property"
 )
 
 // FuzzKV feeds the fuzzer's bytes to the kv scenario as its choice stream:
@@ -18,7 +18,7 @@ func FuzzKV(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Verdict == linearizability.Violation {
+		if res.Verdict == property.VerdictViolation {
 			t.Fatalf("%s: %s", res.Property, res.Detail)
 		}
 	})

@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"time"
 
-	"shardsim/linearizability"
+	"shardsim/checker/kvcheck"
 	"shardsim/model/bugs"
 	"shardsim/nemesis"
+	"shardsim/property"
 	"shardsim/simclock"
 	"shardsim/simkv"
 )
@@ -15,8 +16,9 @@ func init() {
 	Register(Scenario{
 		Name:        "kv",
 		Description: "concurrent clients run a mixed etcd KV/lease/txn workload through lost, ambiguous and delayed requests, partitions and leader changes",
-		Properties:  []string{"KV.Linearizable", "KV.RevisionMonotone", "KV.LeaseExpiry", "KV.WatchOrdered", "KV.WatchUnique", "KV.WatchAtomic", "KV.WatchReliable"},
-		Run:         runKV,
+		Properties: []property.Name{property.KVLinearizable, property.KVRevisionMonotone, property.KVLeaseExpiry,
+			property.KVWatchOrdered, property.KVWatchUnique, property.KVWatchAtomic, property.KVWatchReliable},
+		Run: runKV,
 	})
 }
 
@@ -55,15 +57,15 @@ func runKV(cfg Config) (Result, error) {
 		}
 		server.SetMutation(m)
 	}
-	history := linearizability.NewKVRecorder()
-	revs := linearizability.NewRevisionMonotone(store.Revision())
-	leaseCheck := linearizability.NewLeaseExpiry(store)
+	history := kvcheck.NewRecorder()
+	revs := kvcheck.NewRevisionMonotone(store.Revision())
+	leaseCheck := kvcheck.NewLeaseExpiry(store)
 	server.Observe(history)
 	server.Observe(revs)
 	server.Observe(leaseCheck)
 	w.Loop.OnStep(func() {
-		w.Check("KV.RevisionMonotone", revs.Err())
-		w.Check("KV.LeaseExpiry", leaseCheck.Err())
+		w.Fail(revs.Err())
+		w.Fail(leaseCheck.Err())
 	})
 
 	keySet := make([][]byte, keys)
@@ -76,7 +78,7 @@ func runKV(cfg Config) (Result, error) {
 		cl := &kvClient{index: i, server: server, ops: opsPerClient, keys: keySet, leases: leases, compact: compact}
 		targets = append(targets, nemesis.Target{ID: w.Loop.Spawn(name, cl, nil, w.Choices.Fork("workload/"+name))})
 	}
-	watch := &linearizability.KVWatchLog{Start: 1}
+	watch := &kvcheck.WatchLog{Start: 1}
 	w.Loop.Spawn("watcher", &kvWatcher{server: server, log: watch}, nil, nil)
 	quiet := simkv.DefaultFaults()
 	w.Loop.Spawn("nemesis", &nemesis.Chaos{
@@ -84,9 +86,9 @@ func runKV(cfg Config) (Result, error) {
 		Tick: 500 * time.Millisecond, MaxWindow: 3 * time.Second, HealAt: healAt, Quiet: quiet,
 	}, nil, w.Choices.Fork("nemesis"))
 
-	if w.Loop.Run() == simclock.Idle {
+	if w.Run() == simclock.Idle {
 		leaseCheck.Finish(w.Loop.Now())
-		w.Check("KV.LeaseExpiry", leaseCheck.Err())
+		w.Fail(leaseCheck.Err())
 	}
 	st := server.Stats()
 	for _, c := range []struct {
@@ -100,20 +102,12 @@ func runKV(cfg Config) (Result, error) {
 		w.Count(c.name, int64(c.v))
 	}
 	if !w.Failed() {
-		if prop, err := linearizability.CheckWatch(watch, store.Revision()); err != nil {
-			w.Fail(prop, err.Error())
-		}
+		w.Fail(kvcheck.CheckWatch(watch, store.Revision()))
 	}
 	if !w.Failed() {
-		ops := linearizability.PatchWithWatch(history.History(), watch)
+		ops := kvcheck.PatchWithWatch(history.History(), watch)
 		w.Count("history_ops", int64(len(ops)))
-		verdict, _ := linearizability.CheckKV(ops, cfg.checkTimeout())
-		switch verdict {
-		case linearizability.Violation:
-			w.Fail("KV.Linearizable", fmt.Sprintf("the history of %d client operations has no linearization against etcd's KV semantics", len(history.History())))
-		case linearizability.Unknown:
-			w.Undecided("KV.Linearizable", "porcupine ran out of time")
-		}
+		w.Judge(kvcheck.Check(ops, cfg.checkTimeout()))
 	}
 	return w.Result(), nil
 }
@@ -122,7 +116,7 @@ func runKV(cfg Config) (Result, error) {
 // log is checked for the Watch properties and resolves ambiguous writes.
 type kvWatcher struct {
 	server *simkv.Server
-	log    *linearizability.KVWatchLog
+	log    *kvcheck.WatchLog
 }
 
 func (k *kvWatcher) Receive(ctx *simclock.Context, msg any) {

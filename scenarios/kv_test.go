@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"testing"
 
-	"shardsim/linearizability"
 	"shardsim/model/bugs"
+	"shardsim/property"
 )
 
 // A seeded run, recorded, replays draw for draw from its recording: the
@@ -39,7 +39,7 @@ func TestKVSweepPasses(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Verdict != linearizability.Ok {
+		if res.Verdict != property.VerdictOK {
 			t.Fatalf("seed %d: %s %s: %s", s, res.Verdict, res.Property, res.Detail)
 		}
 		for _, st := range res.Stats {
@@ -63,7 +63,7 @@ func TestKVMutantsAreCaught(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if res.Verdict == linearizability.Violation {
+				if res.Verdict == property.VerdictViolation {
 					if !contains(b.Properties, res.Property) {
 						t.Fatalf("seed %d: caught by %s, registry expects one of %v", s, res.Property, b.Properties)
 					}
@@ -76,7 +76,7 @@ func TestKVMutantsAreCaught(t *testing.T) {
 	}
 }
 
-func contains(xs []string, x string) bool {
+func contains(xs []property.Name, x property.Name) bool {
 	for _, y := range xs {
 		if y == x {
 			return true

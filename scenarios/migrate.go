@@ -1,10 +1,12 @@
 package scenarios
 
+import "shardsim/property"
+
 // mProperties are the properties the migration scenarios judge.
-var mProperties = []string{
-	"M.CatalogNonOverlap", "M.CatalogVersionMonotone", "M.SingleWriter", "M.NoLostWrite",
-	"M.SnapshotReads", "M.Linearizable", "M.HLCMonotone", "M.FencedWritesRejected",
-	"M.ExactlyOnceCopy", "M.PhaseOrder", "M.CleanupSafe", "M.JobTerminates",
+var mProperties = []property.Name{
+	property.MCatalogNonOverlap, property.MCatalogVersionMonotone, property.MSingleWriter, property.MNoLostWrite,
+	property.MSnapshotReads, property.MLinearizable, property.MHLCMonotone, property.MFencedWritesRejected,
+	property.MExactlyOnceCopy, property.MPhaseOrder, property.MCleanupSafe, property.MJobTerminates,
 }
 
 func init() {
@@ -27,7 +29,7 @@ func runMigrate(name string, kind mKind, cfg Config) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	m.w.Loop.Run()
+	m.w.Run()
 	m.chk.final(cfg)
 	m.count()
 	return m.w.Result(), nil

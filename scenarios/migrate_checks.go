@@ -3,7 +3,7 @@ package scenarios
 import (
 	"fmt"
 
-	"shardsim/linearizability"
+	"shardsim/checker/migratecheck"
 	"shardsim/model/migrate/catalog"
 	"shardsim/model/migrate/fsm"
 	"shardsim/model/migrate/hlc"
@@ -11,6 +11,7 @@ import (
 	"shardsim/model/migrate/job"
 	"shardsim/model/migrate/keys"
 	"shardsim/model/migrate/mvcc"
+	"shardsim/property"
 	"shardsim/simclock"
 	"shardsim/simkv"
 )
@@ -21,10 +22,10 @@ import (
 // each event as it happens; the history checks run at the end.
 type mChecks struct {
 	m       *mWorld
-	catalog *linearizability.CatalogChecker
-	phases  *linearizability.PhaseChecker
-	jobs    *linearizability.JobChecker
-	oracle  *linearizability.VersionOracle
+	catalog *migratecheck.CatalogChecker
+	phases  *migratecheck.PhaseChecker
+	jobs    *migratecheck.JobChecker
+	oracle  *migratecheck.VersionOracle
 
 	latest     catalog.Catalog // the last catalog the store accepted
 	liveJob    uint64
@@ -51,21 +52,12 @@ type mOpenRead struct {
 }
 
 func newMChecks(m *mWorld) *mChecks {
-	return &mChecks{m: m, catalog: linearizability.NewCatalogChecker(), phases: linearizability.NewPhaseChecker(),
-		jobs: linearizability.NewJobChecker(), oracle: linearizability.NewVersionOracle(),
+	return &mChecks{m: m, catalog: migratecheck.NewCatalogChecker(), phases: migratecheck.NewPhaseChecker(),
+		jobs: migratecheck.NewJobChecker(), oracle: migratecheck.NewVersionOracle(),
 		latest: initialCatalog(), writerKeys: mUserKeys(), movedKeys: map[string]bool{}}
 }
 
-func (c *mChecks) fail(err error) {
-	if err == nil {
-		return
-	}
-	if v, ok := err.(*linearizability.MigrateViolation); ok {
-		c.m.w.Fail(v.Property, v.Detail)
-		return
-	}
-	c.m.w.Fail("M.?", err.Error())
-}
+func (c *mChecks) fail(v *property.Violation) { c.m.w.Fail(v) }
 
 // OnApply implements group.Observer.
 func (c *mChecks) OnApply(g, node int, e fsm.Entry, r fsm.Result, first bool, f *fsm.FSM) {
@@ -84,7 +76,7 @@ func (c *mChecks) OnApply(g, node int, e fsm.Entry, r fsm.Result, first bool, f 
 			return
 		}
 		v, _ := f.Store.At(e.Write.Key, e.Write.TS)
-		c.oracle.Add(linearizability.AppliedWrite{Op: e.Write.Op, Group: g, Key: e.Write.Key, Version: v, At: c.m.w.Loop.Now()})
+		c.oracle.Add(migratecheck.AppliedWrite{Op: e.Write.Op, Group: g, Key: e.Write.Key, Version: v, At: c.m.w.Loop.Now()})
 		c.fail(c.jobs.SourceWrite(g, e.Write.Key, e.Write.TS, f.View.Version))
 		c.fail(c.jobs.TargetWrite(g, e.Write.Key, e.Write.TS, f.View.Version))
 	case fsm.KindImport:
@@ -133,15 +125,15 @@ func (c *mChecks) OnLeader(g, node int, term uint64, ready bool) { c.checkWriter
 
 // checkWriters checks M.SingleWriter over the workload's route keys.
 func (c *mChecks) checkWriters() {
-	var views []linearizability.GroupView
+	var views []migratecheck.GroupView
 	for g := 0; g < mGroups; g++ {
 		n, _ := c.m.cluster.Leader(g)
 		if n < 0 {
 			continue
 		}
-		views = append(views, linearizability.GroupView{Group: g, Ready: c.m.cluster.Ready(g), View: c.m.cluster.Voter(g, n).View})
+		views = append(views, migratecheck.GroupView{Group: g, Ready: c.m.cluster.Ready(g), View: c.m.cluster.Voter(g, n).View})
 	}
-	c.fail(linearizability.CheckSingleWriter(c.writerKeys, views))
+	c.fail(migratecheck.CheckSingleWriter(c.writerKeys, views))
 }
 
 // detected counts the hotspot detector's decisions.
@@ -208,13 +200,13 @@ func (o mMeta) OnApply(call uint64, at simclock.Time, req simkv.Request, resp si
 
 // metaApplied judges the catalog and job records a metadata request wrote.
 func (c *mChecks) metaApplied(at simclock.Time, req simkv.Request, resp simkv.Response, err error) {
-	puts := linearizability.Writes(req, resp, err)
+	puts := migratecheck.Writes(req, resp, err)
 	var cat *catalog.Catalog
 	for _, p := range puts {
 		if string(p.Key) == job.CatalogKey {
 			nc, derr := catalog.Decode(p.Value)
 			if derr != nil {
-				c.m.w.Fail("M.CatalogNonOverlap", "undecodable catalog: "+derr.Error())
+				c.m.w.Fail(property.Violated(property.MCatalogNonOverlap, "undecodable catalog: %v", derr))
 				return
 			}
 			c.fail(c.catalog.Published(nc))
@@ -233,7 +225,7 @@ func (c *mChecks) metaApplied(at simclock.Time, req simkv.Request, resp simkv.Re
 			len(k) > len(job.HistPrefix()) && k[:len(job.HistPrefix())] == job.HistPrefix():
 			j, derr := job.Decode(p.Value)
 			if derr != nil {
-				c.m.w.Fail("M.PhaseOrder", "undecodable job record: "+derr.Error())
+				c.m.w.Fail(property.Violated(property.MPhaseOrder, "undecodable job record: %v", derr))
 				return
 			}
 			c.observeJob(j, cat)
@@ -303,14 +295,14 @@ func (c *mChecks) final(cfg Config) {
 		return
 	}
 	for _, r := range c.m.rec.reads {
-		if err := c.oracle.CheckRead(r); err != nil {
-			c.fail(err)
+		if v := c.oracle.CheckRead(r); v != nil {
+			c.fail(v)
 			return
 		}
 	}
 	for _, s := range c.m.rec.scans {
-		if err := c.oracle.CheckScan(s); err != nil {
-			c.fail(err)
+		if v := c.oracle.CheckScan(s); v != nil {
+			c.fail(v)
 			return
 		}
 	}
@@ -319,23 +311,17 @@ func (c *mChecks) final(cfg Config) {
 		return
 	}
 	if !c.m.done() {
-		c.m.w.Fail("M.JobTerminates", c.stuck())
+		c.m.w.Fail(property.Violated(property.MJobTerminates, "%s", c.stuck()))
 		return
 	}
 	for _, r := range c.latest.Routes {
 		if r.State == catalog.WriteFenced || r.StagedVisible {
-			c.m.w.Fail("M.JobTerminates", fmt.Sprintf("every job ended but route %s is left behind", r))
+			c.m.w.Fail(property.Violated(property.MJobTerminates, "every job ended but route %s is left behind", r))
 			return
 		}
 	}
 	ops := c.m.rec.history(c.oracle)
-	verdict, detail := linearizability.CheckMigrateHistory(ops, c.oracle, cfg.checkTimeout())
-	switch verdict {
-	case linearizability.Violation:
-		w.Fail("M.Linearizable", detail)
-	case linearizability.Unknown:
-		w.Undecided("M.Linearizable", detail)
-	}
+	w.Judge(migratecheck.CheckLinearizable(ops, c.oracle, cfg.checkTimeout()))
 }
 
 // stuck explains a run that did not converge after the heal.

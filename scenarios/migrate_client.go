@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"shardsim/linearizability"
+	"shardsim/checker/migratecheck"
 	"shardsim/model/migrate"
 	"shardsim/model/migrate/errs"
 	"shardsim/model/migrate/hlc"
@@ -134,10 +134,10 @@ func (c *mClient) one(t *simclock.Task, ch *simclock.Choices) {
 
 // mRecorder keeps what the clients saw.
 type mRecorder struct {
-	ops    []linearizability.MOp
-	acked  []linearizability.AckedWrite
-	reads  []linearizability.ReadObs
-	scans  []linearizability.ScanObs
+	ops    []migratecheck.KeyOp
+	acked  []migratecheck.AckedWrite
+	reads  []migratecheck.ReadObs
+	scans  []migratecheck.ScanObs
 	latest []bool // per scan: at the latest timestamp
 	spans  []scanTimes
 	counts map[string]int64
@@ -151,10 +151,10 @@ type scanTimes struct {
 func newMRecorder() *mRecorder { return &mRecorder{counts: map[string]int64{}} }
 
 func (r *mRecorder) write(client int, key, op string, del bool, call, ret simclock.Time, ts hlc.TS, err error) {
-	o := linearizability.MOp{Client: client, Key: key, Call: call, Return: ret, Write: true, Delete: del, Op: op}
+	o := migratecheck.KeyOp{Client: client, Key: key, Call: call, Return: ret, Write: true, Delete: del, Op: op}
 	switch {
 	case err == nil:
-		r.acked = append(r.acked, linearizability.AckedWrite{Op: op, Key: key, TS: ts})
+		r.acked = append(r.acked, migratecheck.AckedWrite{Op: op, Key: key, TS: ts})
 		r.counts["writes_acked"]++
 	case errs.Ambiguous(err):
 		o.Ambiguous = true
@@ -167,16 +167,16 @@ func (r *mRecorder) write(client int, key, op string, del bool, call, ret simclo
 }
 
 func (r *mRecorder) read(client int, op, key string, latest bool, call, ret simclock.Time, resp migrate.ReadResp) {
-	r.reads = append(r.reads, linearizability.ReadObs{Op: op, Key: key, TS: resp.TS, Found: resp.Read.Found, Version: resp.Read.Version})
+	r.reads = append(r.reads, migratecheck.ReadObs{Op: op, Key: key, TS: resp.TS, Found: resp.Read.Found, Version: resp.Read.Version})
 	r.counts["reads"]++
 	if latest {
-		r.ops = append(r.ops, linearizability.MOp{Client: client, Key: key, Call: call, Return: ret,
+		r.ops = append(r.ops, migratecheck.KeyOp{Client: client, Key: key, Call: call, Return: ret,
 			ReadTS: resp.TS, Found: resp.Read.Found, Value: resp.Read.Version.Value})
 	}
 }
 
 func (r *mRecorder) scan(client int, op string, fam keys.Family, span keys.Span, latest bool, limit int, call, ret simclock.Time, resp migrate.ScanResp) {
-	r.scans = append(r.scans, linearizability.ScanObs{Op: op, Family: fam, Span: span, TS: resp.TS, Limit: limit, Rows: resp.Rows})
+	r.scans = append(r.scans, migratecheck.ScanObs{Op: op, Family: fam, Span: span, TS: resp.TS, Limit: limit, Rows: resp.Rows})
 	r.latest = append(r.latest, latest)
 	r.spans = append(r.spans, scanTimes{client, call, ret})
 	r.counts["scans"]++
@@ -184,8 +184,8 @@ func (r *mRecorder) scan(client int, op string, fam keys.Family, span keys.Span,
 
 // history returns the per-key operations, with each latest scan turned into
 // one read per key it covered (among keys the oracle knows).
-func (r *mRecorder) history(oracle *linearizability.VersionOracle) []linearizability.MOp {
-	out := append([]linearizability.MOp(nil), r.ops...)
+func (r *mRecorder) history(oracle *migratecheck.VersionOracle) []migratecheck.KeyOp {
+	out := append([]migratecheck.KeyOp(nil), r.ops...)
 	for i, s := range r.scans {
 		if !r.latest[i] || (s.Limit > 0 && len(s.Rows) >= s.Limit) {
 			continue
@@ -195,11 +195,11 @@ func (r *mRecorder) history(oracle *linearizability.VersionOracle) []linearizabi
 			found[row.Key] = row.Value
 		}
 		for _, k := range oracle.Keys() {
-			if keys.Classify(k) != s.Family || !linearizability.InSpan(k, s.Span) {
+			if keys.Classify(k) != s.Family || !migratecheck.InSpan(k, s.Span) {
 				continue
 			}
 			v, ok := found[k]
-			out = append(out, linearizability.MOp{Client: r.spans[i].client, Key: k, Call: r.spans[i].call, Return: r.spans[i].ret,
+			out = append(out, migratecheck.KeyOp{Client: r.spans[i].client, Key: k, Call: r.spans[i].call, Return: r.spans[i].ret,
 				ReadTS: s.TS, Found: ok, Value: v})
 		}
 	}

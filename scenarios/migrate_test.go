@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"shardsim/linearizability"
 	"shardsim/model/bugs"
+	"shardsim/property"
 )
 
 var mScenarios = []string{"migrate", "migrate-abandon", "hotspot"}
@@ -67,7 +67,7 @@ func sweepMigrate(t *testing.T, scenario string, n int) *mSweep {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if res.Verdict != linearizability.Ok {
+					if res.Verdict != property.VerdictOK {
 						t.Fatalf("seed %d: %s %s: %s\nreplay: simrun run -scenario %s -seed %d", seed, res.Verdict, res.Property, res.Detail, scenario, seed)
 					}
 					s.add(res)
@@ -127,7 +127,7 @@ func TestMigrateFailureReplays(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if orig.Verdict != linearizability.Violation {
+		if orig.Verdict != property.VerdictViolation {
 			continue
 		}
 		again, _ := Run("migrate", Config{Seed: s, Bugs: set})
@@ -146,23 +146,24 @@ func TestMigrateFailureReplays(t *testing.T) {
 // scenario run: the bug is switched on and a seed within the budget must
 // be caught by exactly that property. (M.SingleWriter,
 // M.CatalogVersionMonotone, M.PhaseOrder and M.Linearizable are also shown
-// failing on hand-built histories in ../linearizability.)
+// failing on hand-built histories in ../checker/migratecheck.)
 func TestMigrateCheckersFail(t *testing.T) {
 	cases := []struct {
-		prop, bug, scenario string
+		prop          property.Name
+		bug, scenario string
 	}{
-		{"M.CatalogNonOverlap", bugs.MigrateOverlappingRoutes, "migrate"},
-		{"M.FencedWritesRejected", bugs.MigrateFenceNeedsVersion, "migrate"},
-		{"M.HLCMonotone", bugs.MigrateNoHLCAdvance, "migrate"},
-		{"M.Linearizable", bugs.MigrateNoHLCAdvance, "migrate"},
-		{"M.ExactlyOnceCopy", bugs.MigrateKeyOnlyCursor, "migrate"},
-		{"M.SnapshotReads", bugs.MigrateStagedFirstRead, "migrate"},
-		{"M.NoLostWrite", bugs.MigratePromoteSkipsShadowed, "migrate"},
-		{"M.CleanupSafe", bugs.MigrateCleanupBeforePromotion, "migrate"},
-		{"M.JobTerminates", bugs.MigrateAbandonKeepsFence, "migrate-abandon"},
+		{property.MCatalogNonOverlap, bugs.MigrateOverlappingRoutes, "migrate"},
+		{property.MFencedWritesRejected, bugs.MigrateFenceNeedsVersion, "migrate"},
+		{property.MHLCMonotone, bugs.MigrateNoHLCAdvance, "migrate"},
+		{property.MLinearizable, bugs.MigrateNoHLCAdvance, "migrate"},
+		{property.MExactlyOnceCopy, bugs.MigrateKeyOnlyCursor, "migrate"},
+		{property.MSnapshotReads, bugs.MigrateStagedFirstRead, "migrate"},
+		{property.MNoLostWrite, bugs.MigratePromoteSkipsShadowed, "migrate"},
+		{property.MCleanupSafe, bugs.MigrateCleanupBeforePromotion, "migrate"},
+		{property.MJobTerminates, bugs.MigrateAbandonKeepsFence, "migrate-abandon"},
 	}
 	for _, c := range cases {
-		t.Run(c.prop, func(t *testing.T) {
+		t.Run(string(c.prop), func(t *testing.T) {
 			t.Parallel()
 			set := bugs.MustParse(c.bug)
 			for s := 1; s <= 300; s++ {
@@ -170,7 +171,7 @@ func TestMigrateCheckersFail(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if res.Verdict == linearizability.Violation && res.Property == c.prop {
+				if res.Verdict == property.VerdictViolation && res.Property == c.prop {
 					t.Logf("%s caught by %s at seed %d: %s", c.bug, c.prop, s, res.Detail)
 					return
 				}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"shardsim/linearizability"
+	"shardsim/checker/migratecheck"
 	"shardsim/model/bugs"
 	"shardsim/model/migrate"
 	"shardsim/model/migrate/catalog"
@@ -251,8 +251,8 @@ func (m *mWorld) bootstrap(ch *simclock.Choices, wl *mWorkload) {
 		entries[r.Group] = append(entries[r.Group], fsm.Entry{Kind: fsm.KindWrite, Write: w})
 		// Loaded one after another before any client starts.
 		at := simclock.Time(n - 1_000_000)
-		m.rec.ops = append(m.rec.ops, linearizability.MOp{Client: 99, Key: raw, Write: true, Delete: del, Op: op, Call: at, Return: at})
-		m.rec.acked = append(m.rec.acked, linearizability.AckedWrite{Op: op, Key: raw, TS: ts})
+		m.rec.ops = append(m.rec.ops, migratecheck.KeyOp{Client: 99, Key: raw, Write: true, Delete: del, Op: op, Call: at, Return: at})
+		m.rec.acked = append(m.rec.acked, migratecheck.AckedWrite{Op: op, Key: raw, TS: ts})
 	}
 	hotKey := simclock.Pick(ch, wl.userKeys[3:])
 	for i, hot := 0, 8+ch.Intn(16); i < hot; i++ {

@@ -3,8 +3,8 @@ package scenarios
 import (
 	"testing"
 
-	"shardsim/linearizability"
 	"shardsim/model/bugs"
+	"shardsim/property"
 )
 
 // Every property a scenario or a bug names is in the catalog, so a name in a
@@ -15,14 +15,14 @@ func TestNamesComeFromThePropertyCatalog(t *testing.T) {
 			t.Errorf("scenario %s names no properties", s.Name)
 		}
 		for _, p := range s.Properties {
-			if !linearizability.KnownProperty(p) {
+			if !property.Known(p) {
 				t.Errorf("scenario %s: %q is not in the property catalog", s.Name, p)
 			}
 		}
 	}
 	for _, b := range bugs.All() {
 		for _, p := range b.Properties {
-			if !linearizability.KnownProperty(p) {
+			if !property.Known(p) {
 				t.Errorf("bug %s: %q is not in the property catalog", b.Name, p)
 			}
 		}

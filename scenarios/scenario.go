@@ -6,9 +6,9 @@ import (
 	"sort"
 	"time"
 
-	"shardsim/linearizability"
 	"shardsim/model/bugs"
 	"shardsim/nemesis"
+	"shardsim/property"
 	"shardsim/simclock"
 )
 
@@ -39,9 +39,10 @@ type Result struct {
 	Seed      uint64
 	FromBytes bool // driven by Config.Choices rather than a seed
 	Bugs      bugs.Set
-	Verdict   linearizability.Verdict
-	Property  string // the violated (or undecided) property, if any
-	Detail    string // what went wrong, in a sentence or a short block
+	Verdict   property.Verdict
+	Property  property.Name    // the violated (or undecided) property, if any
+	Detail    string           // what went wrong, in a sentence or a short block
+	Subject   property.Subject // the entity the violation concerns, if it names one
 	Events    uint64
 	VirtualNs int64
 	Digest    string
@@ -72,7 +73,7 @@ func (r Result) Stat(name string) int64 {
 type Scenario struct {
 	Name        string
 	Description string
-	Properties  []string // the properties its checkers judge
+	Properties  []property.Name // the properties its checkers judge
 	Run         func(cfg Config) (Result, error)
 }
 
@@ -105,11 +106,22 @@ func All() []Scenario {
 	return out
 }
 
-// Run looks up a scenario and runs it once.
-func Run(name string, cfg Config) (Result, error) {
+// Run looks up a scenario and runs it once. A panic outside the world's
+// loop (building the world, the end-of-run checks) is reported like one
+// inside it (World.Run): as an H.Panic violation, never as a crash. Such a
+// result has no digest, since the world never finished.
+func Run(name string, cfg Config) (res Result, err error) {
 	s, err := Lookup(name)
 	if err != nil {
 		return Result{}, err
 	}
+	defer func() {
+		if p := recover(); p != nil {
+			v := panicViolation(p, 0)
+			res = Result{Scenario: name, Seed: cfg.Seed, FromBytes: cfg.Choices != nil, Bugs: cfg.Bugs,
+				Verdict: property.VerdictViolation, Property: v.Property, Detail: v.Detail}
+			err = nil
+		}
+	}()
 	return s.Run(cfg)
 }

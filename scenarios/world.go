@@ -3,8 +3,8 @@ package scenarios
 import (
 	"fmt"
 
-	"shardsim/linearizability"
 	"shardsim/nemesis"
+	"shardsim/property"
 	"shardsim/simclock"
 )
 
@@ -22,9 +22,8 @@ type World struct {
 
 	stats []Stat
 
-	verdict  linearizability.Verdict
-	property string
-	detail   string
+	verdict property.Verdict
+	finding *property.Violation // the violation, or what could not be decided
 }
 
 // tailSize is how many trace records a violation report shows.
@@ -42,7 +41,7 @@ func NewWorld(name string, cfg Config, budget simclock.Budget) *World {
 	} else {
 		root = simclock.NewSeeded(cfg.Seed)
 	}
-	w := &World{Name: name, Cfg: cfg, Trace: tr, verdict: linearizability.Ok}
+	w := &World{Name: name, Cfg: cfg, Trace: tr, verdict: property.VerdictOK}
 	if cfg.Record {
 		root, w.recording = simclock.NewRecorder(root)
 	}
@@ -52,34 +51,39 @@ func NewWorld(name string, cfg Config, budget simclock.Budget) *World {
 	return w
 }
 
-// Fail records a violation of property (the first one wins) and stops the loop.
-func (w *World) Fail(property, detail string) {
-	if w.verdict == linearizability.Violation {
+// Fail records v (the first violation wins) and stops the loop. A nil v
+// is no violation, so a checker's answer can be passed as it is.
+func (w *World) Fail(v *property.Violation) {
+	if v == nil || w.verdict == property.VerdictViolation {
 		return
 	}
-	w.verdict, w.property, w.detail = linearizability.Violation, property, detail
-	w.Loop.Log("violation", "", property+": "+detail)
+	w.verdict, w.finding = property.VerdictViolation, v
+	w.Loop.Log("violation", "", v.Error())
 	w.Loop.Stop()
 }
 
-// Undecided records that a check could not decide (unless a violation is
+// Judge records the outcome of a history check: a violation fails the run,
+// an undecided check (v says which property and why) marks it unknown.
+func (w *World) Judge(verdict property.Verdict, v *property.Violation) {
+	switch verdict {
+	case property.VerdictViolation:
+		w.Fail(v)
+	case property.VerdictUnknown:
+		w.undecided(v)
+	}
+}
+
+// undecided records that a check could not decide (unless a violation is
 // already known).
-func (w *World) Undecided(property, detail string) {
-	if w.verdict != linearizability.Ok {
+func (w *World) undecided(v *property.Violation) {
+	if w.verdict != property.VerdictOK || v == nil {
 		return
 	}
-	w.verdict, w.property, w.detail = linearizability.Unknown, property, detail
+	w.verdict, w.finding = property.VerdictUnknown, v
 }
 
 // Failed reports whether a violation has been recorded.
-func (w *World) Failed() bool { return w.verdict == linearizability.Violation }
-
-// Check records a violation if err is not nil.
-func (w *World) Check(property string, err error) {
-	if err != nil {
-		w.Fail(property, err.Error())
-	}
-}
+func (w *World) Failed() bool { return w.verdict == property.VerdictViolation }
 
 // OptionsError reports bad -opt overrides as a usage error.
 func (w *World) OptionsError() error {
@@ -111,8 +115,6 @@ func (w *World) Result() Result {
 		FromBytes: w.Cfg.Choices != nil,
 		Bugs:      w.Cfg.Bugs,
 		Verdict:   w.verdict,
-		Property:  w.property,
-		Detail:    w.detail,
 		Events:    w.Loop.Events(),
 		VirtualNs: int64(w.Loop.Now()),
 		Digest:    w.Trace.Digest(),
@@ -120,6 +122,9 @@ func (w *World) Result() Result {
 		Tail:      w.Trace.Tail(),
 		Draws:     w.Choices.Draws(),
 		Stats:     append([]Stat(nil), w.stats...),
+	}
+	if w.finding != nil {
+		r.Property, r.Detail, r.Subject = w.finding.Property, w.finding.Detail, w.finding.Subject
 	}
 	if w.recording != nil {
 		r.Recording = append([]byte(nil), w.recording.Bytes()...)

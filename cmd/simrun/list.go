@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 
-	"shardsim/linearizability"
 	"shardsim/model/bugs"
+	"shardsim/property"
 	"shardsim/scenarios"
 )
 
@@ -17,24 +17,24 @@ type listJSON struct {
 }
 
 type scenarioJSON struct {
-	Name        string   `json:"name"`
-	Description string   `json:"description"`
-	Properties  []string `json:"properties"`
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Properties  []property.Name `json:"properties"`
 }
 
 type bugJSON struct {
-	Name        string   `json:"name"`
-	Protocol    string   `json:"protocol"`
-	Description string   `json:"description"`
-	Properties  []string `json:"properties"`
-	Scenario    string   `json:"scenario"`
-	Budget      int      `json:"budget"`
+	Name        string          `json:"name"`
+	Protocol    string          `json:"protocol"`
+	Description string          `json:"description"`
+	Properties  []property.Name `json:"properties"`
+	Scenario    string          `json:"scenario"`
+	Budget      int             `json:"budget"`
 }
 
 type propertyJSON struct {
-	Name string `json:"name"`
-	Kind string `json:"kind"`
-	Text string `json:"text"`
+	Name property.Name `json:"name"`
+	Kind property.Kind `json:"kind"`
+	Text string        `json:"text"`
 }
 
 func cmdList(args []string, stdout io.Writer) (int, error) {
@@ -50,7 +50,7 @@ func cmdList(args []string, stdout io.Writer) (int, error) {
 	for _, b := range bugs.All() {
 		out.Bugs = append(out.Bugs, bugJSON{b.Name, b.Protocol, b.Description, b.Properties, b.Scenario, b.Budget})
 	}
-	for _, p := range linearizability.Properties() {
+	for _, p := range property.Catalog() {
 		out.Properties = append(out.Properties, propertyJSON{p.Name, p.Kind, p.Text})
 	}
 	if *asJSON {

@@ -46,7 +46,7 @@ func cmdReplay(args []string, stdout io.Writer) (int, error) {
 	same := string(res.Verdict) == e.Verdict && res.Property == e.Property && res.Digest == e.Digest
 	want := e.Verdict
 	if e.Property != "" {
-		want += " " + e.Property
+		want += " " + string(e.Property)
 	}
 	if same {
 		fmt.Fprintf(stdout, "record   reproduced: %s, digest %s\n", want, e.Digest)

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"shardsim/corpus"
-	"shardsim/linearizability"
+	"shardsim/property"
 	"shardsim/scenarios"
 )
 
@@ -64,7 +64,7 @@ func cmdRun(args []string, stdout io.Writer) (int, error) {
 	if err := writeRecording(res.Recording, *recordPath, *recordFuzz); err != nil {
 		return 0, err
 	}
-	if *saveDir != "" && res.Verdict != linearizability.Unknown {
+	if *saveDir != "" && res.Verdict != property.VerdictUnknown {
 		path, err := corpus.Save(*saveDir, corpus.FromResult(cfg, res))
 		if err != nil {
 			return 0, usagef("run: cannot save: %v", err)
@@ -75,11 +75,11 @@ func cmdRun(args []string, stdout io.Writer) (int, error) {
 	return exitCode(res.Verdict), nil
 }
 
-func exitCode(v linearizability.Verdict) int {
+func exitCode(v property.Verdict) int {
 	switch v {
-	case linearizability.Ok:
+	case property.VerdictOK:
 		return exitOK
-	case linearizability.Violation:
+	case property.VerdictViolation:
 		return exitViolation
 	}
 	return exitUnknown
@@ -111,7 +111,7 @@ type runJSON struct {
 	Scenario  string          `json:"scenario"`
 	Seed      uint64          `json:"seed"`
 	Verdict   string          `json:"verdict"`
-	Property  string          `json:"property"`
+	Property  property.Name   `json:"property"`
 	Events    uint64          `json:"events"`
 	VirtualNs int64           `json:"virtual_ns"`
 	Digest    string          `json:"digest"`
@@ -147,7 +147,7 @@ func printReport(w io.Writer, res scenarios.Result, src, replay string) {
 		fmt.Fprintf(w, "  %s", res.Property)
 	}
 	fmt.Fprintln(w)
-	if res.Verdict != linearizability.Ok {
+	if res.Verdict != property.VerdictOK {
 		fmt.Fprintf(w, "detail   %s\n", res.Detail)
 		fmt.Fprintln(w, "last events:")
 		for _, r := range res.Tail {

@@ -4,29 +4,31 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 	"time"
 
 	"shardsim/corpus"
-	"shardsim/linearizability"
+	"shardsim/property"
 	"shardsim/scenarios"
 )
 
 // sweepJSON is the last line of `simrun sweep -json`.
 type sweepJSON struct {
-	Scenario           string         `json:"scenario"`
-	Runs               int            `json:"runs"`
-	Violations         int            `json:"violations"`
-	Unknown            int            `json:"unknown"`
-	FirstViolationSeed *uint64        `json:"first_violation_seed"`
-	Property           string         `json:"property"`
-	Properties         map[string]int `json:"properties"`
-	SeedsPerSec        float64        `json:"seeds_per_sec"`
-	EventsPerSec       float64        `json:"events_per_sec"`
-	VirtualPerWall     float64        `json:"virtual_per_wall"` // virtual time simulated per second of wall time
-	Bugs               []string       `json:"bugs"`
+	Scenario           string                `json:"scenario"`
+	Runs               int                   `json:"runs"`
+	Violations         int                   `json:"violations"`
+	Unknown            int                   `json:"unknown"`
+	FirstViolationSeed *uint64               `json:"first_violation_seed"`
+	Property           property.Name         `json:"property"`
+	Properties         map[property.Name]int `json:"properties"`
+	SeedsPerSec        float64               `json:"seeds_per_sec"`
+	EventsPerSec       float64               `json:"events_per_sec"`
+	VirtualPerWall     float64               `json:"virtual_per_wall"` // virtual time simulated per second of wall time
+	Bugs               []string              `json:"bugs"`
 }
 
 type sweepResult struct {
@@ -73,7 +75,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) (int, error) {
 	results := sweepSeeds(name, base, sweepResult{seed: lo, res: headRes}, hi, *parallel, *first, stderr)
 	elapsed := time.Since(start).Seconds()
 
-	sum := sweepJSON{Scenario: name, Properties: map[string]int{}, Bugs: append([]string{}, set.Names()...)}
+	sum := sweepJSON{Scenario: name, Properties: map[property.Name]int{}, Bugs: append([]string{}, set.Names()...)}
 	var events uint64
 	var virtual int64
 	saved := 0
@@ -85,7 +87,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) (int, error) {
 		events += r.res.Events
 		virtual += r.res.VirtualNs
 		switch r.res.Verdict {
-		case linearizability.Violation:
+		case property.VerdictViolation:
 			sum.Violations++
 			sum.Properties[r.res.Property]++
 			if sum.FirstViolationSeed == nil {
@@ -102,7 +104,7 @@ func cmdSweep(args []string, stdout, stderr io.Writer) (int, error) {
 					fmt.Fprintf(stderr, "simrun: could not save seed %d: %v\n", r.seed, err)
 				}
 			}
-		case linearizability.Unknown:
+		case property.VerdictUnknown:
 			sum.Unknown++
 		}
 	}
@@ -134,7 +136,7 @@ func sweepSeeds(name string, base scenarios.Config, head sweepResult, hi uint64,
 	lo := head.seed
 	next := lo + 1
 	stopAt := hi
-	if first && head.res.Verdict == linearizability.Violation {
+	if first && head.res.Verdict == property.VerdictViolation {
 		stopAt = lo
 	}
 	results := []sweepResult{head}
@@ -162,7 +164,7 @@ func sweepSeeds(name string, base scenarios.Config, head sweepResult, hi uint64,
 				mu.Lock()
 				results = append(results, sweepResult{seed: seed, res: res, err: err})
 				done++
-				if first && res.Verdict == linearizability.Violation && seed < stopAt {
+				if first && res.Verdict == property.VerdictViolation && seed < stopAt {
 					stopAt = seed
 				}
 				if time.Since(lastReport) > time.Second || uint64(done) == total {
@@ -196,16 +198,12 @@ func printSweep(w io.Writer, sum sweepJSON, results []sweepResult, bugs string) 
 	if sum.Violations == 0 {
 		return
 	}
-	props := make([]string, 0, len(sum.Properties))
-	for p := range sum.Properties {
-		props = append(props, p)
-	}
-	sort.Strings(props)
+	props := slices.Sorted(maps.Keys(sum.Properties))
 	fmt.Fprintf(w, "%-32s %8s %12s\n", "property", "runs", "first seed")
 	for _, p := range props {
 		firstSeed := uint64(0)
 		for _, r := range results {
-			if r.res.Verdict == linearizability.Violation && r.res.Property == p {
+			if r.res.Verdict == property.VerdictViolation && r.res.Property == p {
 				firstSeed = r.seed
 				break
 			}
@@ -213,7 +211,7 @@ func printSweep(w io.Writer, sum sweepJSON, results []sweepResult, bugs string) 
 		fmt.Fprintf(w, "%-32s %8d %12d\n", p, sum.Properties[p], firstSeed)
 	}
 	for _, r := range results {
-		if r.res.Verdict == linearizability.Violation {
+		if r.res.Verdict == property.VerdictViolation {
 			cfg := scenarios.Config{Seed: r.seed, Bugs: r.res.Bugs}
 			fmt.Fprintf(w, "replay   %s\n", replayCommand(r.res, cfg, ""))
 			break

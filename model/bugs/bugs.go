@@ -11,16 +11,18 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"shardsim/property"
 )
 
 // Bug describes one injectable wrong variant of a protocol.
 type Bug struct {
-	Name        string   // stable identifier, e.g. "coord.no-fence-check"
-	Protocol    string   // "coord", "migrate", ...
-	Description string   // the wrong behaviour, in one sentence
-	Properties  []string // properties expected to catch it (any one suffices)
-	Scenario    string   // scenario whose sweep must catch it
-	Budget      int      // the sweep must catch it within seeds 1..Budget
+	Name        string          // stable identifier, e.g. "coord.no-fence-check"
+	Protocol    string          // "coord", "migrate", ...
+	Description string          // the wrong behaviour, in one sentence
+	Properties  []property.Name // properties expected to catch it (any one suffices)
+	Scenario    string          // scenario whose sweep must catch it
+	Budget      int             // the sweep must catch it within seeds 1..Budget
 }
 
 var registry = map[string]Bug{}

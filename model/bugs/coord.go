@@ -1,5 +1,7 @@
 package bugs
 
+import "shardsim/property"
+
 // Names of the shard coordination bugs (seed 004).
 const (
 	CoordNoFenceBumpOnAcquire = "coord.no-fence-bump-on-acquire"
@@ -20,20 +22,20 @@ const (
 
 func init() {
 	for _, b := range []Bug{
-		{CoordNoFenceBumpOnAcquire, "coord", "acquire grants a lease without raising the fence", []string{"C.FenceMonotonicity", "C.ZombieRejection", "C.MutualExclusion"}, "coord-zombie", 20},
-		{CoordNoFenceCheck, "coord", "lease-gated operations skip the fence comparison", []string{"C.ZombieRejection", "C.MutualExclusion"}, "coord-zombie", 150},
-		{CoordAcquireLiveLease, "coord", "acquire ignores an unexpired lease held by someone else", []string{"C.MutualExclusion"}, "coord", 60},
-		{CoordAcquireTerminal, "coord", "acquire does not require the shard to be Active", []string{"C.TerminalUnleased", "C.TerminalIrreversibility"}, "coord", 40},
-		{CoordCompleteKeepsLease, "coord", "complete leaves the lease in place", []string{"C.TerminalUnleased"}, "coord", 20},
-		{CoordSplitTwoTxns, "coord", "split_replace marks the parent Split and writes the children in a second transaction", []string{"C.SplitAtomicity"}, "coord", 40},
-		{CoordSplitGap, "coord", "split coverage is not validated", []string{"C.SplitCoverage"}, "coord", 300},
-		{CoordUnparkDone, "coord", "unpark accepts a Done shard", []string{"C.TerminalIrreversibility"}, "coord", 250},
-		{CoordCursorRegression, "coord", "checkpoint accepts a smaller last_key", []string{"C.CursorMonotonicity"}, "coord", 150},
-		{CoordCursorOutOfBounds, "coord", "checkpoint skips the cursor bounds check", []string{"C.CursorBounds"}, "coord", 120},
-		{CoordOpIDConflictIgnored, "coord", "the same op id with a different payload executes again", []string{"C.Idempotency"}, "coord", 150},
-		{CoordNoTenantCheck, "coord", "lease validation skips the tenant comparison", []string{"C.TenantIsolation"}, "coord", 60},
-		{CoordEtcdBlindWrite, "coord", "the etcd backend writes the shard record without comparing its mod revision", []string{"C.MutualExclusion", "C.FenceMonotonicity", "C.ZombieRejection", "C.CursorMonotonicity", "C.TerminalIrreversibility", "C.SplitAtomicity"}, "coord", 60},
-		{CoordRunReopen, "coord", "a terminal run accepts complete_run", []string{"C.RunTerminalIrreversibility"}, "coord", 300},
+		{CoordNoFenceBumpOnAcquire, "coord", "acquire grants a lease without raising the fence", []property.Name{property.CFenceMonotonicity, property.CZombieRejection, property.CMutualExclusion}, "coord-zombie", 20},
+		{CoordNoFenceCheck, "coord", "lease-gated operations skip the fence comparison", []property.Name{property.CZombieRejection, property.CMutualExclusion}, "coord-zombie", 150},
+		{CoordAcquireLiveLease, "coord", "acquire ignores an unexpired lease held by someone else", []property.Name{property.CMutualExclusion}, "coord", 60},
+		{CoordAcquireTerminal, "coord", "acquire does not require the shard to be Active", []property.Name{property.CTerminalUnleased, property.CTerminalIrreversibility}, "coord", 40},
+		{CoordCompleteKeepsLease, "coord", "complete leaves the lease in place", []property.Name{property.CTerminalUnleased}, "coord", 20},
+		{CoordSplitTwoTxns, "coord", "split_replace marks the parent Split and writes the children in a second transaction", []property.Name{property.CSplitAtomicity}, "coord", 40},
+		{CoordSplitGap, "coord", "split coverage is not validated", []property.Name{property.CSplitCoverage}, "coord", 300},
+		{CoordUnparkDone, "coord", "unpark accepts a Done shard", []property.Name{property.CTerminalIrreversibility}, "coord", 250},
+		{CoordCursorRegression, "coord", "checkpoint accepts a smaller last_key", []property.Name{property.CCursorMonotonicity}, "coord", 150},
+		{CoordCursorOutOfBounds, "coord", "checkpoint skips the cursor bounds check", []property.Name{property.CCursorBounds}, "coord", 120},
+		{CoordOpIDConflictIgnored, "coord", "the same op id with a different payload executes again", []property.Name{property.CIdempotency}, "coord", 150},
+		{CoordNoTenantCheck, "coord", "lease validation skips the tenant comparison", []property.Name{property.CTenantIsolation}, "coord", 60},
+		{CoordEtcdBlindWrite, "coord", "the etcd backend writes the shard record without comparing its mod revision", []property.Name{property.CMutualExclusion, property.CFenceMonotonicity, property.CZombieRejection, property.CCursorMonotonicity, property.CTerminalIrreversibility, property.CSplitAtomicity}, "coord", 60},
+		{CoordRunReopen, "coord", "a terminal run accepts complete_run", []property.Name{property.CRunTerminalIrreversibility}, "coord", 300},
 	} {
 		register(b)
 	}

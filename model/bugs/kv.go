@@ -1,5 +1,7 @@
 package bugs
 
+import "shardsim/property"
+
 // Names of the simkv server mutants: deliberately wrong etcd models that the
 // kv scenario's checkers must catch.
 const (
@@ -8,6 +10,6 @@ const (
 )
 
 func init() {
-	register(Bug{KVStaleTxnCompare, "kv", "txn compares are evaluated against the store one revision ago", []string{"KV.Linearizable"}, "kv", 200})
-	register(Bug{KVPhantomAck, "kv", "a request lost before apply is answered as if it had been applied", []string{"KV.Linearizable", "KV.RevisionMonotone"}, "kv", 200})
+	register(Bug{KVStaleTxnCompare, "kv", "txn compares are evaluated against the store one revision ago", []property.Name{property.KVLinearizable}, "kv", 200})
+	register(Bug{KVPhantomAck, "kv", "a request lost before apply is answered as if it had been applied", []property.Name{property.KVLinearizable, property.KVRevisionMonotone}, "kv", 200})
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"shardsim/model/bugs"
+	"shardsim/property"
 	"shardsim/simkv"
 )
 
@@ -198,7 +199,7 @@ func blindWriteRace(t *testing.T, cfg Config) error {
 		return err
 	}
 	if aErr == nil {
-		return violated("C.MutualExclusion", "two concurrent acquires both succeeded (A holds fence %d)", aRes.Lease.Fence)
+		return violated(property.CMutualExclusion, "two concurrent acquires both succeeded (A holds fence %d)", aRes.Lease.Fence)
 	}
 	if CodeOf(aErr) != CodeAlreadyLeased {
 		t.Fatalf("A lost the race with %v, want already leased", aErr)
@@ -221,7 +222,7 @@ func TestBugTable(t *testing.T) {
 				t.Fatalf("without the bug: %v", err)
 			}
 			err := scenario(t, cfgWith(b.Name))
-			var v *Violation
+			var v *property.Violation
 			if !errors.As(err, &v) {
 				t.Fatalf("with the bug: no property violation (err = %v)", err)
 			}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+
+	"shardsim/property"
 )
 
 // Property checkers over durable state. CheckSnapshot checks what must
@@ -13,17 +15,10 @@ import (
 // name the violated property (PROPERTIES.md) and never panic on bad
 // input, so they can judge states written by a buggy backend.
 
-// Violation is a broken property.
-type Violation struct {
-	Property string // e.g. "C.FenceMonotonicity"
-	Detail   string
-}
-
-// Error names the property and what broke it.
-func (v *Violation) Error() string { return v.Property + ": " + v.Detail }
-
-func violated(property, format string, args ...any) *Violation {
-	return &Violation{Property: property, Detail: fmt.Sprintf(format, args...)}
+// violated reports a broken property as the one violation type of every
+// checker.
+func violated(p property.Name, format string, args ...any) *property.Violation {
+	return property.Violated(p, format, args...)
 }
 
 // shardName names a shard in a violation. It formats, so the checkers
@@ -77,7 +72,7 @@ func CheckSnapshot(s *Snapshot) error {
 	for i := range s.Runs {
 		r := &s.Runs[i]
 		if err := r.AssertInvariants(); err != nil {
-			return violated("C.RecordInvariants", "run %s: %v", r.Run, err)
+			return violated(property.CRecordInvariants, "run %s: %v", r.Run, err)
 		}
 	}
 	for i := range s.Shards {
@@ -95,7 +90,7 @@ func CheckSnapshot(s *Snapshot) error {
 	for _, b := range s.Bindings {
 		r, ok := ix.shard(b.Tenant, b.Shard.Run, b.Shard.Shard)
 		if !ok || !bindingMatches(b.Binding, r) {
-			return violated("C.MutualExclusion", "%s: owner binding %+v disagrees with the record's lease", shardName(b.Tenant, b.Shard), b.Binding)
+			return violated(property.CMutualExclusion, "%s: owner binding %+v disagrees with the record's lease", shardName(b.Tenant, b.Shard), b.Binding)
 		}
 	}
 	return nil
@@ -103,34 +98,34 @@ func CheckSnapshot(s *Snapshot) error {
 
 func checkShardAlone(ix index, r *ShardRecord) error {
 	if r.Status.Terminal() && r.Lease.Set {
-		return violated("C.TerminalUnleased", "%s is %s and leased to %s", nameOf(r), r.Status, r.Lease.Val.Owner)
+		return violated(property.CTerminalUnleased, "%s is %s and leased to %s", nameOf(r), r.Status, r.Lease.Val.Owner)
 	}
 	if err := r.AssertInvariants(); err != nil {
-		return violated("C.RecordInvariants", "%s: %v", nameOf(r), err)
+		return violated(property.CRecordInvariants, "%s: %v", nameOf(r), err)
 	}
 	run, ok := ix.runs[tenantRunKey{r.Tenant, r.Run}]
 	if !ok {
-		return violated("C.RecordInvariants", "%s belongs to no run", nameOf(r))
+		return violated(property.CRecordInvariants, "%s belongs to no run", nameOf(r))
 	}
 	if !r.Shard.IsDerived() && !slices.Contains(run.RootShards, r.Shard) {
-		return violated("C.RecordInvariants", "root %s is not in its run's manifest", nameOf(r))
+		return violated(property.CRecordInvariants, "root %s is not in its run's manifest", nameOf(r))
 	}
 	if r.Cursor.HasKey() && !r.Spec.Contains(r.Cursor.LastKey) {
-		return violated("C.CursorBounds", "%s: cursor outside [%q, %q)", nameOf(r), r.Spec.Start, r.Spec.End)
+		return violated(property.CCursorBounds, "%s: cursor outside [%q, %q)", nameOf(r), r.Spec.Start, r.Spec.End)
 	}
 	for _, id := range r.Spawned {
 		c, ok := ix.shard(r.Tenant, r.Run, id)
 		if !ok {
-			return violated("C.SplitAtomicity", "%s spawned %s, which does not exist", nameOf(r), id)
+			return violated(property.CSplitAtomicity, "%s spawned %s, which does not exist", nameOf(r), id)
 		}
 		if c.Parent != Some(r.Shard) {
-			return violated("C.SplitAtomicity", "%s spawned %s, which names another parent", nameOf(r), id)
+			return violated(property.CSplitAtomicity, "%s spawned %s, which names another parent", nameOf(r), id)
 		}
 	}
 	if r.Parent.Set {
 		p, ok := ix.shard(r.Tenant, r.Run, r.Parent.Val)
 		if !ok || !slices.Contains(p.Spawned, r.Shard) {
-			return violated("C.SplitAtomicity", "%s is not in its parent's spawned list", nameOf(r))
+			return violated(property.CSplitAtomicity, "%s is not in its parent's spawned list", nameOf(r))
 		}
 	}
 	return nil
@@ -159,14 +154,14 @@ func checkTiling(ix index, root *ShardRecord) error {
 	walk(root)
 	slices.SortStableFunc(leaves, func(a, b ShardSpec) int { return bytes.Compare(a.Start, b.Start) })
 	if len(leaves) == 0 || !bytes.Equal(leaves[0].Start, root.Spec.Start) {
-		return violated("C.SplitCoverage", "the unsplit shards of root %s do not start at its start", nameOf(root))
+		return violated(property.CSplitCoverage, "the unsplit shards of root %s do not start at its start", nameOf(root))
 	}
 	for i := 0; i+1 < len(leaves); i++ {
 		switch c := compareEndStart(leaves[i].End, leaves[i+1].Start); {
 		case c < 0:
-			return violated("C.SplitCoverage", "root %s: gap between %q and %q", nameOf(root), leaves[i].End, leaves[i+1].Start)
+			return violated(property.CSplitCoverage, "root %s: gap between %q and %q", nameOf(root), leaves[i].End, leaves[i+1].Start)
 		case c > 0:
-			return violated("C.SplitCoverage", "root %s: shards overlap at %q", nameOf(root), leaves[i+1].Start)
+			return violated(property.CSplitCoverage, "root %s: shards overlap at %q", nameOf(root), leaves[i+1].Start)
 		}
 	}
 	return nil
@@ -197,14 +192,14 @@ func CheckDurableStep(prev, next *Snapshot) error {
 		p := &prev.Shards[i]
 		n, ok := ix.shards[tenantShardKey{p.Tenant, p.Key()}]
 		if !ok {
-			return violated("C.RecordInvariants", "%s disappeared", nameOf(p))
+			return violated(property.CRecordInvariants, "%s disappeared", nameOf(p))
 		}
 		if err := checkShardStep(ix, p, n, next.At); err != nil {
 			return err
 		}
 		if p.Status != ShardActive && n.Status == ShardActive {
 			if run := findRun(prev, p.Tenant, p.Run); run != nil && run.Status.Terminal() {
-				return violated("C.RunTerminalIrreversibility", "%s returned to Active after its run ended %s", nameOf(p), run.Status)
+				return violated(property.CRunTerminalIrreversibility, "%s returned to Active after its run ended %s", nameOf(p), run.Status)
 			}
 		}
 	}
@@ -212,16 +207,16 @@ func CheckDurableStep(prev, next *Snapshot) error {
 		p := &prev.Runs[i]
 		n, ok := ix.runs[tenantRunKey{p.Tenant, p.Run}]
 		if !ok {
-			return violated("C.RecordInvariants", "run %s disappeared", p.Run)
+			return violated(property.CRecordInvariants, "run %s disappeared", p.Run)
 		}
 		if p.Status.Terminal() && n.Status != p.Status {
-			return violated("C.RunTerminalIrreversibility", "run %s went from %s to %s", p.Run, p.Status, n.Status)
+			return violated(property.CRunTerminalIrreversibility, "run %s went from %s to %s", p.Run, p.Status, n.Status)
 		}
 		if err := CheckRunSuccession(p, n); err != nil {
-			return violated("C.RecordInvariants", "run %s: %v", p.Run, err)
+			return violated(property.CRecordInvariants, "run %s: %v", p.Run, err)
 		}
 		if err := checkOpLogKept(p.OpLog.Entries(), n.OpLog.Entries()); err != nil {
-			return violated("C.Idempotency", "run %s: %v", p.Run, err)
+			return violated(property.CIdempotency, "run %s: %v", p.Run, err)
 		}
 	}
 	return nil
@@ -242,25 +237,25 @@ func checkShardStep(ix index, p, n *ShardRecord, at LogicalTime) error {
 	case p.Status == n.Status, p.Status == ShardActive:
 	case p.Status == ShardParked && n.Status == ShardActive:
 		if n.Fence <= p.Fence {
-			return violated("C.FenceMonotonicity", "%s unparked without a fence bump", nameOf(p))
+			return violated(property.CFenceMonotonicity, "%s unparked without a fence bump", nameOf(p))
 		}
 	default:
-		return violated("C.TerminalIrreversibility", "%s went from %s to %s", nameOf(p), p.Status, n.Status)
+		return violated(property.CTerminalIrreversibility, "%s went from %s to %s", nameOf(p), p.Status, n.Status)
 	}
 	if n.Fence < p.Fence {
-		return violated("C.FenceMonotonicity", "%s fence went from %d to %d", nameOf(p), p.Fence, n.Fence)
+		return violated(property.CFenceMonotonicity, "%s fence went from %d to %d", nameOf(p), p.Fence, n.Fence)
 	}
 	if p.Cursor.HasKey() && (!n.Cursor.HasKey() || bytes.Compare(n.Cursor.LastKey, p.Cursor.LastKey) < 0) {
-		return violated("C.CursorMonotonicity", "%s cursor moved backwards", nameOf(p))
+		return violated(property.CCursorMonotonicity, "%s cursor moved backwards", nameOf(p))
 	}
 	if err := checkLeaseHandover(p, n, at); err != nil {
 		return err
 	}
 	if err := checkOpLogKept(p.OpLog.Entries(), n.OpLog.Entries()); err != nil {
-		return violated("C.Idempotency", "%s: %v", nameOf(p), err)
+		return violated(property.CIdempotency, "%s: %v", nameOf(p), err)
 	}
 	if err := CheckShardSuccession(p, n); err != nil {
-		return violated("C.RecordInvariants", "%s: %v", nameOf(p), err)
+		return violated(property.CRecordInvariants, "%s: %v", nameOf(p), err)
 	}
 	return checkSplitStep(ix, p, n)
 }
@@ -274,11 +269,11 @@ func checkLeaseHandover(p, n *ShardRecord, at LogicalTime) error {
 	prevLive := p.Lease.Set && p.Lease.Val.Live(at)
 	newHolder := !prevLive || p.Lease.Val.Owner != n.Lease.Val.Owner
 	if prevLive && p.Lease.Val.Owner != n.Lease.Val.Owner && n.Lease.Val.Live(at) {
-		return violated("C.MutualExclusion", "%s leased to %s at %d while %s's lease ran until %d",
+		return violated(property.CMutualExclusion, "%s leased to %s at %d while %s's lease ran until %d",
 			nameOf(p), n.Lease.Val.Owner, at, p.Lease.Val.Owner, p.Lease.Val.Deadline)
 	}
 	if newHolder && n.Fence <= p.Fence {
-		return violated("C.FenceMonotonicity", "%s leased to %s without raising fence %d", nameOf(p), n.Lease.Val.Owner, p.Fence)
+		return violated(property.CFenceMonotonicity, "%s leased to %s without raising fence %d", nameOf(p), n.Lease.Val.Owner, p.Fence)
 	}
 	return nil
 }
@@ -290,7 +285,7 @@ func checkSplitStep(ix index, p, n *ShardRecord) error {
 	for _, id := range added {
 		c, ok := ix.shard(n.Tenant, n.Run, id)
 		if !ok {
-			return violated("C.SplitAtomicity", "%s spawned %s, which does not exist", nameOf(p), id)
+			return violated(property.CSplitAtomicity, "%s spawned %s, which does not exist", nameOf(p), id)
 		}
 		pieces = append(pieces, c.Spec)
 	}
@@ -298,20 +293,20 @@ func checkSplitStep(ix index, p, n *ShardRecord) error {
 	case p.Status == ShardActive && n.Status == ShardSplit:
 		slices.SortStableFunc(pieces, func(a, b ShardSpec) int { return bytes.Compare(a.Start, b.Start) })
 		if len(pieces) < 2 {
-			return violated("C.SplitCoverage", "%s split into %d pieces", nameOf(p), len(pieces))
+			return violated(property.CSplitCoverage, "%s split into %d pieces", nameOf(p), len(pieces))
 		}
 		if v := coverage(p.Spec, pieces, false); v != SplitOK {
-			return violated("C.SplitCoverage", "%s split_replace: %s", nameOf(p), v)
+			return violated(property.CSplitCoverage, "%s split_replace: %s", nameOf(p), v)
 		}
 	case !n.Spec.SameRange(p.Spec):
 		if len(pieces) != 1 {
-			return violated("C.SplitCoverage", "%s shrank while spawning %d shards", nameOf(p), len(pieces))
+			return violated(property.CSplitCoverage, "%s shrank while spawning %d shards", nameOf(p), len(pieces))
 		}
 		if v := coverage(p.Spec, []ShardSpec{n.Spec, pieces[0]}, false); v != SplitOK {
-			return violated("C.SplitCoverage", "%s split_residual: %s", nameOf(p), v)
+			return violated(property.CSplitCoverage, "%s split_residual: %s", nameOf(p), v)
 		}
 	case len(pieces) > 0:
-		return violated("C.SplitCoverage", "%s spawned shards without splitting", nameOf(p))
+		return violated(property.CSplitCoverage, "%s spawned shards without splitting", nameOf(p))
 	}
 	return nil
 }
@@ -353,7 +348,7 @@ func CheckTenantStep(prev, next *Snapshot, caller TenantID) error {
 		return out
 	}
 	if !slices.EqualFunc(foreign(prev), foreign(next), bytes.Equal) {
-		return violated("C.TenantIsolation", "a request of tenant %.8s… changed another tenant's records", caller)
+		return violated(property.CTenantIsolation, "a request of tenant %.8s… changed another tenant's records", caller)
 	}
 	return nil
 }
@@ -364,10 +359,10 @@ func CheckTenantStep(prev, next *Snapshot, caller TenantID) error {
 func CheckAcceptedLease(prev *Snapshot, l Lease) error {
 	r, ok := indexOf(prev).shard(l.Tenant, l.Run, l.Shard)
 	if !ok {
-		return violated("C.ZombieRejection", "%s accepted a lease on a shard that did not exist", shardName(l.Tenant, l.Key()))
+		return violated(property.CZombieRejection, "%s accepted a lease on a shard that did not exist", shardName(l.Tenant, l.Key()))
 	}
 	if r.Fence != l.Fence {
-		return violated("C.ZombieRejection", "%s accepted a lease of fence %d while the shard was at %d", shardName(l.Tenant, l.Key()), l.Fence, r.Fence)
+		return violated(property.CZombieRejection, "%s accepted a lease of fence %d while the shard was at %d", shardName(l.Tenant, l.Key()), l.Fence, r.Fence)
 	}
 	return nil
 }

@@ -3,6 +3,8 @@ package coord
 import (
 	"errors"
 	"testing"
+
+	"shardsim/property"
 )
 
 // baseSnapshot is a valid state at time 100: tenant A's run 1 with root 1
@@ -51,11 +53,11 @@ func (s *Snapshot) find(id ShardID) *ShardRecord {
 	return nil
 }
 
-func wantViolation(t *testing.T, err error, property string) {
+func wantViolation(t *testing.T, err error, want property.Name) {
 	t.Helper()
-	var v *Violation
-	if !errors.As(err, &v) || v.Property != property {
-		t.Fatalf("error = %v, want a %s violation", err, property)
+	var v *property.Violation
+	if !errors.As(err, &v) || v.Property != want {
+		t.Fatalf("error = %v, want a %s violation", err, want)
 	}
 }
 
@@ -63,29 +65,29 @@ func TestCheckSnapshotFails(t *testing.T) {
 	base, _ := baseSnapshot(t)
 	residual := base.find(2).Spawned[0]
 	for _, tc := range []struct {
-		name     string
-		mut      func(s *Snapshot)
-		property string
+		name string
+		mut  func(s *Snapshot)
+		want property.Name
 	}{
-		{"park reason on an active shard", func(s *Snapshot) { s.find(1).ParkReason = Some(ParkOther) }, "C.RecordInvariants"},
-		{"run record broken", func(s *Snapshot) { s.Runs[0].Config.LeaseDuration = 0 }, "C.RecordInvariants"},
-		{"shard without a run", func(s *Snapshot) { s.Runs = nil }, "C.RecordInvariants"},
-		{"root outside the manifest", func(s *Snapshot) { s.Runs[0].RootShards = []ShardID{1} }, "C.RecordInvariants"},
-		{"terminal and leased", func(s *Snapshot) { s.find(1).Status = ShardDone }, "C.TerminalUnleased"},
-		{"cursor outside the range", func(s *Snapshot) { s.find(1).Cursor = cur("x") }, "C.CursorBounds"},
-		{"spawned shard missing", func(s *Snapshot) { s.Shards = s.Shards[:len(s.Shards)-1] }, "C.SplitAtomicity"},
-		{"derived shard disowned", func(s *Snapshot) { s.find(2).Spawned = nil }, "C.SplitAtomicity"},
-		{"child names another parent", func(s *Snapshot) { s.find(residual).Parent = Some(ShardID(1)) }, "C.SplitAtomicity"},
-		{"overlapping leaves", func(s *Snapshot) { s.find(residual).Spec = spec("s", "") }, "C.SplitCoverage"},
-		{"gap between leaves", func(s *Snapshot) { s.find(residual).Spec = spec("u", "") }, "C.SplitCoverage"},
+		{"park reason on an active shard", func(s *Snapshot) { s.find(1).ParkReason = Some(ParkOther) }, property.CRecordInvariants},
+		{"run record broken", func(s *Snapshot) { s.Runs[0].Config.LeaseDuration = 0 }, property.CRecordInvariants},
+		{"shard without a run", func(s *Snapshot) { s.Runs = nil }, property.CRecordInvariants},
+		{"root outside the manifest", func(s *Snapshot) { s.Runs[0].RootShards = []ShardID{1} }, property.CRecordInvariants},
+		{"terminal and leased", func(s *Snapshot) { s.find(1).Status = ShardDone }, property.CTerminalUnleased},
+		{"cursor outside the range", func(s *Snapshot) { s.find(1).Cursor = cur("x") }, property.CCursorBounds},
+		{"spawned shard missing", func(s *Snapshot) { s.Shards = s.Shards[:len(s.Shards)-1] }, property.CSplitAtomicity},
+		{"derived shard disowned", func(s *Snapshot) { s.find(2).Spawned = nil }, property.CSplitAtomicity},
+		{"child names another parent", func(s *Snapshot) { s.find(residual).Parent = Some(ShardID(1)) }, property.CSplitAtomicity},
+		{"overlapping leaves", func(s *Snapshot) { s.find(residual).Spec = spec("s", "") }, property.CSplitCoverage},
+		{"gap between leaves", func(s *Snapshot) { s.find(residual).Spec = spec("u", "") }, property.CSplitCoverage},
 		{"binding disagrees", func(s *Snapshot) {
 			s.Bindings = []TenantBinding{{Tenant: tenantA, Shard: ShardKey{run1, 1}, Binding: OwnerBinding{Worker: w2, Fence: 2, Deadline: 110}}}
-		}, "C.MutualExclusion"},
+		}, property.CMutualExclusion},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := base.clone()
 			tc.mut(&s)
-			wantViolation(t, CheckSnapshot(&s), tc.property)
+			wantViolation(t, CheckSnapshot(&s), tc.want)
 		})
 	}
 }
@@ -93,57 +95,57 @@ func TestCheckSnapshotFails(t *testing.T) {
 func TestCheckDurableStepFails(t *testing.T) {
 	base, _ := baseSnapshot(t)
 	for _, tc := range []struct {
-		name     string
-		mut      func(prev, next *Snapshot)
-		property string
+		name string
+		mut  func(prev, next *Snapshot)
+		want property.Name
 	}{
-		{"record disappears", func(_, n *Snapshot) { n.Shards = n.Shards[1:]; n.Runs[0].RootShards = []ShardID{2} }, "C.RecordInvariants"},
-		{"done becomes active", func(p, _ *Snapshot) { p.find(1).Status, p.find(1).Lease = ShardDone, None[LeaseHolder]() }, "C.TerminalIrreversibility"},
+		{"record disappears", func(_, n *Snapshot) { n.Shards = n.Shards[1:]; n.Runs[0].RootShards = []ShardID{2} }, property.CRecordInvariants},
+		{"done becomes active", func(p, _ *Snapshot) { p.find(1).Status, p.find(1).Lease = ShardDone, None[LeaseHolder]() }, property.CTerminalIrreversibility},
 		{"unpark without a fence bump", func(p, n *Snapshot) {
 			p.find(1).Status, p.find(1).ParkReason, p.find(1).Lease = ShardParked, Some(ParkOther), None[LeaseHolder]()
 			n.find(1).Lease = None[LeaseHolder]()
-		}, "C.FenceMonotonicity"},
-		{"fence decreases", func(p, _ *Snapshot) { p.find(1).Fence = 5 }, "C.FenceMonotonicity"},
-		{"cursor moves back", func(p, _ *Snapshot) { p.find(1).Cursor = cur("d") }, "C.CursorMonotonicity"},
-		{"cursor returns to none", func(_, n *Snapshot) { n.find(1).Cursor = Cursor{} }, "C.CursorMonotonicity"},
+		}, property.CFenceMonotonicity},
+		{"fence decreases", func(p, _ *Snapshot) { p.find(1).Fence = 5 }, property.CFenceMonotonicity},
+		{"cursor moves back", func(p, _ *Snapshot) { p.find(1).Cursor = cur("d") }, property.CCursorMonotonicity},
+		{"cursor returns to none", func(_, n *Snapshot) { n.find(1).Cursor = Cursor{} }, property.CCursorMonotonicity},
 		{"live lease handed to another worker", func(_, n *Snapshot) {
 			n.find(1).Lease = Some(LeaseHolder{Owner: w2, Deadline: 120})
 			n.find(1).Fence = 3
-		}, "C.MutualExclusion"},
+		}, property.CMutualExclusion},
 		{"expired lease taken over at the same fence", func(p, n *Snapshot) {
 			p.find(1).Lease = Some(LeaseHolder{Owner: w2, Deadline: 90})
-		}, "C.FenceMonotonicity"},
+		}, property.CFenceMonotonicity},
 		{"op-log entry rewritten", func(p, _ *Snapshot) {
 			e := p.find(1).OpLog.Entries()
 			e[0].PayloadHash++
 			p.find(1).OpLog = NewShardOpLog(e...)
-		}, "C.Idempotency"},
+		}, property.CIdempotency},
 		{"split children leave a gap", func(p, n *Snapshot) {
 			// Step from "shard 2 = [m, ∞), nothing spawned" to the residual
 			// split, with the residual's start moved.
 			p.find(2).Spec, p.find(2).Spawned = spec("m", ""), nil
 			p.Shards = p.Shards[:len(p.Shards)-1]
 			n.find(n.find(2).Spawned[0]).Spec = spec("u", "")
-		}, "C.SplitCoverage"},
+		}, property.CSplitCoverage},
 		{"run reopened", func(p, n *Snapshot) {
 			p.Runs[0].Status, p.Runs[0].CompletedAt = RunFailed, Some(LogicalTime(100))
 			n.Runs[0].Status, n.Runs[0].CompletedAt = RunDone, Some(LogicalTime(100))
-		}, "C.RunTerminalIrreversibility"},
+		}, property.CRunTerminalIrreversibility},
 		{"shard of an ended run unparked", func(p, n *Snapshot) {
 			p.find(1).Status, p.find(1).ParkReason, p.find(1).Lease = ShardParked, Some(ParkOther), None[LeaseHolder]()
 			n.find(1).Lease, n.find(1).Fence = None[LeaseHolder](), 3
 			for _, s := range []*Snapshot{p, n} {
 				s.Runs[0].Status, s.Runs[0].CompletedAt = RunFailed, Some(LogicalTime(100))
 			}
-		}, "C.RunTerminalIrreversibility"},
+		}, property.CRunTerminalIrreversibility},
 		{"run disappears", func(p, n *Snapshot) {
 			p.Runs = append(p.Runs, RunRecord{Tenant: tenantA, Run: 9, Config: RunConfig{LeaseDuration: 1}})
-		}, "C.RecordInvariants"},
+		}, property.CRecordInvariants},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, n := base.clone(), base.clone()
 			tc.mut(&p, &n)
-			wantViolation(t, CheckDurableStep(&p, &n), tc.property)
+			wantViolation(t, CheckDurableStep(&p, &n), tc.want)
 		})
 	}
 	// And the unchanged step passes, as does an unpark in an Active run.
@@ -165,14 +167,14 @@ func TestCheckTenantStepAndAcceptedLease(t *testing.T) {
 	if err := CheckTenantStep(&base, &next, tenantA); err != nil {
 		t.Fatal(err)
 	}
-	wantViolation(t, CheckTenantStep(&base, &next, tenantB), "C.TenantIsolation")
+	wantViolation(t, CheckTenantStep(&base, &next, tenantB), property.CTenantIsolation)
 	if err := CheckAcceptedLease(&base, l); err != nil {
 		t.Fatal(err)
 	}
 	zombie := l
 	zombie.Fence--
-	wantViolation(t, CheckAcceptedLease(&base, zombie), "C.ZombieRejection")
+	wantViolation(t, CheckAcceptedLease(&base, zombie), property.CZombieRejection)
 	missing := l
 	missing.Shard = 42
-	wantViolation(t, CheckAcceptedLease(&base, missing), "C.ZombieRejection")
+	wantViolation(t, CheckAcceptedLease(&base, missing), property.CZombieRejection)
 }

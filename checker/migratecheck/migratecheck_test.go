@@ -1,7 +1,6 @@
-package linearizability
+package migratecheck
 
 import (
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -11,17 +10,17 @@ import (
 	"shardsim/model/migrate/job"
 	"shardsim/model/migrate/keys"
 	"shardsim/model/migrate/mvcc"
+	"shardsim/property"
 	"shardsim/simclock"
 )
 
 // Each M.* checker, fed a hand-built bad history, reports its property;
 // fed the good variant, it stays quiet.
 
-func wantProp(t *testing.T, err error, prop string) {
+func wantProp(t *testing.T, v *property.Violation, prop property.Name) {
 	t.Helper()
-	var v *MigrateViolation
-	if !errors.As(err, &v) || v.Property != prop {
-		t.Fatalf("got %v, want a %s violation", err, prop)
+	if v == nil || v.Property != prop {
+		t.Fatalf("got %v, want a %s violation", v, prop)
 	}
 }
 
@@ -38,7 +37,7 @@ func TestCatalogNonOverlapFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	bad := baseCat().AddRoute(mcat.Route{Start: "k5", Group: 2})
-	wantProp(t, c.Published(bad), "M.CatalogNonOverlap")
+	wantProp(t, c.Published(bad), property.MCatalogNonOverlap)
 }
 
 func TestCatalogVersionMonotoneFails(t *testing.T) {
@@ -52,12 +51,12 @@ func TestCatalogVersionMonotoneFails(t *testing.T) {
 	}
 	skip := f
 	skip.Version += 2
-	wantProp(t, c.Published(skip), "M.CatalogVersionMonotone")
+	wantProp(t, c.Published(skip), property.MCatalogVersionMonotone)
 	v := NewCatalogChecker()
 	if err := v.Viewed("client0", 3); err != nil {
 		t.Fatal(err)
 	}
-	wantProp(t, v.Viewed("client0", 2), "M.CatalogVersionMonotone")
+	wantProp(t, v.Viewed("client0", 2), property.MCatalogVersionMonotone)
 }
 
 func TestSingleWriterFails(t *testing.T) {
@@ -70,7 +69,7 @@ func TestSingleWriterFails(t *testing.T) {
 	}
 	// The source never saw the fence while the target took the route.
 	bad := []GroupView{{Group: 1, Ready: true, View: baseCat()}, {Group: 2, Ready: true, View: cut}}
-	wantProp(t, CheckSingleWriter(keys, bad), "M.SingleWriter")
+	wantProp(t, CheckSingleWriter(keys, bad), property.MSingleWriter)
 	// A leader that does not serve yet accepts nothing.
 	bad[0].Ready = false
 	if err := CheckSingleWriter(keys, bad); err != nil {
@@ -105,13 +104,13 @@ func TestPhaseOrderFails(t *testing.T) {
 	for name, seq := range cases {
 		t.Run(name, func(t *testing.T) {
 			c := NewPhaseChecker()
-			var err error
+			var err *property.Violation
 			for _, j := range seq {
 				if err = c.Recorded(j); err != nil {
 					break
 				}
 			}
-			wantProp(t, err, "M.PhaseOrder")
+			wantProp(t, err, property.MPhaseOrder)
 		})
 	}
 }
@@ -148,13 +147,13 @@ func TestSnapshotReadsFails(t *testing.T) {
 		{Key: "k8", TS: 12, Found: true, Version: mvcc.Version{TS: 5, Value: "w4", ExpireAt: 12}},
 		{Key: "k7", TS: 25},
 	} {
-		wantProp(t, o.CheckRead(r), "M.SnapshotReads")
+		wantProp(t, o.CheckRead(r), property.MSnapshotReads)
 	}
-	wantProp(t, o.CheckScan(ScanObs{Family: keys.FamilyUser, Span: keys.Span{Start: "k"}, TS: 25}), "M.SnapshotReads")
+	wantProp(t, o.CheckScan(ScanObs{Family: keys.FamilyUser, Span: keys.Span{Start: "k"}, TS: 25}), property.MSnapshotReads)
 	if err := o.CheckScan(ScanObs{Family: keys.FamilyUser, Span: keys.Span{Start: "k"}, TS: 25, Rows: []mvcc.ScanRow{{Key: "k7", Version: ver(20, "w2")}}}); err != nil {
 		t.Fatal(err)
 	}
-	wantProp(t, o.CheckImported(1, mvcc.Row{Key: "k7", Version: ver(20, "w2-changed")}), "M.SnapshotReads")
+	wantProp(t, o.CheckImported(1, mvcc.Row{Key: "k7", Version: ver(20, "w2-changed")}), property.MSnapshotReads)
 }
 
 func TestNoLostWriteFails(t *testing.T) {
@@ -170,8 +169,8 @@ func TestNoLostWriteFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	store.Delete("k7", 10) // promotion dropped the shadowed version
-	wantProp(t, o.CheckNoLostWrite(acked, read, "test"), "M.NoLostWrite")
-	wantProp(t, o.CheckNoLostWrite([]AckedWrite{{Op: "lost", Key: "k7", TS: 40}}, read, "test"), "M.NoLostWrite")
+	wantProp(t, o.CheckNoLostWrite(acked, read, "test"), property.MNoLostWrite)
+	wantProp(t, o.CheckNoLostWrite([]AckedWrite{{Op: "lost", Key: "k7", TS: 40}}, read, "test"), property.MNoLostWrite)
 }
 
 func jobChecker() (*JobChecker, job.SplitJob) {
@@ -194,7 +193,7 @@ func TestFencedWritesRejectedFails(t *testing.T) {
 	if err := c.SourceWrite(1, "k1", 60, 2); err != nil {
 		t.Fatalf("write to the left part: %v", err)
 	}
-	wantProp(t, c.SourceWrite(1, keys.Encode(keys.FamilyListItem, "k7", "1"), 60, 2), "M.FencedWritesRejected")
+	wantProp(t, c.SourceWrite(1, keys.Encode(keys.FamilyListItem, "k7", "1"), 60, 2), property.MFencedWritesRejected)
 }
 
 func TestHLCMonotoneFails(t *testing.T) {
@@ -212,7 +211,7 @@ func TestHLCMonotoneFails(t *testing.T) {
 	if err := c.TargetWrite(2, "k7", 30, f.Version); err != nil {
 		t.Fatalf("before the target applied the cutover: %v", err)
 	}
-	wantProp(t, c.TargetWrite(2, "k7", 50, cut.Version), "M.HLCMonotone")
+	wantProp(t, c.TargetWrite(2, "k7", 50, cut.Version), property.MHLCMonotone)
 }
 
 func TestExactlyOnceCopyFails(t *testing.T) {
@@ -224,14 +223,14 @@ func TestExactlyOnceCopyFails(t *testing.T) {
 	}
 	missing, _ := jobChecker()
 	missing.Imported(1, source[:1])
-	wantProp(t, missing.CheckCopy(1, source), "M.ExactlyOnceCopy")
+	wantProp(t, missing.CheckCopy(1, source), property.MExactlyOnceCopy)
 	twice, _ := jobChecker()
 	twice.Imported(1, source[:2])
 	twice.Imported(1, source[1:2])
-	wantProp(t, twice.CheckCopy(1, source), "M.ExactlyOnceCopy")
+	wantProp(t, twice.CheckCopy(1, source), property.MExactlyOnceCopy)
 	extra, _ := jobChecker()
 	extra.Imported(1, source)
-	wantProp(t, extra.CheckCopy(1, source), "M.ExactlyOnceCopy")
+	wantProp(t, extra.CheckCopy(1, source), property.MExactlyOnceCopy)
 }
 
 func TestCleanupSafeFails(t *testing.T) {
@@ -239,37 +238,37 @@ func TestCleanupSafeFails(t *testing.T) {
 	if err := c.Cleanup(1, true, 0, 0); err != nil {
 		t.Fatal(err)
 	}
-	wantProp(t, c.Cleanup(1, false, 3, 0), "M.CleanupSafe")
-	wantProp(t, c.Cleanup(1, true, 0, 1), "M.CleanupSafe")
+	wantProp(t, c.Cleanup(1, false, 3, 0), property.MCleanupSafe)
+	wantProp(t, c.Cleanup(1, true, 0, 1), property.MCleanupSafe)
 }
 
 func TestMigrateLinearizableFails(t *testing.T) {
 	o := oracle()
 	at := func(ms int) simclock.Time { return simclock.Time(time.Duration(ms) * time.Millisecond) }
-	w := func(op string, call, ret int) MOp {
-		return MOp{Client: 0, Key: "k7", Write: true, Op: op, Call: at(call), Return: at(ret)}
+	w := func(op string, call, ret int) KeyOp {
+		return KeyOp{Client: 0, Key: "k7", Write: true, Op: op, Call: at(call), Return: at(ret)}
 	}
-	r := func(found bool, v string, call, ret int, ts hlc.TS) MOp {
-		return MOp{Client: 1, Key: "k7", Found: found, Value: v, Call: at(call), Return: at(ret), ReadTS: ts}
+	r := func(found bool, v string, call, ret int, ts hlc.TS) KeyOp {
+		return KeyOp{Client: 1, Key: "k7", Found: found, Value: v, Call: at(call), Return: at(ret), ReadTS: ts}
 	}
-	good := []MOp{w("w1", 0, 1), r(true, "w1", 2, 3, 15), w("w2", 4, 5), r(true, "w2", 6, 7, 25)}
-	if v, d := CheckMigrateHistory(good, o, 5*time.Second); v != Ok {
+	good := []KeyOp{w("w1", 0, 1), r(true, "w1", 2, 3, 15), w("w2", 4, 5), r(true, "w2", 6, 7, 25)}
+	if v, d := CheckLinearizable(good, o, 5*time.Second); v != property.VerdictOK {
 		t.Fatalf("good history: %s %s", v, d)
 	}
 	// Reads travel back in time: after w2 completed, a read returns w1.
-	bad := []MOp{w("w1", 0, 1), w("w2", 2, 3), r(true, "w1", 4, 5, 25)}
-	v, d := CheckMigrateHistory(bad, o, 5*time.Second)
-	if v != Violation || !strings.Contains(d, "k7") {
+	bad := []KeyOp{w("w1", 0, 1), w("w2", 2, 3), r(true, "w1", 4, 5, 25)}
+	v, d := CheckLinearizable(bad, o, 5*time.Second)
+	if v != property.VerdictViolation || !strings.Contains(d.Detail, "k7") {
 		t.Fatalf("stale read: %s %s", v, d)
 	}
 	// An ambiguous write the oracle never saw applied cannot explain a read.
-	amb := MOp{Client: 0, Key: "k7", Write: true, Op: "ghost", Call: at(0), Ambiguous: true}
-	if v, _ := CheckMigrateHistory([]MOp{amb, r(true, "ghost", 2, 3, 5)}, o, 5*time.Second); v != Violation {
+	amb := KeyOp{Client: 0, Key: "k7", Write: true, Op: "ghost", Call: at(0), Ambiguous: true}
+	if v, _ := CheckLinearizable([]KeyOp{amb, r(true, "ghost", 2, 3, 5)}, o, 5*time.Second); v != property.VerdictViolation {
 		t.Fatal("a read of a never-applied write passed")
 	}
 	// A TTL expiry is part of the model: a read after expiry sees nothing.
-	exp := []MOp{{Client: 0, Key: "k8", Write: true, Op: "w4", Call: at(0), Return: at(1)}, {Client: 1, Key: "k8", Call: at(2), Return: at(3), ReadTS: 12, Found: true, Value: "w4"}}
-	if v, _ := CheckMigrateHistory(exp, o, 5*time.Second); v != Violation {
+	exp := []KeyOp{{Client: 0, Key: "k8", Write: true, Op: "w4", Call: at(0), Return: at(1)}, {Client: 1, Key: "k8", Call: at(2), Return: at(3), ReadTS: 12, Found: true, Value: "w4"}}
+	if v, _ := CheckLinearizable(exp, o, 5*time.Second); v != property.VerdictViolation {
 		t.Fatal("a read of an expired value passed")
 	}
 }

@@ -1,10 +1,11 @@
-package linearizability
+package coordcheck
 
 import (
 	"testing"
 	"time"
 
 	"shardsim/model/coord"
+	"shardsim/property"
 	"shardsim/simclock"
 )
 
@@ -21,8 +22,8 @@ func liveState(status coord.ShardStatus, lease *coord.LeaseHolder, run coord.Run
 }
 
 // newLive returns a judge with one worker task that is always available.
-func newLive() *CoordLiveness {
-	c := NewCoordLiveness(sec(10), 3*time.Second, 20*time.Second, unit)
+func newLive() *Liveness {
+	c := NewLiveness(sec(10), 3*time.Second, 20*time.Second, unit)
 	c.Available("w0.0", true, 0)
 	return c
 }
@@ -43,7 +44,7 @@ func TestCoordLivenessCatchesAShardNobodyLeases(t *testing.T) {
 	c := newLive()
 	c.Observe(nil, liveState(coord.ShardActive, nil, coord.RunActive), sec(1), 1)
 	c.Observe(nil, liveState(coord.ShardActive, &coord.LeaseHolder{Owner: 1, Deadline: 200}, coord.RunActive), sec(14), 2)
-	wantViolation(t, c.Err(), "C.EventuallyLeased")
+	wantViolation(t, c.Err(), property.CEventuallyLeased)
 }
 
 // An expired lease makes the shard available from its deadline on.
@@ -55,14 +56,14 @@ func TestCoordLivenessCountsFromLeaseExpiry(t *testing.T) {
 		t.Fatalf("re-leased 2.5s after expiry flagged: %v", v)
 	}
 	c.Finish(sec(25)) // expired at 15s, never leased again: 10s > 3s
-	wantViolation(t, c.Err(), "C.EventuallyLeased")
+	wantViolation(t, c.Err(), property.CEventuallyLeased)
 }
 
 func TestCoordLivenessCatchesNonConvergence(t *testing.T) {
 	c := newLive()
 	c.Observe(nil, liveState(coord.ShardParked, nil, coord.RunActive), sec(1), 1)
 	c.Finish(sec(32))
-	wantViolation(t, c.Err(), "C.Convergence")
+	wantViolation(t, c.Err(), property.CConvergence)
 }
 
 func TestCoordLivenessCatchesLateConvergence(t *testing.T) {
@@ -70,12 +71,12 @@ func TestCoordLivenessCatchesLateConvergence(t *testing.T) {
 	c.Observe(nil, liveState(coord.ShardParked, nil, coord.RunActive), sec(1), 1)
 	c.Observe(nil, liveState(coord.ShardParked, nil, coord.RunFailed), sec(31), 2)
 	c.Finish(sec(32))
-	wantViolation(t, c.Err(), "C.Convergence")
+	wantViolation(t, c.Err(), property.CConvergence)
 }
 
 // Time during which every worker was busy does not count against a shard.
 func TestCoordLivenessOnlyCountsAvailableWorkers(t *testing.T) {
-	c := NewCoordLiveness(sec(10), 3*time.Second, 20*time.Second, unit)
+	c := NewLiveness(sec(10), 3*time.Second, 20*time.Second, unit)
 	c.Available("w0.0", true, 0)
 	c.Observe(nil, liveState(coord.ShardActive, nil, coord.RunActive), sec(1), 1)
 	c.Available("w0.0", false, sec(10.5)) // busy with another shard
@@ -86,5 +87,5 @@ func TestCoordLivenessOnlyCountsAvailableWorkers(t *testing.T) {
 	}
 	c.Observe(nil, liveState(coord.ShardActive, nil, coord.RunActive), sec(21), 3)
 	c.Finish(sec(25))
-	wantViolation(t, c.Err(), "C.EventuallyLeased")
+	wantViolation(t, c.Err(), property.CEventuallyLeased)
 }

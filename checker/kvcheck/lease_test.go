@@ -1,9 +1,10 @@
-package linearizability
+package kvcheck
 
 import (
 	"testing"
 	"time"
 
+	"shardsim/property"
 	"shardsim/simclock"
 	"shardsim/simkv"
 )
@@ -17,7 +18,7 @@ func TestLeaseExpiryCatchesEarlyExpiryAndLeftovers(t *testing.T) {
 	early := NewLeaseExpiry(simkv.NewStore(simkv.StoreConfig{}))
 	early.OnApply(1, sec(1), grant, granted, nil, 1, 1)
 	early.OnApply(0, sec(5), revoke, simkv.Response{}, nil, 1, 1) // deadline is 6s
-	if early.Err() == nil {
+	if v := early.Err(); v == nil || v.Property != property.KVLeaseExpiry {
 		t.Fatal("an expiry before the deadline went unnoticed")
 	}
 
@@ -26,7 +27,7 @@ func TestLeaseExpiryCatchesEarlyExpiryAndLeftovers(t *testing.T) {
 	kept.OnApply(2, sec(4), simkv.Request{LeaseKeepAlive: &simkv.LeaseKeepAliveRequest{ID: 7}},
 		simkv.Response{LeaseKeepAlive: &simkv.LeaseKeepAliveResponse{ID: 7, TTL: 5}}, nil, 1, 1)
 	kept.OnApply(0, sec(7), revoke, simkv.Response{}, nil, 1, 1) // keep-alive moved it to 9s
-	if kept.Err() == nil {
+	if v := kept.Err(); v == nil || v.Property != property.KVLeaseExpiry {
 		t.Fatal("an expiry ignoring a keep-alive went unnoticed")
 	}
 
@@ -36,12 +37,12 @@ func TestLeaseExpiryCatchesEarlyExpiryAndLeftovers(t *testing.T) {
 	mustApply(t, store, simkv.Request{Put: &simkv.PutRequest{Key: []byte("k"), Value: []byte("v"), Lease: 7}})
 	left := NewLeaseExpiry(store)
 	left.OnApply(0, sec(10), revoke, simkv.Response{}, nil, 2, 2)
-	if left.Err() == nil {
+	if v := left.Err(); v == nil || v.Property != property.KVLeaseExpiry {
 		t.Fatal("a key left attached to an ended lease went unnoticed")
 	}
 	idle := NewLeaseExpiry(store)
 	idle.Finish(sec(100))
-	if idle.Err() == nil {
+	if v := idle.Err(); v == nil || v.Property != property.KVLeaseExpiry {
 		t.Fatal("a lease alive at the end went unnoticed")
 	}
 

@@ -1,4 +1,4 @@
-package linearizability
+package coordcheck
 
 import (
 	"fmt"
@@ -6,11 +6,12 @@ import (
 	"time"
 
 	"shardsim/model/coord"
+	"shardsim/property"
 	"shardsim/simclock"
 )
 
-// CoordLiveness judges the two liveness properties after the heal phase,
-// from the durable states CoordDurable observes:
+// Liveness judges the two liveness properties after the heal phase,
+// from the durable states Durable observes:
 //
 //   - C.EventuallyLeased: after HealAt, an Active shard without a live
 //     lease is leased within LeaseWithin of time during which some worker
@@ -22,7 +23,7 @@ import (
 // time in logical units); LeaseWithin must cover the largest clock skew a
 // worker may keep after healing, since workers judge expiry on their own
 // clocks.
-type CoordLiveness struct {
+type Liveness struct {
 	HealAt         simclock.Time
 	LeaseWithin    time.Duration
 	ConvergeWithin time.Duration
@@ -32,7 +33,7 @@ type CoordLiveness struct {
 	order     []effectShard // first-seen order, for deterministic reports
 	last      *coord.Snapshot
 	converged simclock.Time // first time everything was terminal, or -1
-	err       *coord.Violation
+	err       *property.Violation
 
 	idle  map[string]bool // worker tasks by name: true while without a shard
 	nIdle int
@@ -54,15 +55,15 @@ type shardLive struct {
 	since    simclock.Time // when it last became Active and unleased
 }
 
-// NewCoordLiveness returns a liveness judge for a run healed at healAt.
-func NewCoordLiveness(healAt simclock.Time, leaseWithin, convergeWithin, unit time.Duration) *CoordLiveness {
-	return &CoordLiveness{HealAt: healAt, LeaseWithin: leaseWithin, ConvergeWithin: convergeWithin, Unit: unit,
+// NewLiveness returns a liveness judge for a run healed at healAt.
+func NewLiveness(healAt simclock.Time, leaseWithin, convergeWithin, unit time.Duration) *Liveness {
+	return &Liveness{HealAt: healAt, LeaseWithin: leaseWithin, ConvergeWithin: convergeWithin, Unit: unit,
 		shards: map[effectShard]*shardLive{}, converged: -1, idle: map[string]bool{}}
 }
 
 // Available records that worker task name has no shard in hand (idle) or
 // has one, as of virtual time at. Times must not decrease.
-func (c *CoordLiveness) Available(name string, idle bool, at simclock.Time) {
+func (c *Liveness) Available(name string, idle bool, at simclock.Time) {
 	if c.idle[name] == idle {
 		return
 	}
@@ -80,7 +81,7 @@ func (c *CoordLiveness) Available(name string, idle bool, at simclock.Time) {
 }
 
 // availableFor returns how long some worker had been available by at.
-func (c *CoordLiveness) availableFor(at simclock.Time) time.Duration {
+func (c *Liveness) availableFor(at simclock.Time) time.Duration {
 	i := sort.Search(len(c.avail), func(i int) bool { return c.avail[i].at > at }) - 1
 	if i < 0 {
 		return 0
@@ -93,22 +94,22 @@ func (c *CoordLiveness) availableFor(at simclock.Time) time.Duration {
 }
 
 // Err returns the first violation, or nil.
-func (c *CoordLiveness) Err() *coord.Violation { return c.err }
+func (c *Liveness) Err() *property.Violation { return c.err }
 
-func (c *CoordLiveness) fail(prop, format string, args ...any) {
+func (c *Liveness) fail(prop property.Name, format string, args ...any) {
 	if c.err == nil {
-		c.err = &coord.Violation{Property: prop, Detail: fmt.Sprintf(format, args...)}
+		c.err = &property.Violation{Property: prop, Detail: fmt.Sprintf(format, args...)}
 	}
 }
 
 // expiry returns the virtual time at which a logical deadline passes.
-func (c *CoordLiveness) expiry(d coord.LogicalTime) simclock.Time {
+func (c *Liveness) expiry(d coord.LogicalTime) simclock.Time {
 	return simclock.Time(int64(d) * int64(c.Unit))
 }
 
 // availableSince returns since when s has been available (Active, no live
 // lease) as of at, and whether it is.
-func (c *CoordLiveness) availableSince(s *shardLive, at simclock.Time) (simclock.Time, bool) {
+func (c *Liveness) availableSince(s *shardLive, at simclock.Time) (simclock.Time, bool) {
 	switch {
 	case !s.active:
 		return 0, false
@@ -121,21 +122,21 @@ func (c *CoordLiveness) availableSince(s *shardLive, at simclock.Time) (simclock
 }
 
 // waited checks how long s has been available as of at.
-func (c *CoordLiveness) waited(k effectShard, s *shardLive, at simclock.Time) {
+func (c *Liveness) waited(k effectShard, s *shardLive, at simclock.Time) {
 	since, ok := c.availableSince(s, at)
 	if !ok {
 		return
 	}
 	since = max(since, c.HealAt)
 	if waited := c.availableFor(at) - c.availableFor(since); waited > c.LeaseWithin {
-		c.fail("C.EventuallyLeased", "%s/%s was Active and unleased from %v until at least %v, while workers were available for %v, longer than %v (after heal)",
+		c.fail(property.CEventuallyLeased, "%s/%s was Active and unleased from %v until at least %v, while workers were available for %v, longer than %v (after heal)",
 			k.Key.Run, k.Key.Shard, since, at, waited, c.LeaseWithin)
 	}
 }
 
 // Observe takes a new durable state at virtual time at; register it with
-// CoordDurable.OnChange.
-func (c *CoordLiveness) Observe(_, next *coord.Snapshot, at simclock.Time, _ uint64) {
+// Durable.OnChange.
+func (c *Liveness) Observe(_, next *coord.Snapshot, at simclock.Time, _ uint64) {
 	c.last = next
 	for i := range next.Shards {
 		r := &next.Shards[i]
@@ -186,7 +187,7 @@ func allTerminal(s *coord.Snapshot) bool {
 }
 
 // Finish judges the run as it ended at virtual time end.
-func (c *CoordLiveness) Finish(end simclock.Time) {
+func (c *Liveness) Finish(end simclock.Time) {
 	if c.err != nil {
 		return
 	}
@@ -215,9 +216,9 @@ func (c *CoordLiveness) Finish(end simclock.Time) {
 				}
 			}
 		}
-		c.fail("C.Convergence", "%d shards and %d runs still not terminal at %v (healed at %v, bound %v)", shards, runs, end, c.HealAt, c.ConvergeWithin)
+		c.fail(property.CConvergence, "%d shards and %d runs still not terminal at %v (healed at %v, bound %v)", shards, runs, end, c.HealAt, c.ConvergeWithin)
 	case c.converged > deadline:
 		// Everything settled, but too late.
-		c.fail("C.Convergence", "converged at %v, later than %v after the heal at %v", c.converged, c.ConvergeWithin, c.HealAt)
+		c.fail(property.CConvergence, "converged at %v, later than %v after the heal at %v", c.converged, c.ConvergeWithin, c.HealAt)
 	}
 }

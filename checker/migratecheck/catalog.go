@@ -1,26 +1,12 @@
-package linearizability
+package migratecheck
 
 import (
-	"fmt"
-
 	mcat "shardsim/model/migrate/catalog"
 	"shardsim/model/migrate/job"
 	"shardsim/model/migrate/keys"
+	"shardsim/property"
 	"shardsim/simkv"
 )
-
-// MigrateViolation is a violated M.* property and why.
-type MigrateViolation struct {
-	Property string
-	Detail   string
-}
-
-// Error renders the violation.
-func (v *MigrateViolation) Error() string { return v.Property + ": " + v.Detail }
-
-func mviolation(prop, format string, args ...any) *MigrateViolation {
-	return &MigrateViolation{Property: prop, Detail: fmt.Sprintf(format, args...)}
-}
 
 // CatalogChecker checks M.CatalogNonOverlap and M.CatalogVersionMonotone:
 // every catalog snapshot the metadata store accepts has non-overlapping
@@ -37,21 +23,21 @@ type CatalogChecker struct {
 func NewCatalogChecker() *CatalogChecker { return &CatalogChecker{viewers: map[string]uint64{}} }
 
 // Published checks one catalog snapshot the store accepted.
-func (c *CatalogChecker) Published(cat mcat.Catalog) error {
+func (c *CatalogChecker) Published(cat mcat.Catalog) *property.Violation {
 	if a, b, ok := cat.Overlap(); ok {
-		return mviolation("M.CatalogNonOverlap", "catalog v%d has overlapping routes %s and %s", cat.Version, a, b)
+		return property.Violated(property.MCatalogNonOverlap, "catalog v%d has overlapping routes %s and %s", cat.Version, a, b)
 	}
 	if c.have && cat.Version != c.last+1 {
-		return mviolation("M.CatalogVersionMonotone", "catalog version went from %d to %d", c.last, cat.Version)
+		return property.Violated(property.MCatalogVersionMonotone, "catalog version went from %d to %d", c.last, cat.Version)
 	}
 	c.last, c.have = cat.Version, true
 	return nil
 }
 
 // Viewed checks that viewer's applied catalog version did not go back.
-func (c *CatalogChecker) Viewed(viewer string, version uint64) error {
+func (c *CatalogChecker) Viewed(viewer string, version uint64) *property.Violation {
 	if prev, ok := c.viewers[viewer]; ok && version < prev {
-		return mviolation("M.CatalogVersionMonotone", "%s moved its catalog view back from v%d to v%d", viewer, prev, version)
+		return property.Violated(property.MCatalogVersionMonotone, "%s moved its catalog view back from v%d to v%d", viewer, prev, version)
 	}
 	c.viewers[viewer] = version
 	return nil
@@ -68,7 +54,7 @@ type GroupView struct {
 // CheckSingleWriter checks M.SingleWriter over the given route keys: at
 // most one group would accept a write for each (a serving leader whose
 // view gives it the key's route, Active).
-func CheckSingleWriter(routeKeys []string, views []GroupView) error {
+func CheckSingleWriter(routeKeys []string, views []GroupView) *property.Violation {
 	for _, k := range routeKeys {
 		owner := -1
 		for _, gv := range views {
@@ -80,7 +66,7 @@ func CheckSingleWriter(routeKeys []string, views []GroupView) error {
 				continue
 			}
 			if owner >= 0 {
-				return mviolation("M.SingleWriter", "groups %d and %d would both accept a write to %q (views v%d, v%d)",
+				return property.Violated(property.MSingleWriter, "groups %d and %d would both accept a write to %q (views v%d, v%d)",
 					owner, gv.Group, k, viewOf(views, owner).Version, gv.View.Version)
 			}
 			owner = gv.Group
@@ -123,23 +109,23 @@ var phaseEdges = map[job.Phase][]job.Phase{
 }
 
 // Recorded checks one written record of a job.
-func (c *PhaseChecker) Recorded(j job.SplitJob) error {
+func (c *PhaseChecker) Recorded(j job.SplitJob) *property.Violation {
 	if (j.Phase == job.Failed) != (j.RetryPhase != 0) {
-		return mviolation("M.PhaseOrder", "job %d in %s with retry_phase %s", j.ID, j.Phase, j.RetryPhase)
+		return property.Violated(property.MPhaseOrder, "job %d in %s with retry_phase %s", j.ID, j.Phase, j.RetryPhase)
 	}
 	if (j.Phase == job.Abandoning || j.Phase == job.Abandoned) != (j.AbandonFromPhase != 0) {
-		return mviolation("M.PhaseOrder", "job %d in %s with abandon_from_phase %s", j.ID, j.Phase, j.AbandonFromPhase)
+		return property.Violated(property.MPhaseOrder, "job %d in %s with abandon_from_phase %s", j.ID, j.Phase, j.AbandonFromPhase)
 	}
 	prev, seen := c.last[j.ID]
 	c.last[j.ID] = j
 	if !seen {
 		if j.Phase != job.Planned {
-			return mviolation("M.PhaseOrder", "job %d first written in %s", j.ID, j.Phase)
+			return property.Violated(property.MPhaseOrder, "job %d first written in %s", j.ID, j.Phase)
 		}
 		return nil
 	}
 	if prev.Phase.Terminal() {
-		return mviolation("M.PhaseOrder", "job %d rewritten after %s (now %s)", j.ID, prev.Phase, j.Phase)
+		return property.Violated(property.MPhaseOrder, "job %d rewritten after %s (now %s)", j.ID, prev.Phase, j.Phase)
 	}
 	if prev.Phase == j.Phase {
 		return nil // progress within a phase
@@ -153,19 +139,19 @@ func (c *PhaseChecker) Recorded(j job.SplitJob) error {
 		}
 	}
 	if !ok {
-		return mviolation("M.PhaseOrder", "job %d moved %s -> %s", j.ID, prev.Phase, j.Phase)
+		return property.Violated(property.MPhaseOrder, "job %d moved %s -> %s", j.ID, prev.Phase, j.Phase)
 	}
 	if j.Phase == job.Failed && j.RetryPhase != prev.Phase {
-		return mviolation("M.PhaseOrder", "job %d failed in %s but keeps retry_phase %s", j.ID, prev.Phase, j.RetryPhase)
+		return property.Violated(property.MPhaseOrder, "job %d failed in %s but keeps retry_phase %s", j.ID, prev.Phase, j.RetryPhase)
 	}
 	if j.Phase == job.Cutover && prev.Phase == job.DeltaCopy {
 		c.cutovers[j.ID]++
 		if c.cutovers[j.ID] > 1 {
-			return mviolation("M.PhaseOrder", "job %d cut over twice", j.ID)
+			return property.Violated(property.MPhaseOrder, "job %d cut over twice", j.ID)
 		}
 	}
 	if j.Phase == job.Abandoning && c.cutovers[j.ID] > 0 {
-		return mviolation("M.PhaseOrder", "job %d abandoned after CUTOVER", j.ID)
+		return property.Violated(property.MPhaseOrder, "job %d abandoned after CUTOVER", j.ID)
 	}
 	return nil
 }

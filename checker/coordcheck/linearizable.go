@@ -1,4 +1,4 @@
-package linearizability
+package coordcheck
 
 import (
 	"context"
@@ -9,8 +9,10 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
+	"shardsim/checker"
 	"shardsim/model/bugs"
 	"shardsim/model/coord"
+	"shardsim/property"
 	"shardsim/simclock"
 )
 
@@ -43,7 +45,7 @@ func newCoordState(r coord.ShardRecord) *coordState {
 }
 
 // coordExpect runs op on rec through the protocol's step function.
-func coordExpect(rec *coord.ShardRecord, op *CoordOp) (coord.ShardChange, error) {
+func coordExpect(rec *coord.ShardRecord, op *Request) (coord.ShardChange, error) {
 	env := coord.StepEnv{Now: op.Now, Tenant: op.Tenant, Bugs: bugs.None}
 	if op.Kind.Gated() {
 		if err := coord.ScopeLease(coord.OpRenew, op.Tenant, op.Lease, bugs.None); err != nil {
@@ -51,38 +53,38 @@ func coordExpect(rec *coord.ShardRecord, op *CoordOp) (coord.ShardChange, error)
 		}
 	}
 	switch op.Kind {
-	case COpAcquire:
+	case ReqAcquire:
 		return coord.StepAcquire(env, rec, op.Worker, op.LeaseDur)
-	case COpClaim:
+	case ReqClaim:
 		if !rec.Available(op.Now) {
 			return coord.ShardChange{}, coord.CodeNoShardAvailable
 		}
 		return coord.StepAcquire(env, rec, op.Worker, op.LeaseDur)
-	case COpRenew:
+	case ReqRenew:
 		return coord.StepRenew(env, rec, op.Lease, op.LeaseDur)
-	case COpCheckpoint:
+	case ReqCheckpoint:
 		return coord.StepCheckpoint(env, rec, op.Lease, op.Cursor, op.Op)
-	case COpComplete:
+	case ReqComplete:
 		return coord.StepComplete(env, rec, op.Lease, op.Cursor, op.Op)
-	case COpPark:
+	case ReqPark:
 		return coord.StepPark(env, rec, op.Lease, op.Reason, op.Op)
-	case COpSplitReplace:
+	case ReqSplitReplace:
 		return coord.StepSplitReplace(env, rec, op.Lease, op.Replace, op.Op)
-	case COpSplitResidual:
+	case ReqSplitResidual:
 		none := func(coord.ShardID) (*coord.ShardRecord, bool) { return nil, false }
 		return coord.StepSplitResidual(env, rec, op.Lease, op.Residual, op.Op, none)
-	case COpUnpark:
+	case ReqUnpark:
 		// The shard's object does not hold its run's status: the model
 		// takes the run as Active, and coordStep lets a "run state"
-		// refusal stand (CoordDurable judges a revival in a run that
+		// refusal stand (Durable judges a revival in a run that
 		// ended).
 		return coord.StepUnpark(env, rec, coord.RunActive, op.Op)
 	}
-	return coord.ShardChange{}, fmt.Errorf("linearizability: %s is not a shard operation", op.Kind)
+	return coord.ShardChange{}, fmt.Errorf("coordcheck: %s is not a shard operation", op.Kind)
 }
 
 // coordStep returns the states op can leave s in, given what its caller saw.
-func coordStep(s *coordState, op *CoordOp) []any {
+func coordStep(s *coordState, op *Request) []any {
 	ch, err := coordExpect(&s.rec, op)
 	after := func() any {
 		if err != nil || ch.Outcome == coord.Replayed {
@@ -107,7 +109,7 @@ func coordStep(s *coordState, op *CoordOp) []any {
 		if err == nil && out.Code == coord.CodeLeaseExpired && op.Kind.Gated() {
 			return []any{s} // the storage lease vanished first: refusing is safe
 		}
-		if err == nil && out.Code == coord.CodeRunState && op.Kind == COpUnpark {
+		if err == nil && out.Code == coord.CodeRunState && op.Kind == ReqUnpark {
 			return []any{s} // the run had ended, which this per-shard model cannot see
 		}
 		return nil
@@ -121,7 +123,7 @@ func coordStep(s *coordState, op *CoordOp) []any {
 		return nil
 	}
 	switch op.Kind {
-	case COpAcquire, COpClaim:
+	case ReqAcquire, ReqClaim:
 		// An acquire whose commit was ambiguous, read back as not landed,
 		// yet landed late is executed again by the backend's retry (the
 		// worker already holds the shard), raising the fence once more.
@@ -133,15 +135,15 @@ func coordStep(s *coordState, op *CoordOp) []any {
 		next := ch.Next
 		next.Fence = out.Lease.Fence
 		return []any{newCoordState(next)}
-	case COpRenew:
+	case ReqRenew:
 		if ch.Lease.Deadline != out.Lease.Deadline {
 			return nil
 		}
-	case COpSplitReplace:
+	case ReqSplitReplace:
 		if !slices.Equal(ch.Children, out.Children) {
 			return nil
 		}
-	case COpSplitResidual:
+	case ReqSplitResidual:
 		if ch.Residual != out.Residual {
 			return nil
 		}
@@ -157,7 +159,7 @@ func coordModel(init coord.ShardRecord) porcupine.Model {
 			if ctx.Err() != nil {
 				return nil
 			}
-			return coordStep(state.(*coordState), input.(*CoordOp))
+			return coordStep(state.(*coordState), input.(*Request))
 		},
 		Equal: func(a, b any) bool { return a.(*coordState).enc == b.(*coordState).enc },
 		Hash: func(a any) uint64 {
@@ -165,26 +167,26 @@ func coordModel(init coord.ShardRecord) porcupine.Model {
 			h.Write([]byte(a.(*coordState).enc))
 			return h.Sum64()
 		},
-		DescribeOperation: func(input, _ any) string { return input.(*CoordOp).String() },
+		DescribeOperation: func(input, _ any) string { return input.(*Request).String() },
 	}
 	return nm.ToModel()
 }
 
-// CoordLinearizable checks the per-shard histories of a run.
-type CoordLinearizable struct {
+// Linearizable checks the per-shard histories of a run.
+type Linearizable struct {
 	initial map[effectShard]coord.ShardRecord
 	order   []effectShard
 }
 
-// NewCoordLinearizable returns a checker that learns each shard's initial
+// NewLinearizable returns a checker that learns each shard's initial
 // record from the durable states (register its ObserveDurable).
-func NewCoordLinearizable() *CoordLinearizable {
-	return &CoordLinearizable{initial: map[effectShard]coord.ShardRecord{}}
+func NewLinearizable() *Linearizable {
+	return &Linearizable{initial: map[effectShard]coord.ShardRecord{}}
 }
 
 // ObserveDurable records every shard's first durable state: the state it
-// was created in. Register it with CoordDurable.OnChange.
-func (c *CoordLinearizable) ObserveDurable(_, next *coord.Snapshot, _ simclock.Time, _ uint64) {
+// was created in. Register it with Durable.OnChange.
+func (c *Linearizable) ObserveDurable(_, next *coord.Snapshot, _ simclock.Time, _ uint64) {
 	for i := range next.Shards {
 		r := &next.Shards[i]
 		k := effectShard{r.Tenant, r.Key()}
@@ -197,7 +199,7 @@ func (c *CoordLinearizable) ObserveDurable(_, next *coord.Snapshot, _ simclock.T
 
 // AddShard declares a shard's initial record (tests that build histories
 // by hand).
-func (c *CoordLinearizable) AddShard(r coord.ShardRecord) {
+func (c *Linearizable) AddShard(r coord.ShardRecord) {
 	c.ObserveDurable(nil, &coord.Snapshot{Shards: []coord.ShardRecord{r}}, 0, 0)
 }
 
@@ -207,8 +209,8 @@ func (c *CoordLinearizable) AddShard(r coord.ShardRecord) {
 // the backend read it back as lost, and its retry then takes another shard
 // or none. (Which shards a request wrote comes from the durable observer,
 // so no request is placed by guesswork.)
-func (c *CoordLinearizable) partition(ops []*CoordOp) map[effectShard][]*CoordOp {
-	parts := map[effectShard][]*CoordOp{}
+func (c *Linearizable) partition(ops []*Request) map[effectShard][]*Request {
+	parts := map[effectShard][]*Request{}
 	for _, op := range ops {
 		t, k, named := op.Target()
 		if named {
@@ -216,7 +218,7 @@ func (c *CoordLinearizable) partition(ops []*CoordOp) map[effectShard][]*CoordOp
 		}
 		for _, w := range op.Wrote {
 			s := effectShard{w.Tenant, w.Key}
-			if named && s == (effectShard{t, k}) || op.Kind != COpClaim {
+			if named && s == (effectShard{t, k}) || op.Kind != ReqClaim {
 				continue // splits write their children, which have their own start
 			}
 			maybe := *op
@@ -228,11 +230,14 @@ func (c *CoordLinearizable) partition(ops []*CoordOp) map[effectShard][]*CoordOp
 }
 
 // Check decides whether every shard's history linearizes. On a violation
-// it names the property the first inexplicable answer breaks and the shard.
-func (c *CoordLinearizable) Check(ops []*CoordOp, timeout time.Duration) (Verdict, *coord.Violation) {
+// it names the property the first inexplicable answer breaks and the
+// shard; when porcupine runs out of time the verdict is unknown and the
+// violation says so.
+func (c *Linearizable) Check(ops []*Request, timeout time.Duration) (property.Verdict, *property.Violation) {
 	parts := c.partition(ops)
 	deadline := time.Now().Add(timeout)
-	verdict := Ok
+	undecided := property.Violated(property.CMutualExclusion, "porcupine ran out of time on the per-shard histories")
+	verdict := property.VerdictOK
 	for _, s := range c.order {
 		part := parts[s]
 		if len(part) == 0 {
@@ -248,14 +253,17 @@ func (c *CoordLinearizable) Check(ops []*CoordOp, timeout time.Duration) (Verdic
 		}
 		left := time.Until(deadline)
 		if left <= 0 {
-			return Unknown, nil
+			return property.VerdictUnknown, undecided
 		}
-		switch porcupine.CheckOperationsTimeout(coordModel(c.initial[s]), hist, left) {
-		case porcupine.Illegal:
-			return Violation, diagnose(c.initial[s], part)
-		case porcupine.Unknown:
-			verdict = Unknown
+		switch checker.Verdict(porcupine.CheckOperationsTimeout(coordModel(c.initial[s]), hist, left)) {
+		case property.VerdictViolation:
+			return property.VerdictViolation, diagnose(c.initial[s], part)
+		case property.VerdictUnknown:
+			verdict = property.VerdictUnknown
 		}
+	}
+	if verdict == property.VerdictUnknown {
+		return verdict, undecided
 	}
 	return verdict, nil
 }
@@ -263,9 +271,9 @@ func (c *CoordLinearizable) Check(ops []*CoordOp, timeout time.Duration) (Verdic
 // diagnose names the property behind a non-linearizable shard history: it
 // replays the answered requests in answer order and reports the first one
 // that was accepted where the protocol refuses, by the refusal's meaning.
-func diagnose(init coord.ShardRecord, ops []*CoordOp) *coord.Violation {
+func diagnose(init coord.ShardRecord, ops []*Request) *property.Violation {
 	done := slices.Clone(ops)
-	slices.SortStableFunc(done, func(a, b *CoordOp) int { return int(int64(a.ReturnSeq) - int64(b.ReturnSeq)) })
+	slices.SortStableFunc(done, func(a, b *Request) int { return int(int64(a.ReturnSeq) - int64(b.ReturnSeq)) })
 	s := newCoordState(init)
 	name := fmt.Sprintf("%.6s/%s/%s", init.Tenant, init.Run, init.Shard)
 	for _, op := range done {
@@ -274,39 +282,39 @@ func diagnose(init coord.ShardRecord, ops []*CoordOp) *coord.Violation {
 		}
 		ch, err := coordExpect(&s.rec, op)
 		if err != nil && op.Out.Code == 0 {
-			return &coord.Violation{Property: propertyOfRefusal(op, coord.CodeOf(err)), Detail: fmt.Sprintf(
+			return &property.Violation{Property: propertyOfRefusal(op, coord.CodeOf(err)), Detail: fmt.Sprintf(
 				"%s: the shard's history has no linearization; %s was accepted where the protocol refuses it (%v)", name, op, err)}
 		}
 		if err == nil && op.Out.Code == 0 && ch.Outcome == coord.Executed {
 			s = newCoordState(ch.Next)
 		}
 	}
-	return &coord.Violation{Property: "C.MutualExclusion", Detail: name + ": the history of lease, fence, cursor and status has no linearization"}
+	return &property.Violation{Property: property.CMutualExclusion, Detail: name + ": the history of lease, fence, cursor and status has no linearization"}
 }
 
 // propertyOfRefusal maps the refusal a request should have met to the
 // property that accepting it breaks.
-func propertyOfRefusal(op *CoordOp, c coord.Code) string {
+func propertyOfRefusal(op *Request, c coord.Code) property.Name {
 	switch c {
 	case coord.CodeStaleFence:
-		return "C.ZombieRejection"
+		return property.CZombieRejection
 	case coord.CodeShardTerminal:
-		if op.Kind == COpAcquire || op.Kind == COpClaim {
-			return "C.TerminalUnleased"
+		if op.Kind == ReqAcquire || op.Kind == ReqClaim {
+			return property.CTerminalUnleased
 		}
-		return "C.TerminalIrreversibility"
+		return property.CTerminalIrreversibility
 	case coord.CodeShardNotParked:
-		return "C.TerminalIrreversibility"
+		return property.CTerminalIrreversibility
 	case coord.CodeCursorRegression, coord.CodeCursorReset:
-		return "C.CursorMonotonicity"
+		return property.CCursorMonotonicity
 	case coord.CodeCursorOutOfBounds:
-		return "C.CursorBounds"
+		return property.CCursorBounds
 	case coord.CodeOpIDConflict:
-		return "C.Idempotency"
+		return property.CIdempotency
 	case coord.CodeTenantMismatch:
-		return "C.TenantIsolation"
+		return property.CTenantIsolation
 	case coord.CodeSplitInvalid:
-		return "C.SplitCoverage"
+		return property.CSplitCoverage
 	}
-	return "C.MutualExclusion"
+	return property.CMutualExclusion
 }

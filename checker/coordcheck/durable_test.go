@@ -1,4 +1,4 @@
-package linearizability
+package coordcheck
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"shardsim/model/coord"
+	"shardsim/property"
 	"shardsim/simclock"
 	"shardsim/simkv"
 )
@@ -19,18 +20,18 @@ var (
 )
 
 // durableRig feeds hand-made writes of coordination records to a
-// CoordDurable, as the simulated server would.
+// Durable, as the simulated server would.
 type durableRig struct {
 	store *simkv.Store
-	h     *CoordHistory
-	d     *CoordDurable
+	h     *History
+	d     *Durable
 	call  uint64
 }
 
 func newDurableRig(cooldown coord.LogicalDuration) *durableRig {
 	store := simkv.NewStore(simkv.StoreConfig{})
-	h := NewCoordHistory()
-	return &durableRig{store: store, h: h, d: NewCoordDurable(store, testNS, 100*time.Millisecond, cooldown, h)}
+	h := NewHistory()
+	return &durableRig{store: store, h: h, d: NewDurable(store, testNS, 100*time.Millisecond, cooldown, h)}
 }
 
 func shardKey(t coord.TenantID, run coord.RunID, id coord.ShardID) string {
@@ -51,7 +52,7 @@ func claimKey(t coord.TenantID, w coord.WorkerID) string {
 
 // write applies puts (key -> value) in one transaction issued by op (nil:
 // nobody) and tells the observer.
-func (r *durableRig) write(op *CoordOp, puts map[string][]byte) {
+func (r *durableRig) write(op *Request, puts map[string][]byte) {
 	var ops []simkv.RequestOp
 	for _, k := range sortedKeys(puts) {
 		ops = append(ops, simkv.RequestOp{Put: &simkv.PutRequest{Key: []byte(k), Value: puts[k]}})
@@ -105,11 +106,11 @@ func (r *durableRig) seed(ts ...coord.TenantID) {
 	r.write(nil, puts)
 }
 
-func (r *durableRig) putShard(op *CoordOp, s coord.ShardRecord) {
+func (r *durableRig) putShard(op *Request, s coord.ShardRecord) {
 	r.write(op, map[string][]byte{shardKey(s.Tenant, s.Run, s.Shard): stored(coord.EncodeShardRecord(&s))})
 }
 
-func wantViolation(t *testing.T, v *coord.Violation, prop string) {
+func wantViolation(t *testing.T, v *property.Violation, prop property.Name) {
 	t.Helper()
 	if v == nil || v.Property != prop {
 		t.Fatalf("want a violation of %s, got %v", prop, v)
@@ -121,7 +122,7 @@ func TestCoordDurableAcceptsALegalStep(t *testing.T) {
 	r.seed(tenA)
 	s := testShard(tenA, 1)
 	s.Fence, s.Lease = 2, coord.Some(coord.LeaseHolder{Owner: 7, Deadline: 20})
-	r.putShard(&CoordOp{Kind: COpAcquire, Tenant: tenA, Now: 10}, s)
+	r.putShard(&Request{Kind: ReqAcquire, Tenant: tenA, Now: 10}, s)
 	if v := r.d.Err(); v != nil {
 		t.Fatalf("legal acquire flagged: %v", v)
 	}
@@ -136,52 +137,52 @@ func TestCoordDurableCatchesBadSteps(t *testing.T) {
 	leased := testShard(tenA, 1)
 	leased.Fence, leased.Lease = 2, coord.Some(coord.LeaseHolder{Owner: 7, Deadline: 20})
 	cases := []struct {
-		prop string
+		prop property.Name
 		do   func(r *durableRig)
 	}{
-		{"C.FenceMonotonicity", func(r *durableRig) {
+		{property.CFenceMonotonicity, func(r *durableRig) {
 			r.putShard(nil, leased)
 			back := leased
 			back.Fence = 1
 			r.putShard(nil, back)
 		}},
-		{"C.MutualExclusion", func(r *durableRig) {
-			r.putShard(&CoordOp{Kind: COpAcquire, Tenant: tenA, Now: 10}, leased)
+		{property.CMutualExclusion, func(r *durableRig) {
+			r.putShard(&Request{Kind: ReqAcquire, Tenant: tenA, Now: 10}, leased)
 			stolen := leased
 			stolen.Fence, stolen.Lease = 3, coord.Some(coord.LeaseHolder{Owner: 8, Deadline: 25})
-			r.putShard(&CoordOp{Kind: COpAcquire, Tenant: tenA, Now: 15}, stolen)
+			r.putShard(&Request{Kind: ReqAcquire, Tenant: tenA, Now: 15}, stolen)
 		}},
-		{"C.ZombieRejection", func(r *durableRig) {
+		{property.CZombieRejection, func(r *durableRig) {
 			r.putShard(nil, leased)
 			moved := leased
 			moved.Cursor = coord.Cursor{LastKey: []byte("c")}
 			zombie := coord.Lease{Tenant: tenA, Run: 1, Shard: 1, Owner: 7, Fence: 1, Deadline: 20}
-			r.putShard(&CoordOp{Kind: COpCheckpoint, Tenant: tenA, Lease: zombie, Now: 12}, moved)
+			r.putShard(&Request{Kind: ReqCheckpoint, Tenant: tenA, Lease: zombie, Now: 12}, moved)
 		}},
-		{"C.TenantIsolation", func(r *durableRig) {
+		{property.CTenantIsolation, func(r *durableRig) {
 			moved := testShard(tenA, 1)
 			moved.Cursor = coord.Cursor{LastKey: []byte("c")}
-			r.putShard(&CoordOp{Kind: COpCheckpoint, Tenant: tenB, Now: 12}, moved)
+			r.putShard(&Request{Kind: ReqCheckpoint, Tenant: tenB, Now: 12}, moved)
 		}},
-		{"C.TerminalUnleased", func(r *durableRig) {
+		{property.CTerminalUnleased, func(r *durableRig) {
 			done := leased
 			done.Status = coord.ShardDone
 			r.putShard(nil, done)
 		}},
-		{"C.CursorBounds", func(r *durableRig) {
+		{property.CCursorBounds, func(r *durableRig) {
 			out := testShard(tenA, 1)
 			out.Cursor = coord.Cursor{LastKey: []byte("z")}
 			r.putShard(nil, out)
 		}},
-		{"C.RecordInvariants", func(r *durableRig) {
+		{property.CRecordInvariants, func(r *durableRig) {
 			r.write(nil, map[string][]byte{shardKey(tenA, 1, 1): []byte("garbage")})
 		}},
-		{"C.RecordInvariants", func(r *durableRig) {
+		{property.CRecordInvariants, func(r *durableRig) {
 			r.write(nil, map[string][]byte{activeKey(tenA, 9): coord.EncodeActiveRunEntry(&coord.ActiveRunEntry{Run: 9})})
 		}},
 	}
 	for _, tc := range cases {
-		t.Run(tc.prop, func(t *testing.T) {
+		t.Run(string(tc.prop), func(t *testing.T) {
 			r := newDurableRig(0)
 			r.seed(tenA, tenB)
 			tc.do(r)
@@ -195,7 +196,7 @@ func TestCoordDurableCooldown(t *testing.T) {
 	r.seed(tenA)
 	claim := func(at coord.LogicalTime) {
 		c := coord.ClaimRecord{Worker: 3, LastClaimAt: at}
-		r.write(&CoordOp{Kind: COpClaim, Tenant: tenA, Now: at}, map[string][]byte{claimKey(tenA, 3): coord.EncodeClaimRecord(&c)})
+		r.write(&Request{Kind: ReqClaim, Tenant: tenA, Now: at}, map[string][]byte{claimKey(tenA, 3): coord.EncodeClaimRecord(&c)})
 	}
 	claim(10)
 	claim(15)
@@ -203,7 +204,7 @@ func TestCoordDurableCooldown(t *testing.T) {
 		t.Fatalf("claims a cooldown apart flagged: %v", v)
 	}
 	claim(17)
-	wantViolation(t, r.d.Err(), "C.Cooldown")
+	wantViolation(t, r.d.Err(), property.CCooldown)
 	if !strings.Contains(r.d.Err().Detail, "claim now=17") {
 		t.Fatalf("violation does not name the request: %s", r.d.Err().Detail)
 	}

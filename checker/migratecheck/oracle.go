@@ -1,4 +1,4 @@
-package linearizability
+package migratecheck
 
 import (
 	"sort"
@@ -6,6 +6,7 @@ import (
 	"shardsim/model/migrate/hlc"
 	"shardsim/model/migrate/keys"
 	"shardsim/model/migrate/mvcc"
+	"shardsim/property"
 	"shardsim/simclock"
 )
 
@@ -106,17 +107,17 @@ type ScanObs struct {
 }
 
 // CheckRead checks M.SnapshotReads for one point read.
-func (o *VersionOracle) CheckRead(r ReadObs) error {
+func (o *VersionOracle) CheckRead(r ReadObs) *property.Violation {
 	want, ok := o.Newest(r.Key, r.TS)
 	vis := ok && want.VisibleAt(r.TS)
 	switch {
 	case vis != r.Found:
 		if vis {
-			return mviolation("M.SnapshotReads", "read %s of %s at %s found nothing; the newest version at or below is %s", r.Op, keys.Quote(r.Key), r.TS, want)
+			return property.Violated(property.MSnapshotReads, "read %s of %s at %s found nothing; the newest version at or below is %s", r.Op, keys.Quote(r.Key), r.TS, want)
 		}
-		return mviolation("M.SnapshotReads", "read %s of %s at %s returned %s; nothing is visible there (newest %v %s)", r.Op, keys.Quote(r.Key), r.TS, r.Version, ok, want)
+		return property.Violated(property.MSnapshotReads, "read %s of %s at %s returned %s; nothing is visible there (newest %v %s)", r.Op, keys.Quote(r.Key), r.TS, r.Version, ok, want)
 	case vis && want != r.Version:
-		return mviolation("M.SnapshotReads", "read %s of %s at %s returned %s, want %s", r.Op, keys.Quote(r.Key), r.TS, r.Version, want)
+		return property.Violated(property.MSnapshotReads, "read %s of %s at %s returned %s, want %s", r.Op, keys.Quote(r.Key), r.TS, r.Version, want)
 	}
 	return nil
 }
@@ -124,7 +125,7 @@ func (o *VersionOracle) CheckRead(r ReadObs) error {
 // CheckScan checks M.SnapshotReads for a scan: every row is the newest
 // visible version of its key, and no written key of the family in the span
 // that is visible at TS is missing (unless the scan hit its limit).
-func (o *VersionOracle) CheckScan(s ScanObs) error {
+func (o *VersionOracle) CheckScan(s ScanObs) *property.Violation {
 	got := map[string]mvcc.Version{}
 	for _, r := range s.Rows {
 		if err := o.CheckRead(ReadObs{Op: s.Op, Key: r.Key, TS: s.TS, Found: true, Version: r.Version}); err != nil {
@@ -143,7 +144,7 @@ func (o *VersionOracle) CheckScan(s ScanObs) error {
 			continue
 		}
 		if v, ok := o.Newest(k, s.TS); ok && v.VisibleAt(s.TS) {
-			return mviolation("M.SnapshotReads", "scan %s of %s %s at %s missed %s %s", s.Op, s.Family, s.Span, s.TS, keys.Quote(k), v)
+			return property.Violated(property.MSnapshotReads, "scan %s of %s %s at %s missed %s %s", s.Op, s.Family, s.Span, s.TS, keys.Quote(k), v)
 		}
 	}
 	return nil
@@ -151,9 +152,9 @@ func (o *VersionOracle) CheckScan(s ScanObs) error {
 
 // CheckImported checks that a copied row is a version some write created,
 // unchanged (original timestamp, tombstone and expiry): M.SnapshotReads.
-func (o *VersionOracle) CheckImported(job uint64, row mvcc.Row) error {
+func (o *VersionOracle) CheckImported(job uint64, row mvcc.Row) *property.Violation {
 	if !o.Has(row.Key, row.Version) {
-		return mviolation("M.SnapshotReads", "job %d imported %s %s, which no write created", job, keys.Quote(row.Key), row.Version)
+		return property.Violated(property.MSnapshotReads, "job %d imported %s %s, which no write created", job, keys.Quote(row.Key), row.Version)
 	}
 	return nil
 }
@@ -170,21 +171,21 @@ type AckedWrite struct {
 // does now (ok false: no owner could answer, which is not a loss). With
 // spans, only writes whose route key lies in one of them are checked (an
 // event that can only have touched those).
-func (o *VersionOracle) CheckNoLostWrite(acked []AckedWrite, read func(key string, ts hlc.TS) (mvcc.Read, bool), when string, spans ...keys.Span) error {
+func (o *VersionOracle) CheckNoLostWrite(acked []AckedWrite, read func(key string, ts hlc.TS) (mvcc.Read, bool), when string, spans ...keys.Span) *property.Violation {
 	for _, a := range acked {
 		if len(spans) > 0 && !inAny(a.Key, spans) {
 			continue
 		}
 		w, ok := o.Op(a.Op)
 		if !ok || w.TS != a.TS {
-			return mviolation("M.NoLostWrite", "write %s acknowledged at %s was never applied so (oracle %v %s)", a.Op, a.TS, ok, w.TS)
+			return property.Violated(property.MNoLostWrite, "write %s acknowledged at %s was never applied so (oracle %v %s)", a.Op, a.TS, ok, w.TS)
 		}
 		r, ok := read(a.Key, a.TS)
 		if !ok {
 			continue
 		}
 		if !r.Chosen || r.Version != w.Version {
-			return mviolation("M.NoLostWrite", "%s: write %s of %s at %s reads back as %v %s", when, a.Op, keys.Quote(a.Key), a.TS, r.Chosen, r.Version)
+			return property.Violated(property.MNoLostWrite, "%s: write %s of %s at %s reads back as %v %s", when, a.Op, keys.Quote(a.Key), a.TS, r.Chosen, r.Version)
 		}
 	}
 	return nil

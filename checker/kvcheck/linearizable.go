@@ -1,4 +1,4 @@
-package linearizability
+package kvcheck
 
 import (
 	"context"
@@ -10,25 +10,27 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
+	"shardsim/checker"
+	"shardsim/property"
 	"shardsim/simclock"
 	"shardsim/simkv"
 )
 
-// KVInput is one client request in a KV history.
-type KVInput struct {
+// Input is one client request in a KV history.
+type Input struct {
 	Req simkv.Request
 }
 
-// KVOutput is what the client saw. Failed marks a transport error: the
+// Output is what the client saw. Failed marks a transport error: the
 // request may or may not have taken effect, so the model accepts any output
 // and the recorder gives the operation a return time at the end of history.
-type KVOutput struct {
+type Output struct {
 	Resp   simkv.Response
 	Err    error
 	Failed bool
 }
 
-// KVModel is the sequential specification of etcd's KV and lease API for
+// Model is the sequential specification of etcd's KV and lease API for
 // porcupine. Its state is an immutable *simkv.Store: each step applies the
 // request to a clone and compares the answer field by field. Leases never
 // expire inside the model; the recorder adds each expiry the server applied
@@ -36,19 +38,19 @@ type KVOutput struct {
 //
 // StepContext honours porcupine's timeout, so a check that runs out of time
 // reports Unknown rather than hanging.
-var KVModel = porcupine.Model{
+var Model = porcupine.Model{
 	Init: func() any { return &kvState{store: simkv.NewStore(simkv.StoreConfig{})} },
 	StepContext: func(ctx context.Context, state, input, output any) (bool, any) {
 		if ctx.Err() != nil {
 			return false, state
 		}
-		return kvStep(state.(*kvState), input.(KVInput), output.(KVOutput))
+		return kvStep(state.(*kvState), input.(Input), output.(Output))
 	},
 	Equal: func(a, b any) bool {
 		return a.(*kvState).fingerprint() == b.(*kvState).fingerprint()
 	},
 	DescribeOperation: func(input, output any) string {
-		in, out := input.(KVInput), output.(KVOutput)
+		in, out := input.(Input), output.(Output)
 		if out.Failed {
 			return fmt.Sprintf("%s -> failed(%v)", in.Req, out.Err)
 		}
@@ -73,7 +75,7 @@ func (s *kvState) fingerprint() string {
 	return s.fp
 }
 
-func kvStep(s *kvState, in KVInput, out KVOutput) (bool, any) {
+func kvStep(s *kvState, in Input, out Output) (bool, any) {
 	if !in.Req.IsWrite() && out.Failed {
 		return true, s
 	}
@@ -118,9 +120,9 @@ func normalize(r simkv.Response) simkv.Response {
 	return r
 }
 
-// KVRecorder is a simkv.Observer that records a porcupine history of client
+// Recorder is a simkv.Observer that records a porcupine history of client
 // calls and lease expiries.
-type KVRecorder struct {
+type Recorder struct {
 	ops     []porcupine.Operation
 	refused map[int]bool   // ops refused before sending: certainly not applied
 	open    map[uint64]int // call id -> index in ops while awaiting a return
@@ -128,12 +130,12 @@ type KVRecorder struct {
 	names   []string
 }
 
-// NewKVRecorder returns an empty recorder.
-func NewKVRecorder() *KVRecorder {
-	return &KVRecorder{open: map[uint64]int{}, clients: map[string]int{}, refused: map[int]bool{}}
+// NewRecorder returns an empty recorder.
+func NewRecorder() *Recorder {
+	return &Recorder{open: map[uint64]int{}, clients: map[string]int{}, refused: map[int]bool{}}
 }
 
-func (r *KVRecorder) clientID(name string) int {
+func (r *Recorder) clientID(name string) int {
 	id, ok := r.clients[name]
 	if !ok {
 		id = len(r.names)
@@ -144,34 +146,34 @@ func (r *KVRecorder) clientID(name string) int {
 }
 
 // OnInvoke records the start of a client call.
-func (r *KVRecorder) OnInvoke(call uint64, client string, at simclock.Time, req simkv.Request) {
+func (r *Recorder) OnInvoke(call uint64, client string, at simclock.Time, req simkv.Request) {
 	r.open[call] = len(r.ops)
 	r.ops = append(r.ops, porcupine.Operation{
 		ClientId: r.clientID(client),
-		Input:    KVInput{Req: req},
+		Input:    Input{Req: req},
 		Call:     int64(at),
-		Output:   KVOutput{Failed: true},
+		Output:   Output{Failed: true},
 		Return:   math.MaxInt64,
 	})
 }
 
 // OnApply records lease expiries (internal applies with call id 0).
-func (r *KVRecorder) OnApply(call uint64, at simclock.Time, req simkv.Request, resp simkv.Response, err error, before, after int64) {
+func (r *Recorder) OnApply(call uint64, at simclock.Time, req simkv.Request, resp simkv.Response, err error, before, after int64) {
 	if call != 0 {
 		return
 	}
 	r.ops = append(r.ops, porcupine.Operation{
 		ClientId: r.clientID("lessor"),
-		Input:    KVInput{Req: req},
+		Input:    Input{Req: req},
 		Call:     int64(at),
-		Output:   KVOutput{Resp: resp, Err: err},
+		Output:   Output{Resp: resp, Err: err},
 		Return:   int64(at),
 	})
 }
 
 // OnReturn records the end of a client call. A transport error keeps the
 // operation open-ended: it may take effect at any time after its call.
-func (r *KVRecorder) OnReturn(call uint64, at simclock.Time, resp simkv.Response, err error) {
+func (r *Recorder) OnReturn(call uint64, at simclock.Time, resp simkv.Response, err error) {
 	i, ok := r.open[call]
 	if !ok {
 		return
@@ -184,17 +186,17 @@ func (r *KVRecorder) OnReturn(call uint64, at simclock.Time, resp simkv.Response
 	if simkv.IsTransport(err) {
 		return
 	}
-	r.ops[i].Output = KVOutput{Resp: resp, Err: err}
+	r.ops[i].Output = Output{Resp: resp, Err: err}
 	r.ops[i].Return = int64(at)
 }
 
 // History returns the recorded operations. Reads that failed are dropped:
 // they constrain nothing; so are requests refused before they were sent.
 // Calls still open (the client crashed or the run ended) count as failed.
-func (r *KVRecorder) History() []porcupine.Operation {
+func (r *Recorder) History() []porcupine.Operation {
 	out := make([]porcupine.Operation, 0, len(r.ops))
 	for i, op := range r.ops {
-		if r.refused[i] || op.Output.(KVOutput).Failed && !op.Input.(KVInput).Req.IsWrite() {
+		if r.refused[i] || op.Output.(Output).Failed && !op.Input.(Input).Req.IsWrite() {
 			continue
 		}
 		out = append(out, op)
@@ -202,27 +204,16 @@ func (r *KVRecorder) History() []porcupine.Operation {
 	return out
 }
 
-// Verdict is the outcome of a check.
-type Verdict string
-
-const (
-	// Ok: the property held.
-	Ok Verdict = "ok"
-	// Violation: the property was violated.
-	Violation Verdict = "violation"
-	// Unknown: the check could not decide (for example it timed out). It is
-	// never reported as a pass.
-	Unknown Verdict = "unknown"
-)
-
-// CheckKV checks a KV history for linearizability within timeout.
-func CheckKV(history []porcupine.Operation, timeout time.Duration) (Verdict, porcupine.LinearizationInfo) {
-	res, info := porcupine.CheckOperationsVerbose(KVModel, history, timeout)
-	switch res {
-	case porcupine.Ok:
-		return Ok, info
-	case porcupine.Illegal:
-		return Violation, info
+// Check checks a KV history for KV.Linearizable within timeout. With
+// VerdictOK the violation is nil; otherwise it names KV.Linearizable and
+// says why (no linearization, or porcupine ran out of time).
+func Check(history []porcupine.Operation, timeout time.Duration) (property.Verdict, *property.Violation) {
+	verdict := checker.Verdict(porcupine.CheckOperationsTimeout(Model, history, timeout))
+	switch verdict {
+	case property.VerdictViolation:
+		return verdict, property.Violated(property.KVLinearizable, "the history of %d client operations has no linearization against etcd's KV semantics", len(history))
+	case property.VerdictUnknown:
+		return verdict, property.Violated(property.KVLinearizable, "porcupine ran out of time")
 	}
-	return Unknown, info
+	return verdict, nil
 }

@@ -1,9 +1,9 @@
-package linearizability
+package kvcheck
 
 import (
-	"fmt"
 	"time"
 
+	"shardsim/property"
 	"shardsim/simclock"
 	"shardsim/simkv"
 )
@@ -16,7 +16,7 @@ import (
 type LeaseExpiry struct {
 	store    *simkv.Store
 	deadline map[int64]simclock.Time
-	err      error
+	first    property.First
 }
 
 // NewLeaseExpiry returns a checker reading keys from store.
@@ -25,12 +25,10 @@ func NewLeaseExpiry(store *simkv.Store) *LeaseExpiry {
 }
 
 // Err returns the first violation, or nil.
-func (c *LeaseExpiry) Err() error { return c.err }
+func (c *LeaseExpiry) Err() *property.Violation { return c.first.Err() }
 
 func (c *LeaseExpiry) fail(format string, args ...any) {
-	if c.err == nil {
-		c.err = fmt.Errorf("KV.LeaseExpiry: "+format, args...)
-	}
+	c.first.Failf(property.KVLeaseExpiry, format, args...)
 }
 
 // OnInvoke implements simkv.Observer.

@@ -1,8 +1,7 @@
-package linearizability
+package kvcheck
 
 import (
-	"fmt"
-
+	"shardsim/property"
 	"shardsim/simclock"
 	"shardsim/simkv"
 )
@@ -12,20 +11,18 @@ import (
 // request, rises exactly when the request changed something, and every
 // answer's header carries the revision the store reached.
 type RevisionMonotone struct {
-	last int64
-	err  error
+	last  int64
+	first property.First
 }
 
 // NewRevisionMonotone returns a checker for a store at revision start.
 func NewRevisionMonotone(start int64) *RevisionMonotone { return &RevisionMonotone{last: start} }
 
 // Err returns the first violation, or nil.
-func (c *RevisionMonotone) Err() error { return c.err }
+func (c *RevisionMonotone) Err() *property.Violation { return c.first.Err() }
 
 func (c *RevisionMonotone) fail(format string, args ...any) {
-	if c.err == nil {
-		c.err = fmt.Errorf("KV.RevisionMonotone: "+format, args...)
-	}
+	c.first.Failf(property.KVRevisionMonotone, format, args...)
 }
 
 // OnInvoke implements simkv.Observer.

@@ -1,23 +1,23 @@
-package linearizability
+package kvcheck
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/anishathalye/porcupine"
 
+	"shardsim/property"
 	"shardsim/simclock"
 	"shardsim/simkv"
 )
 
-// KVWatchLog is what one client saw watching the whole workload keyspace from
+// WatchLog is what one client saw watching the whole workload keyspace from
 // the first revision: every watch response, with the time it arrived. It
 // serves two purposes. It is checked for the KV.Watch* properties, and it
 // tells which ambiguous writes took effect (the etcd robustness tests do the
 // same): every put in the workload writes a unique value, so a put or txn
 // whose value never appears in the stream never happened, and one whose value
 // appears had happened by the time the watcher saw it.
-type KVWatchLog struct {
+type WatchLog struct {
 	Start     int64 // the watch's start revision
 	Responses []ObservedWatch
 	Broken    error // set if the stream ended early; the log is then incomplete
@@ -30,17 +30,17 @@ type ObservedWatch struct {
 }
 
 // Add records a response received at time at.
-func (l *KVWatchLog) Add(at simclock.Time, resp simkv.WatchResponse) {
+func (l *WatchLog) Add(at simclock.Time, resp simkv.WatchResponse) {
 	l.Responses = append(l.Responses, ObservedWatch{At: at, Resp: resp})
 }
 
 // CheckWatch checks KV.WatchOrdered, KV.WatchUnique, KV.WatchAtomic and
 // KV.WatchReliable on a complete log of a watch over a keyspace that every
 // write of the run touched, ending with the store at revision final. It
-// returns the violated property and why, or "" and nil.
-func CheckWatch(l *KVWatchLog, final int64) (string, error) {
+// returns the violation, or nil.
+func CheckWatch(l *WatchLog, final int64) *property.Violation {
 	if l.Broken != nil {
-		return "", nil // an incomplete log proves nothing either way
+		return nil // an incomplete log proves nothing either way
 	}
 	last := int64(0)
 	seen := map[int64]bool{}
@@ -52,21 +52,21 @@ func CheckWatch(l *KVWatchLog, final int64) (string, error) {
 	for i, o := range l.Responses {
 		r := o.Resp
 		if r.Canceled {
-			return "KV.WatchReliable", fmt.Errorf("response %d: watch canceled (%s)", i, r.CancelReason)
+			return property.Violated(property.KVWatchReliable, "response %d: watch canceled (%s)", i, r.CancelReason)
 		}
 		var respRevs []int64
 		for j, e := range r.Events {
 			rev := e.Kv.ModRevision
 			if rev < last {
-				return "KV.WatchOrdered", fmt.Errorf("response %d: event at revision %d after revision %d", i, rev, last)
+				return property.Violated(property.KVWatchOrdered, "response %d: event at revision %d after revision %d", i, rev, last)
 			}
 			kr := keyRev{string(e.Kv.Key), rev}
 			if events[kr] {
-				return "KV.WatchUnique", fmt.Errorf("event for key %q at revision %d delivered twice", e.Kv.Key, rev)
+				return property.Violated(property.KVWatchUnique, "event for key %q at revision %d delivered twice", e.Kv.Key, rev)
 			}
 			events[kr] = true
 			if j == 0 && rev == last || rev != last && seen[rev] {
-				return "KV.WatchAtomic", fmt.Errorf("revision %d's events arrived split across responses", rev)
+				return property.Violated(property.KVWatchAtomic, "revision %d's events arrived split across responses", rev)
 			}
 			if rev != last {
 				respRevs = append(respRevs, rev)
@@ -79,10 +79,10 @@ func CheckWatch(l *KVWatchLog, final int64) (string, error) {
 	}
 	for rev := l.Start; rev <= final; rev++ {
 		if rev > 1 && !seen[rev] {
-			return "KV.WatchReliable", fmt.Errorf("revision %d never arrived (store at %d)", rev, final)
+			return property.Violated(property.KVWatchReliable, "revision %d never arrived (store at %d)", rev, final)
 		}
 	}
-	return "", nil
+	return nil
 }
 
 // PatchWithWatch resolves ambiguous puts and txns using a complete watch
@@ -91,7 +91,7 @@ func CheckWatch(l *KVWatchLog, final int64) (string, error) {
 // time (it had happened by then). Other ambiguous writes stay open-ended.
 // Patching only ever removes possible linearizations, so it can turn a pass
 // into a violation but never hide one.
-func PatchWithWatch(history []porcupine.Operation, l *KVWatchLog) []porcupine.Operation {
+func PatchWithWatch(history []porcupine.Operation, l *WatchLog) []porcupine.Operation {
 	if l == nil || l.Broken != nil {
 		return history
 	}
@@ -107,11 +107,11 @@ func PatchWithWatch(history []porcupine.Operation, l *KVWatchLog) []porcupine.Op
 	}
 	out := make([]porcupine.Operation, 0, len(history))
 	for _, op := range history {
-		if !op.Output.(KVOutput).Failed || op.Return != math.MaxInt64 {
+		if !op.Output.(Output).Failed || op.Return != math.MaxInt64 {
 			out = append(out, op)
 			continue
 		}
-		value, ok := uniqueValue(op.Input.(KVInput).Req)
+		value, ok := uniqueValue(op.Input.(Input).Req)
 		if !ok {
 			out = append(out, op)
 			continue

@@ -1,4 +1,4 @@
-package linearizability
+package migratecheck
 
 import (
 	"fmt"
@@ -9,14 +9,15 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"shardsim/model/migrate/hlc"
+	"shardsim/property"
 	"shardsim/simclock"
 )
 
-// MOp is one client operation on one raw key, as the history recorder
+// KeyOp is one client operation on one raw key, as the history recorder
 // saw it: a write (put or delete) or a latest read. Snapshot reads at older
 // timestamps are not linearizability operations (M.SnapshotReads judges
 // them).
-type MOp struct {
+type KeyOp struct {
 	Client int
 	Key    string
 	Call   simclock.Time
@@ -54,10 +55,10 @@ type mState struct {
 	expireAt hlc.TS
 }
 
-// MigrateKeyModel is the sequential specification of one raw key under
+// KeyModel is the sequential specification of one raw key under
 // the migration: writes replace the key's latest version; a latest read
 // at ts sees it unless it is a delete or expired at ts.
-var MigrateKeyModel = porcupine.Model{
+var KeyModel = porcupine.Model{
 	Partition: func(h []porcupine.Operation) [][]porcupine.Operation {
 		byKey := map[string][]porcupine.Operation{}
 		var ks []string
@@ -102,11 +103,11 @@ var MigrateKeyModel = porcupine.Model{
 	},
 }
 
-// CheckMigrateHistory checks M.Linearizable per key. Writes are resolved
+// CheckLinearizable checks M.Linearizable per key. Writes are resolved
 // against the oracle: a write that was never applied is dropped (failed
 // writes certainly were not; ambiguous ones the oracle proves either way),
 // and an applied ambiguous write takes effect by its first apply.
-func CheckMigrateHistory(ops []MOp, oracle *VersionOracle, timeout time.Duration) (Verdict, string) {
+func CheckLinearizable(ops []KeyOp, oracle *VersionOracle, timeout time.Duration) (property.Verdict, *property.Violation) {
 	var hist []porcupine.Operation
 	for _, o := range ops {
 		op := porcupine.Operation{ClientId: o.Client, Call: int64(o.Call), Return: int64(o.Return), Metadata: o.Key}
@@ -132,24 +133,24 @@ func CheckMigrateHistory(ops []MOp, oracle *VersionOracle, timeout time.Duration
 		}
 		hist = append(hist, op)
 	}
-	parts := MigrateKeyModel.Partition(hist)
-	single := MigrateKeyModel
+	parts := KeyModel.Partition(hist)
+	single := KeyModel
 	single.Partition = nil
 	deadline := time.Duration(0)
 	for _, part := range parts {
 		left := timeout - deadline
 		if left <= 0 {
-			return Unknown, "porcupine ran out of time"
+			return property.VerdictUnknown, property.Violated(property.MLinearizable, "porcupine ran out of time")
 		}
 		start := time.Now() // wall time bounds the checker only; it never feeds the world
 		res := porcupine.CheckOperationsTimeout(single, part, left)
 		deadline += time.Since(start)
 		switch res {
 		case porcupine.Illegal:
-			return Violation, fmt.Sprintf("the %d operations on %q have no linearization", len(part), part[0].Metadata)
+			return property.VerdictViolation, property.Violated(property.MLinearizable, "the %d operations on %q have no linearization", len(part), part[0].Metadata)
 		case porcupine.Unknown:
-			return Unknown, "porcupine ran out of time"
+			return property.VerdictUnknown, property.Violated(property.MLinearizable, "porcupine ran out of time")
 		}
 	}
-	return Ok, ""
+	return property.VerdictOK, nil
 }

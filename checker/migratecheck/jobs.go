@@ -1,4 +1,4 @@
-package linearizability
+package migratecheck
 
 import (
 	"sort"
@@ -8,6 +8,7 @@ import (
 	"shardsim/model/migrate/job"
 	"shardsim/model/migrate/keys"
 	"shardsim/model/migrate/mvcc"
+	"shardsim/property"
 )
 
 // JobChecker follows the split jobs through their records (and the catalog
@@ -101,7 +102,7 @@ func (c *JobChecker) Imported(jobID uint64, rows []mvcc.Row) {
 // while its catalog view was at version view: between the version that
 // fenced a job's moving span and the one that ended the fence (CUTOVER,
 // or the abandon's unfence), the source takes no write to it.
-func (c *JobChecker) SourceWrite(group int, key string, ts hlc.TS, view uint64) error {
+func (c *JobChecker) SourceWrite(group int, key string, ts hlc.TS, view uint64) *property.Violation {
 	for _, id := range c.order {
 		f := c.jobs[id]
 		j := f.rec
@@ -112,7 +113,7 @@ func (c *JobChecker) SourceWrite(group int, key string, ts hlc.TS, view uint64) 
 			continue // the fence ended: lifted by abandon, or the span moved away
 		}
 		if InSpan(key, j.Moving()) {
-			return mviolation("M.FencedWritesRejected", "group %d (view v%d, fenced at v%d) accepted a write to %s at %s, in job %d's moving span %s",
+			return property.Violated(property.MFencedWritesRejected, "group %d (view v%d, fenced at v%d) accepted a write to %s at %s, in job %d's moving span %s",
 				group, view, f.fenceVersion, keys.Quote(key), ts, j.ID, j.Moving())
 		}
 	}
@@ -121,7 +122,7 @@ func (c *JobChecker) SourceWrite(group int, key string, ts hlc.TS, view uint64) 
 
 // TargetWrite checks M.HLCMonotone for a write group applied at ts while
 // its view was at version view.
-func (c *JobChecker) TargetWrite(group int, key string, ts hlc.TS, view uint64) error {
+func (c *JobChecker) TargetWrite(group int, key string, ts hlc.TS, view uint64) *property.Violation {
 	for _, id := range c.order {
 		f := c.jobs[id]
 		j := f.rec
@@ -133,7 +134,7 @@ func (c *JobChecker) TargetWrite(group int, key string, ts hlc.TS, view uint64) 
 			floor = f.maxImported
 		}
 		if ts <= floor {
-			return mviolation("M.HLCMonotone", "target group %d issued %s for %s after job %d's CUTOVER, not above max(max_imported_ts, fence_ts) = %s",
+			return property.Violated(property.MHLCMonotone, "target group %d issued %s for %s after job %d's CUTOVER, not above max(max_imported_ts, fence_ts) = %s",
 				group, ts, keys.Quote(key), j.ID, floor)
 		}
 	}
@@ -144,7 +145,7 @@ func (c *JobChecker) TargetWrite(group int, key string, ts hlc.TS, view uint64) 
 // the source's versions of the moving span (every family) with their keys;
 // each one with commit_ts <= fence_ts was imported exactly once, and
 // nothing else was.
-func (c *JobChecker) CheckCopy(id uint64, source []mvcc.Row) error {
+func (c *JobChecker) CheckCopy(id uint64, source []mvcc.Row) *property.Violation {
 	f := c.facts(id)
 	if f.checkedCopy {
 		return nil
@@ -172,14 +173,14 @@ func (c *JobChecker) CheckCopy(id uint64, source []mvcc.Row) error {
 		}
 		switch n := f.imported[id]; {
 		case n == 0:
-			return mviolation("M.ExactlyOnceCopy", "job %d cut over without copying %s %s (fence_ts %s)", j.ID, keys.Quote(r.Key), r.Version, j.FenceTS)
+			return property.Violated(property.MExactlyOnceCopy, "job %d cut over without copying %s %s (fence_ts %s)", j.ID, keys.Quote(r.Key), r.Version, j.FenceTS)
 		case n > 1:
-			return mviolation("M.ExactlyOnceCopy", "job %d copied %s %s %d times", j.ID, keys.Quote(r.Key), r.Version, n)
+			return property.Violated(property.MExactlyOnceCopy, "job %d copied %s %s %d times", j.ID, keys.Quote(r.Key), r.Version, n)
 		}
 	}
 	for _, id := range f.importOrder {
 		if !want[id] {
-			return mviolation("M.ExactlyOnceCopy", "job %d copied %s @%s, which is not a source version of the moving span at or below fence_ts %s",
+			return property.Violated(property.MExactlyOnceCopy, "job %d copied %s @%s, which is not a source version of the moving span at or below fence_ts %s",
 				j.ID, keys.Quote(id.key), id.ts, j.FenceTS)
 		}
 	}
@@ -189,13 +190,13 @@ func (c *JobChecker) CheckCopy(id uint64, source []mvcc.Row) error {
 // Cleanup checks M.CleanupSafe when the source applies job id's cleanup:
 // promotion must be durable on the target and no read admitted on the
 // source for the moving span may still be in flight.
-func (c *JobChecker) Cleanup(id uint64, promoted bool, staged int, openReads int) error {
+func (c *JobChecker) Cleanup(id uint64, promoted bool, staged int, openReads int) *property.Violation {
 	j := c.facts(id).rec
 	if !promoted || staged > 0 {
-		return mviolation("M.CleanupSafe", "job %d deleted source data while the target still had %d staged versions (promoted=%v)", j.ID, staged, promoted)
+		return property.Violated(property.MCleanupSafe, "job %d deleted source data while the target still had %d staged versions (promoted=%v)", j.ID, staged, promoted)
 	}
 	if openReads > 0 {
-		return mviolation("M.CleanupSafe", "job %d deleted source data with %d reads of %s in flight on the source", j.ID, openReads, j.Moving())
+		return property.Violated(property.MCleanupSafe, "job %d deleted source data with %d reads of %s in flight on the source", j.ID, openReads, j.Moving())
 	}
 	return nil
 }

@@ -1,23 +1,24 @@
-package linearizability
+package coordcheck
 
 import (
 	"fmt"
 
 	"shardsim/model/coord"
+	"shardsim/property"
 	"shardsim/simclock"
 )
 
-// CoordEffect is one unit of work a worker really did: the output it
+// Effect is one unit of work a worker really did: the output it
 // published once the coordinator accepted its progress (a checkpoint, a
 // completion, a park or a split) under a lease. Fencing is judged on these,
 // what workers acted on, and not only on the coordinator's records.
-type CoordEffect struct {
+type Effect struct {
 	Tenant coord.TenantID
 	Key    coord.ShardKey
 	Actor  string
 	Worker coord.WorkerID
 	Fence  coord.FenceEpoch // the fence of the lease the work was done under
-	Kind   CoordOpKind
+	Kind   RequestKind
 	Op     coord.OpID
 	// From and To are the cursor range the work covered (checkpoint and
 	// complete): the output records keyed (shard, key) for keys in (From, To].
@@ -32,7 +33,7 @@ type CoordEffect struct {
 }
 
 // String describes the effect for reports.
-func (e *CoordEffect) String() string {
+func (e *Effect) String() string {
 	return fmt.Sprintf("%s %s by %s fence=%d %s (%q,%q]", e.Kind, e.Key.Shard, e.Actor, e.Fence, e.Op, e.From, e.To)
 }
 
@@ -51,7 +52,7 @@ type fenceAt struct {
 	seq   uint64
 }
 
-// CoordEffects is the effect log of a run and its checkers, applied as
+// EffectLog is the effect log of a run and its checkers, applied as
 // each effect is published:
 //
 //   - C.Idempotency: no op id of a shard takes effect twice;
@@ -61,48 +62,48 @@ type fenceAt struct {
 //   - C.ZombieRejection: no work is accepted under a fence the shard had
 //     already left (by the durable record) before the work's first attempt.
 //
-// Every check compares history positions (CoordHistory.Tick), so none can
+// Every check compares history positions (History.Tick), so none can
 // fire on a mere race: the earlier event must have completed before the
 // later one began.
-type CoordEffects struct {
-	effects []CoordEffect
+type EffectLog struct {
+	effects []Effect
 	byOp    map[effectOp]int
 	byShard map[effectShard][]int
 	fences  map[effectShard][]fenceAt
-	err     *coord.Violation
+	err     *property.Violation
 }
 
-// NewCoordEffects returns an empty effect log.
-func NewCoordEffects() *CoordEffects {
-	return &CoordEffects{byOp: map[effectOp]int{}, byShard: map[effectShard][]int{}, fences: map[effectShard][]fenceAt{}}
+// NewEffectLog returns an empty effect log.
+func NewEffectLog() *EffectLog {
+	return &EffectLog{byOp: map[effectOp]int{}, byShard: map[effectShard][]int{}, fences: map[effectShard][]fenceAt{}}
 }
 
 // Err returns the first violation, or nil.
-func (l *CoordEffects) Err() *coord.Violation { return l.err }
+func (l *EffectLog) Err() *property.Violation { return l.err }
 
 // Effects returns the log.
-func (l *CoordEffects) Effects() []CoordEffect { return l.effects }
+func (l *EffectLog) Effects() []Effect { return l.effects }
 
-func (l *CoordEffects) fail(prop, format string, args ...any) {
+func (l *EffectLog) fail(prop property.Name, format string, args ...any) {
 	if l.err == nil {
-		l.err = &coord.Violation{Property: prop, Detail: fmt.Sprintf(format, args...)}
+		l.err = &property.Violation{Property: prop, Detail: fmt.Sprintf(format, args...)}
 	}
 }
 
 // Publish adds an effect and checks it against the log.
-func (l *CoordEffects) Publish(e CoordEffect) {
+func (l *EffectLog) Publish(e Effect) {
 	s := effectShard{e.Tenant, e.Key}
 	if i, dup := l.byOp[effectOp{s, e.Op}]; dup {
-		l.fail("C.Idempotency", "%s took effect twice: %s, then %s", e.Op, l.effects[i].String(), e.String())
+		l.fail(property.CIdempotency, "%s took effect twice: %s, then %s", e.Op, l.effects[i].String(), e.String())
 	}
 	for _, i := range l.byShard[s] {
 		if p := &l.effects[i]; p.Fence > e.Fence && p.LearnedSeq < e.InvokedSeq {
-			l.fail("C.MutualExclusion", "work under fence %d was accepted after work under fence %d had been: %s after %s", e.Fence, p.Fence, e.String(), p.String())
+			l.fail(property.CMutualExclusion, "work under fence %d was accepted after work under fence %d had been: %s after %s", e.Fence, p.Fence, e.String(), p.String())
 		}
 	}
 	for _, f := range l.fences[s] {
 		if f.fence > e.Fence && f.seq < e.InvokedSeq {
-			l.fail("C.ZombieRejection", "the shard was at fence %d before %s started, yet it was accepted", f.fence, e.String())
+			l.fail(property.CZombieRejection, "the shard was at fence %d before %s started, yet it was accepted", f.fence, e.String())
 			break
 		}
 	}
@@ -112,8 +113,8 @@ func (l *CoordEffects) Publish(e CoordEffect) {
 }
 
 // ObserveDurable records when each shard's durable fence rose; register it
-// with CoordDurable.OnChange.
-func (l *CoordEffects) ObserveDurable(prev, next *coord.Snapshot, _ simclock.Time, seq uint64) {
+// with Durable.OnChange.
+func (l *EffectLog) ObserveDurable(prev, next *coord.Snapshot, _ simclock.Time, seq uint64) {
 	old := map[effectShard]coord.FenceEpoch{}
 	for i := range prev.Shards {
 		r := &prev.Shards[i]

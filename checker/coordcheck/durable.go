@@ -1,4 +1,4 @@
-package linearizability
+package coordcheck
 
 import (
 	"bytes"
@@ -7,11 +7,12 @@ import (
 	"time"
 
 	"shardsim/model/coord"
+	"shardsim/property"
 	"shardsim/simclock"
 	"shardsim/simkv"
 )
 
-// CoordDurable checks the coordinator's durable truth at every step. It is
+// Durable checks the coordinator's durable truth at every step. It is
 // a simkv.Observer on the server: after every apply that changed the store
 // it re-reads the coordination namespace straight from the store (read
 // only: it never applies a write or expires a lease), decoding only the
@@ -28,23 +29,23 @@ import (
 //   - C.Cooldown: a worker's claim record only moves forward by at least
 //     the cooldown.
 //
-// Which request a write belongs to comes from the CoordHistory mark the
+// Which request a write belongs to comes from the History mark the
 // scenario's KV wrapper sets before each call; its logical time is the
 // snapshot's observation time, so leases are judged on the clock the
 // coordinator was given, skew included. Writes nobody issued (lease expiry)
 // are observed at the virtual time mapped to logical units.
-type CoordDurable struct {
+type Durable struct {
 	store    *simkv.Store
 	ns       []byte
 	unit     time.Duration
 	cooldown coord.LogicalDuration
-	history  *CoordHistory
+	history  *History
 
-	calls map[uint64]*CoordOp // in-flight call id -> the request that sent it
+	calls map[uint64]*Request // in-flight call id -> the request that sent it
 	cache map[string]cachedKV
 	keys  []string // the cached keys, sorted (the namespace's key order)
 	prev  *coord.Snapshot
-	err   *coord.Violation
+	err   *property.Violation
 
 	// Listeners, called after each checked change (nil: none).
 	onChange []func(prev, next *coord.Snapshot, at simclock.Time, seq uint64)
@@ -61,39 +62,39 @@ type cachedKV struct {
 	claim coord.ClaimRecord
 }
 
-// NewCoordDurable returns an observer of store's namespace ns, where one
+// NewDurable returns an observer of store's namespace ns, where one
 // logical unit is unit of virtual time and claims must be cooldown apart.
-func NewCoordDurable(store *simkv.Store, ns string, unit time.Duration, cooldown coord.LogicalDuration, h *CoordHistory) *CoordDurable {
-	d := &CoordDurable{store: store, ns: []byte(ns), unit: unit, cooldown: cooldown, history: h,
-		calls: map[uint64]*CoordOp{}, cache: map[string]cachedKV{}}
+func NewDurable(store *simkv.Store, ns string, unit time.Duration, cooldown coord.LogicalDuration, h *History) *Durable {
+	d := &Durable{store: store, ns: []byte(ns), unit: unit, cooldown: cooldown, history: h,
+		calls: map[uint64]*Request{}, cache: map[string]cachedKV{}}
 	d.prev = &coord.Snapshot{}
 	return d
 }
 
 // OnChange registers fn to see every checked change of durable state.
-func (d *CoordDurable) OnChange(fn func(prev, next *coord.Snapshot, at simclock.Time, seq uint64)) {
+func (d *Durable) OnChange(fn func(prev, next *coord.Snapshot, at simclock.Time, seq uint64)) {
 	d.onChange = append(d.onChange, fn)
 }
 
 // Err returns the first violation, or nil.
-func (d *CoordDurable) Err() *coord.Violation { return d.err }
+func (d *Durable) Err() *property.Violation { return d.err }
 
 // Snapshot returns the last observed durable state.
-func (d *CoordDurable) Snapshot() *coord.Snapshot { return d.prev }
+func (d *Durable) Snapshot() *coord.Snapshot { return d.prev }
 
 // Logical maps virtual time to logical units.
-func (d *CoordDurable) Logical(at simclock.Time) coord.LogicalTime {
+func (d *Durable) Logical(at simclock.Time) coord.LogicalTime {
 	return coord.LogicalTime(int64(at) / int64(d.unit))
 }
 
-func (d *CoordDurable) fail(v *coord.Violation) {
+func (d *Durable) fail(v *property.Violation) {
 	if d.err == nil && v != nil {
 		d.err = v
 	}
 }
 
 // OnInvoke implements simkv.Observer: it remembers which request sent the call.
-func (d *CoordDurable) OnInvoke(call uint64, _ string, _ simclock.Time, _ simkv.Request) {
+func (d *Durable) OnInvoke(call uint64, _ string, _ simclock.Time, _ simkv.Request) {
 	if op := d.history.take(); op != nil {
 		d.calls[call] = op
 	}
@@ -101,10 +102,10 @@ func (d *CoordDurable) OnInvoke(call uint64, _ string, _ simclock.Time, _ simkv.
 
 // OnReturn implements simkv.Observer. The call stays known: a request
 // whose answer was lost or late can still apply after the client gave up.
-func (d *CoordDurable) OnReturn(uint64, simclock.Time, simkv.Response, error) {}
+func (d *Durable) OnReturn(uint64, simclock.Time, simkv.Response, error) {}
 
 // OnApply implements simkv.Observer.
-func (d *CoordDurable) OnApply(call uint64, at simclock.Time, req simkv.Request, resp simkv.Response, err error, before, after int64) {
+func (d *Durable) OnApply(call uint64, at simclock.Time, req simkv.Request, resp simkv.Response, err error, before, after int64) {
 	op := d.calls[call]
 	delete(d.calls, call)
 	if after == before || d.err != nil {
@@ -135,7 +136,7 @@ func (d *CoordDurable) OnApply(call uint64, at simclock.Time, req simkv.Request,
 }
 
 // judge runs the durable checkers on the step from d.prev to next.
-func (d *CoordDurable) judge(op *CoordOp, req simkv.Request, resp simkv.Response, next *coord.Snapshot, changed []string) {
+func (d *Durable) judge(op *Request, req simkv.Request, resp simkv.Response, next *coord.Snapshot, changed []string) {
 	// Records a step did not touch cannot break a step property, so the
 	// step is judged from the changed records of prev (the whole of next
 	// is still checked as a state).
@@ -160,13 +161,13 @@ func (d *CoordDurable) judge(op *CoordOp, req simkv.Request, resp simkv.Response
 }
 
 // attribute records on op which shard records its write changed.
-func (d *CoordDurable) attribute(op *CoordOp, changed []string) {
+func (d *Durable) attribute(op *Request, changed []string) {
 	for _, k := range changed {
 		key, err := coord.ParseEtcdKey(string(d.ns), []byte(k))
 		if err != nil || key.Kind != coord.KeyShard {
 			continue
 		}
-		s := CoordShard{Tenant: key.Tenant, Key: coord.ShardKey{Run: key.Run, Shard: key.Shard}}
+		s := ShardRef{Tenant: key.Tenant, Key: coord.ShardKey{Run: key.Run, Shard: key.Shard}}
 		if !slices.Contains(op.Wrote, s) {
 			op.Wrote = append(op.Wrote, s)
 		}
@@ -174,20 +175,22 @@ func (d *CoordDurable) attribute(op *CoordOp, changed []string) {
 }
 
 // asViolation names the request that caused a violation in its detail.
-func asViolation(err error, op *CoordOp) *coord.Violation {
-	v, ok := err.(*coord.Violation)
+func asViolation(err error, op *Request) *property.Violation {
+	v, ok := err.(*property.Violation)
 	if !ok {
-		v = &coord.Violation{Property: "C.RecordInvariants", Detail: err.Error()}
+		v = &property.Violation{Property: property.CRecordInvariants, Detail: err.Error()}
 	}
 	if op != nil {
-		v = &coord.Violation{Property: v.Property, Detail: v.Detail + " (by " + op.String() + ")"}
+		c := *v
+		c.Detail += " (by " + op.String() + ")"
+		v = &c
 	}
 	return v
 }
 
 // checkCooldown is C.Cooldown on the claim records: a worker's last claim
 // time in a tenant only moves forward, by at least the cooldown.
-func (d *CoordDurable) checkCooldown(next *coord.Snapshot, op *CoordOp) *coord.Violation {
+func (d *Durable) checkCooldown(next *coord.Snapshot, op *Request) *property.Violation {
 	if d.cooldown == 0 {
 		return nil
 	}
@@ -197,7 +200,7 @@ func (d *CoordDurable) checkCooldown(next *coord.Snapshot, op *CoordOp) *coord.V
 				continue
 			}
 			if n.Claim.LastClaimAt < p.Claim.LastClaimAt.Add(d.cooldown) {
-				return asViolation(&coord.Violation{Property: "C.Cooldown", Detail: fmt.Sprintf(
+				return asViolation(&property.Violation{Property: property.CCooldown, Detail: fmt.Sprintf(
 					"%s claimed at %d after a claim at %d, cooldown %d", n.Claim.Worker, n.Claim.LastClaimAt, p.Claim.LastClaimAt, d.cooldown)}, op)
 			}
 		}
@@ -211,9 +214,9 @@ func (d *CoordDurable) checkCooldown(next *coord.Snapshot, op *CoordOp) *coord.V
 // one point read per key; anything else (a lease revoke deleting the keys
 // it held, a range delete) re-reads the whole namespace, decoding only
 // keys whose mod revision moved.
-func (d *CoordDurable) read(req simkv.Request, resp simkv.Response) (*coord.Snapshot, []string, *coord.Violation) {
+func (d *Durable) read(req simkv.Request, resp simkv.Response) (*coord.Snapshot, []string, *property.Violation) {
 	var changed []string
-	var v *coord.Violation
+	var v *property.Violation
 	if keys, ok := writtenKeys(req, resp); ok {
 		changed, v = d.refreshKeys(keys)
 	} else {
@@ -275,7 +278,7 @@ func writtenKeys(req simkv.Request, resp simkv.Response) ([]string, bool) {
 }
 
 // refreshKeys re-reads single keys of the namespace.
-func (d *CoordDurable) refreshKeys(keys []string) ([]string, *coord.Violation) {
+func (d *Durable) refreshKeys(keys []string) ([]string, *property.Violation) {
 	var changed []string
 	for _, k := range keys {
 		if !bytes.HasPrefix([]byte(k), d.ns) || slices.Contains(changed, k) {
@@ -283,7 +286,7 @@ func (d *CoordDurable) refreshKeys(keys []string) ([]string, *coord.Violation) {
 		}
 		resp, err := d.store.Apply(0, simkv.Request{Range: &simkv.RangeRequest{Key: []byte(k)}})
 		if err != nil {
-			return nil, &coord.Violation{Property: "C.RecordInvariants", Detail: "cannot read the namespace: " + err.Error()}
+			return nil, &property.Violation{Property: property.CRecordInvariants, Detail: "cannot read the namespace: " + err.Error()}
 		}
 		if len(resp.Range.Kvs) == 0 {
 			if d.forget(k) {
@@ -303,10 +306,10 @@ func (d *CoordDurable) refreshKeys(keys []string) ([]string, *coord.Violation) {
 }
 
 // refreshAll re-reads the whole namespace.
-func (d *CoordDurable) refreshAll() ([]string, *coord.Violation) {
+func (d *Durable) refreshAll() ([]string, *property.Violation) {
 	resp, err := d.store.Apply(0, simkv.Request{Range: &simkv.RangeRequest{Key: d.ns, RangeEnd: prefixEnd(d.ns)}})
 	if err != nil {
-		return nil, &coord.Violation{Property: "C.RecordInvariants", Detail: "cannot read the namespace: " + err.Error()}
+		return nil, &property.Violation{Property: property.CRecordInvariants, Detail: "cannot read the namespace: " + err.Error()}
 	}
 	var changed []string
 	seen := make(map[string]bool, len(resp.Range.Kvs))
@@ -331,7 +334,7 @@ func (d *CoordDurable) refreshAll() ([]string, *coord.Violation) {
 
 // learn caches kv, decoding it if its mod revision moved; it reports
 // whether it changed.
-func (d *CoordDurable) learn(kv *simkv.KeyValue) (bool, *coord.Violation) {
+func (d *Durable) learn(kv *simkv.KeyValue) (bool, *property.Violation) {
 	k := string(kv.Key)
 	c, ok := d.cache[k]
 	if ok && c.mod == kv.ModRevision {
@@ -350,7 +353,7 @@ func (d *CoordDurable) learn(kv *simkv.KeyValue) (bool, *coord.Violation) {
 }
 
 // forget drops a deleted key; it reports whether the key was known.
-func (d *CoordDurable) forget(k string) bool {
+func (d *Durable) forget(k string) bool {
 	if _, ok := d.cache[k]; !ok {
 		return false
 	}
@@ -365,10 +368,10 @@ func (d *CoordDurable) forget(k string) bool {
 // stored with the etcd backend's write stamp, which decode drops. Records
 // are decoded without their invariant check: a buggy backend's states must reach the
 // checkers, which name what they break.
-func (d *CoordDurable) decode(kv *simkv.KeyValue) (cachedKV, *coord.Violation) {
+func (d *Durable) decode(kv *simkv.KeyValue) (cachedKV, *property.Violation) {
 	k, err := coord.ParseEtcdKey(string(d.ns), kv.Key)
 	if err != nil {
-		return cachedKV{}, &coord.Violation{Property: "C.RecordInvariants", Detail: err.Error()}
+		return cachedKV{}, &property.Violation{Property: property.CRecordInvariants, Detail: err.Error()}
 	}
 	c := cachedKV{mod: kv.ModRevision, key: k}
 	switch k.Kind {
@@ -393,14 +396,14 @@ func (d *CoordDurable) decode(kv *simkv.KeyValue) (cachedKV, *coord.Violation) {
 		_, err = coord.DecodeActiveRunEntry(kv.Value)
 	}
 	if err != nil {
-		return cachedKV{}, &coord.Violation{Property: "C.RecordInvariants", Detail: fmt.Sprintf("undecodable %s record %q: %v", k.Kind, kv.Key, err)}
+		return cachedKV{}, &property.Violation{Property: property.CRecordInvariants, Detail: fmt.Sprintf("undecodable %s record %q: %v", k.Kind, kv.Key, err)}
 	}
 	return c, nil
 }
 
 // checkActiveIndex requires the active-run index to list exactly the
 // Active runs (both lists are in key order: tenant, then run).
-func checkActiveIndex(s *coord.Snapshot, active []coord.EtcdKey) *coord.Violation {
+func checkActiveIndex(s *coord.Snapshot, active []coord.EtcdKey) *property.Violation {
 	var want []coord.EtcdKey
 	for i := range s.Runs {
 		if s.Runs[i].Status == coord.RunActive {
@@ -408,11 +411,11 @@ func checkActiveIndex(s *coord.Snapshot, active []coord.EtcdKey) *coord.Violatio
 		}
 	}
 	if len(want) != len(active) {
-		return &coord.Violation{Property: "C.RecordInvariants", Detail: fmt.Sprintf("active-run index holds %d entries for %d Active runs", len(active), len(want))}
+		return &property.Violation{Property: property.CRecordInvariants, Detail: fmt.Sprintf("active-run index holds %d entries for %d Active runs", len(active), len(want))}
 	}
 	for i := range want {
 		if want[i] != active[i] {
-			return &coord.Violation{Property: "C.RecordInvariants", Detail: fmt.Sprintf("active-run index disagrees with %s", want[i].Run)}
+			return &property.Violation{Property: property.CRecordInvariants, Detail: fmt.Sprintf("active-run index disagrees with %s", want[i].Run)}
 		}
 	}
 	return nil
@@ -420,7 +423,7 @@ func checkActiveIndex(s *coord.Snapshot, active []coord.EtcdKey) *coord.Violatio
 
 // subset returns the run, shard and claim records of s stored under the
 // given keys, for judging one request by what it changed.
-func (d *CoordDurable) subset(s *coord.Snapshot, keys []string) *coord.Snapshot {
+func (d *Durable) subset(s *coord.Snapshot, keys []string) *coord.Snapshot {
 	out := &coord.Snapshot{At: s.At}
 	for _, k := range keys {
 		key, err := coord.ParseEtcdKey(string(d.ns), []byte(k))
