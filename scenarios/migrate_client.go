@@ -187,20 +187,8 @@ func (r *mRecorder) scan(client int, op string, fam keys.Family, span keys.Span,
 func (r *mRecorder) history(oracle *migratecheck.VersionOracle) []migratecheck.KeyOp {
 	out := append([]migratecheck.KeyOp(nil), r.ops...)
 	for i, s := range r.scans {
-		if !r.latest[i] || (s.Limit > 0 && len(s.Rows) >= s.Limit) {
-			continue
-		}
-		found := map[string]string{}
-		for _, row := range s.Rows {
-			found[row.Key] = row.Value
-		}
-		for _, k := range oracle.Keys() {
-			if keys.Classify(k) != s.Family || !migratecheck.InSpan(k, s.Span) {
-				continue
-			}
-			v, ok := found[k]
-			out = append(out, migratecheck.KeyOp{Client: r.spans[i].client, Key: k, Call: r.spans[i].call, Return: r.spans[i].ret,
-				ReadTS: s.TS, Found: ok, Value: v})
+		if r.latest[i] {
+			out = append(out, oracle.ScanReads(s, r.spans[i].client, r.spans[i].call, r.spans[i].ret)...)
 		}
 	}
 	return out

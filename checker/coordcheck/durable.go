@@ -19,13 +19,13 @@ import (
 // keys whose mod revision moved, and judges the new state against the one
 // before with model/coord's durable checkers:
 //
-//   - coord.CheckDurableStep: every per-state and per-step C.* property of
-//     the records (mutual exclusion of live leases, fences, terminal states,
-//     cursors, splits, op-log entries, run states, record invariants);
-//   - coord.CheckTenantStep: the request's tenant changed no other tenant's
+//   - CheckStep: every per-state and per-step C.* property of the records
+//     (mutual exclusion of live leases, fences, terminal states, cursors,
+//     splits, op-log entries, run states, record invariants);
+//   - CheckTenantStep: the request's tenant changed no other tenant's
 //     records (C.TenantIsolation), judged on the records that changed;
-//   - coord.CheckAcceptedLease: a lease-gated commit carried the fence the
-//     shard had (C.ZombieRejection);
+//   - CheckAcceptedLease: a lease-gated commit carried the fence the shard
+//     had (C.ZombieRejection);
 //   - C.Cooldown: a worker's claim record only moves forward by at least
 //     the cooldown.
 //
@@ -140,20 +140,20 @@ func (d *Durable) judge(op *Request, req simkv.Request, resp simkv.Response, nex
 	// Records a step did not touch cannot break a step property, so the
 	// step is judged from the changed records of prev (the whole of next
 	// is still checked as a state).
-	if err := coord.CheckDurableStep(d.subset(d.prev, changed), next); err != nil {
-		d.fail(asViolation(err, op))
+	if v := CheckStep(d.subset(d.prev, changed), next); v != nil {
+		d.fail(byRequest(v, op))
 		return
 	}
 	if op == nil {
 		return
 	}
-	if err := coord.CheckTenantStep(d.subset(d.prev, changed), d.subset(next, changed), op.Tenant); err != nil {
-		d.fail(asViolation(err, op))
+	if v := CheckTenantStep(d.subset(d.prev, changed), d.subset(next, changed), op.Tenant); v != nil {
+		d.fail(byRequest(v, op))
 		return
 	}
 	if op.Kind.Gated() && req.Txn != nil && resp.Txn != nil && resp.Txn.Succeeded {
-		if err := coord.CheckAcceptedLease(d.prev, op.Lease); err != nil {
-			d.fail(asViolation(err, op))
+		if v := CheckAcceptedLease(d.prev, op.Lease); v != nil {
+			d.fail(byRequest(v, op))
 			return
 		}
 	}
@@ -174,18 +174,14 @@ func (d *Durable) attribute(op *Request, changed []string) {
 	}
 }
 
-// asViolation names the request that caused a violation in its detail.
-func asViolation(err error, op *Request) *property.Violation {
-	v, ok := err.(*property.Violation)
-	if !ok {
-		v = &property.Violation{Property: property.CRecordInvariants, Detail: err.Error()}
+// byRequest names the request that caused a violation in its detail.
+func byRequest(v *property.Violation, op *Request) *property.Violation {
+	if op == nil {
+		return v
 	}
-	if op != nil {
-		c := *v
-		c.Detail += " (by " + op.String() + ")"
-		v = &c
-	}
-	return v
+	c := *v
+	c.Detail += " (by " + op.String() + ")"
+	return &c
 }
 
 // checkCooldown is C.Cooldown on the claim records: a worker's last claim
@@ -200,8 +196,8 @@ func (d *Durable) checkCooldown(next *coord.Snapshot, op *Request) *property.Vio
 				continue
 			}
 			if n.Claim.LastClaimAt < p.Claim.LastClaimAt.Add(d.cooldown) {
-				return asViolation(&property.Violation{Property: property.CCooldown, Detail: fmt.Sprintf(
-					"%s claimed at %d after a claim at %d, cooldown %d", n.Claim.Worker, n.Claim.LastClaimAt, p.Claim.LastClaimAt, d.cooldown)}, op)
+				return byRequest(property.Violated(property.CCooldown, "%s claimed at %d after a claim at %d, cooldown %d",
+					n.Claim.Worker, n.Claim.LastClaimAt, p.Claim.LastClaimAt, d.cooldown), op)
 			}
 		}
 	}

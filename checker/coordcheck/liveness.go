@@ -174,12 +174,12 @@ func (c *Liveness) Observe(_, next *coord.Snapshot, at simclock.Time, _ uint64) 
 // allTerminal reports whether every shard and run of s is terminal.
 func allTerminal(s *coord.Snapshot) bool {
 	for i := range s.Runs {
-		if !s.Runs[i].Status.Terminal() {
+		if !runTerminal(s.Runs[i].Status) {
 			return false
 		}
 	}
 	for i := range s.Shards {
-		if !s.Shards[i].Status.Terminal() {
+		if !shardTerminal(s.Shards[i].Status) {
 			return false
 		}
 	}
@@ -206,12 +206,12 @@ func (c *Liveness) Finish(end simclock.Time) {
 		shards, runs := 0, 0
 		if c.last != nil {
 			for i := range c.last.Shards {
-				if !c.last.Shards[i].Status.Terminal() {
+				if !shardTerminal(c.last.Shards[i].Status) {
 					shards++
 				}
 			}
 			for i := range c.last.Runs {
-				if !c.last.Runs[i].Status.Terminal() {
+				if !runTerminal(c.last.Runs[i].Status) {
 					runs++
 				}
 			}

@@ -3,7 +3,6 @@ package migratecheck
 import (
 	mcat "shardsim/model/migrate/catalog"
 	"shardsim/model/migrate/job"
-	"shardsim/model/migrate/keys"
 	"shardsim/property"
 	"shardsim/simkv"
 )
@@ -24,7 +23,7 @@ func NewCatalogChecker() *CatalogChecker { return &CatalogChecker{viewers: map[s
 
 // Published checks one catalog snapshot the store accepted.
 func (c *CatalogChecker) Published(cat mcat.Catalog) *property.Violation {
-	if a, b, ok := cat.Overlap(); ok {
+	if a, b, ok := overlapping(cat.Routes); ok {
 		return property.Violated(property.MCatalogNonOverlap, "catalog v%d has overlapping routes %s and %s", cat.Version, a, b)
 	}
 	if c.have && cat.Version != c.last+1 {
@@ -43,6 +42,19 @@ func (c *CatalogChecker) Viewed(viewer string, version uint64) *property.Violati
 	return nil
 }
 
+// overlapping returns the first two routes (in catalog order) whose
+// spans share a route key, judged without the catalog's own code.
+func overlapping(routes []mcat.Route) (mcat.Route, mcat.Route, bool) {
+	for i, a := range routes {
+		for _, b := range routes[i+1:] {
+			if (a.End == "" || b.Start < a.End) && (b.End == "" || a.Start < b.End) {
+				return a, b, true
+			}
+		}
+	}
+	return mcat.Route{}, mcat.Route{}, false
+}
+
 // GroupView is what one group would do with a write right now: whether it
 // has a leader that serves, and the catalog view that leader enforces.
 type GroupView struct {
@@ -53,16 +65,14 @@ type GroupView struct {
 
 // CheckSingleWriter checks M.SingleWriter over the given route keys: at
 // most one group would accept a write for each (a serving leader whose
-// view gives it the key's route, Active).
+// view has an Active route of its own holding the key). It reads the views
+// route by route rather than through the catalog's lookup, so a view that
+// (wrongly) holds two routes for a key counts both.
 func CheckSingleWriter(routeKeys []string, views []GroupView) *property.Violation {
 	for _, k := range routeKeys {
 		owner := -1
 		for _, gv := range views {
-			if !gv.Ready {
-				continue
-			}
-			r, ok := gv.View.Lookup(k)
-			if !ok || r.Group != gv.Group || r.State != mcat.Active {
+			if !gv.Ready || !accepts(gv, k) {
 				continue
 			}
 			if owner >= 0 {
@@ -73,6 +83,17 @@ func CheckSingleWriter(routeKeys []string, views []GroupView) *property.Violatio
 		}
 	}
 	return nil
+}
+
+// accepts reports whether gv's view has an Active route of gv's group
+// holding route key k.
+func accepts(gv GroupView, k string) bool {
+	for _, r := range gv.View.Routes {
+		if r.Group == gv.Group && r.State == mcat.Active && inSpan(k, r.Start, r.End) {
+			return true
+		}
+	}
+	return false
 }
 
 func viewOf(views []GroupView, g int) mcat.Catalog {
@@ -180,6 +201,3 @@ func Writes(req simkv.Request, resp simkv.Response, err error) []simkv.PutReques
 	}
 	return nil
 }
-
-// InSpan reports whether raw's route key lies in s.
-func InSpan(raw string, s keys.Span) bool { return s.Contains(keys.RouteKey(raw)) }

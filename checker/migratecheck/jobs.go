@@ -112,7 +112,7 @@ func (c *JobChecker) SourceWrite(group int, key string, ts hlc.TS, view uint64) 
 		if f.unfenceVersion != 0 && view >= f.unfenceVersion || f.cutoverVersion != 0 && view >= f.cutoverVersion {
 			continue // the fence ended: lifted by abandon, or the span moved away
 		}
-		if InSpan(key, j.Moving()) {
+		if m := j.Moving(); routedIn(key, m.Start, m.End) {
 			return property.Violated(property.MFencedWritesRejected, "group %d (view v%d, fenced at v%d) accepted a write to %s at %s, in job %d's moving span %s",
 				group, view, f.fenceVersion, keys.Quote(key), ts, j.ID, j.Moving())
 		}
@@ -142,9 +142,10 @@ func (c *JobChecker) TargetWrite(group int, key string, ts hlc.TS, view uint64) 
 }
 
 // CheckCopy checks M.ExactlyOnceCopy when job id cuts over: source holds
-// the source's versions of the moving span (every family) with their keys;
-// each one with commit_ts <= fence_ts was imported exactly once, and
-// nothing else was.
+// every version the source group stores, of every key; the checker picks
+// the moving span's rows itself, by its own route-key mapping (keys.go),
+// never by the protocol's brackets. Each one with commit_ts <= fence_ts
+// was imported exactly once, and nothing else was.
 func (c *JobChecker) CheckCopy(id uint64, source []mvcc.Row) *property.Violation {
 	f := c.facts(id)
 	if f.checkedCopy {
@@ -154,7 +155,7 @@ func (c *JobChecker) CheckCopy(id uint64, source []mvcc.Row) *property.Violation
 	j := f.rec
 	want := map[rowID]bool{}
 	for _, r := range source {
-		if r.TS <= j.FenceTS && InSpan(r.Key, j.Moving()) {
+		if m := j.Moving(); r.TS <= j.FenceTS && routedIn(r.Key, m.Start, m.End) {
 			want[rowID{r.Key, r.TS}] = true
 		}
 	}

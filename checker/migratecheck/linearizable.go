@@ -154,3 +154,27 @@ func CheckLinearizable(ops []KeyOp, oracle *VersionOracle, timeout time.Duration
 	}
 	return property.VerdictOK, nil
 }
+
+// ScanReads turns a complete scan at the latest timestamp into the reads
+// it amounts to for M.Linearizable: one per key the oracle knows of the
+// scanned family whose route key lies in the span (found or not), all
+// with the scan's call and return times. A scan cut short by its limit
+// says nothing of the keys it did not reach and gives none.
+func (o *VersionOracle) ScanReads(s ScanObs, client int, call, ret simclock.Time) []KeyOp {
+	if s.Limit > 0 && len(s.Rows) >= s.Limit {
+		return nil
+	}
+	found := map[string]string{}
+	for _, row := range s.Rows {
+		found[row.Key] = row.Value
+	}
+	var out []KeyOp
+	for _, k := range o.Keys() {
+		if fam, _ := familyOf(k); fam != s.Family.Prefix() || !routedIn(k, s.Span.Start, s.Span.End) {
+			continue
+		}
+		v, ok := found[k]
+		out = append(out, KeyOp{Client: client, Key: k, Call: call, Return: ret, ReadTS: s.TS, Found: ok, Value: v})
+	}
+	return out
+}

@@ -272,3 +272,42 @@ func TestMigrateLinearizableFails(t *testing.T) {
 		t.Fatal("a read of an expired value passed")
 	}
 }
+
+// The checker's route-key mapping is its own; it must agree with the
+// protocol's on every key layout the workload makes, and leave group-local
+// rows out.
+func TestOwnRouteKeyMapping(t *testing.T) {
+	for _, uk := range []string{"", "b0", "k07", "k"} {
+		for _, f := range keys.Families() {
+			raw := keys.Encode(f, uk, "12")
+			rk, ok := routeKeyOf(raw)
+			if !ok || rk != uk || rk != keys.RouteKey(raw) {
+				t.Errorf("%q: route key %q %v, want %q", raw, rk, ok, uk)
+			}
+			if fam, _ := familyOf(raw); fam != f.Prefix() {
+				t.Errorf("%q: family %q, want %q", raw, fam, f.Prefix())
+			}
+		}
+	}
+	for _, local := range []string{keys.StageKey(3, "k7"), "!dist|cursor|1"} {
+		if _, ok := routeKeyOf(local); ok || routedIn(local, "", "") {
+			t.Errorf("group-local %q was given a route", local)
+		}
+	}
+}
+
+// A copy that leaves an internal-family row of the moving span behind is
+// caught although the row's raw key lies far outside the span's raw range.
+func TestExactlyOnceCopyCountsInternalFamilies(t *testing.T) {
+	item := keys.Encode(keys.FamilyListItem, "k7", "1")
+	source := []mvcc.Row{{Key: "k7", Version: ver(10, "a")}, {Key: item, Version: ver(12, "i")},
+		{Key: keys.StageKey(9, "k7"), Version: ver(11, "staged elsewhere")}}
+	c, _ := jobChecker()
+	c.Imported(1, source[:1])
+	wantProp(t, c.CheckCopy(1, source), property.MExactlyOnceCopy)
+	ok, _ := jobChecker()
+	ok.Imported(1, source[:2])
+	if v := ok.CheckCopy(1, source); v != nil {
+		t.Fatalf("the staged row of another job counted as source data: %v", v)
+	}
+}

@@ -137,7 +137,7 @@ func (o *VersionOracle) CheckScan(s ScanObs) *property.Violation {
 		return nil
 	}
 	for _, k := range o.Keys() {
-		if keys.Classify(k) != s.Family || !InSpan(k, s.Span) {
+		if fam, _ := familyOf(k); fam != s.Family.Prefix() || !routedIn(k, s.Span.Start, s.Span.End) {
 			continue
 		}
 		if _, ok := got[k]; ok {
@@ -193,7 +193,7 @@ func (o *VersionOracle) CheckNoLostWrite(acked []AckedWrite, read func(key strin
 
 func inAny(raw string, spans []keys.Span) bool {
 	for _, s := range spans {
-		if InSpan(raw, s) {
+		if routedIn(raw, s.Start, s.End) {
 			return true
 		}
 	}

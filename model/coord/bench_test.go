@@ -81,29 +81,29 @@ func checkpointMix(b *testing.B, r Coordinator, every func(i int)) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
 }
 
-// BenchmarkCheckDurableStep measures the durable checkers on a state the
+// BenchmarkJudgeStep measures the durable checkers on a state the
 // size of a coordination world's (3 tenants, 2 runs each of 3 roots, every
-// root split into 3 leaves, half of them leased): one CheckDurableStep
+// root split into 3 leaves, half of them leased): one coordcheck.CheckStep
 // from a state to its successor with one checkpoint applied, which is
 // what the durable observer runs after every write.
-func BenchmarkCheckDurableStep(b *testing.B) {
+func BenchmarkJudgeStep(b *testing.B) {
 	prev, next := benchStates(b)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if err := CheckDurableStep(&prev, &next); err != nil {
+		if err := judgeStep(&prev, &next); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
-// BenchmarkCheckSnapshot measures CheckSnapshot alone on the same state.
-func BenchmarkCheckSnapshot(b *testing.B) {
+// BenchmarkJudgeState measures coordcheck.CheckState alone on the same state.
+func BenchmarkJudgeState(b *testing.B) {
 	_, next := benchStates(b)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if err := CheckSnapshot(&next); err != nil {
+		if err := judgeState(&next); err != nil {
 			b.Fatal(err)
 		}
 	}

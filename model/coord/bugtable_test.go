@@ -192,14 +192,14 @@ func blindWriteRace(t *testing.T, cfg Config) error {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := CheckDurableStep(&before, &between); err != nil {
+	if err := judgeStep(&before, &between); err != nil {
 		return err
 	}
-	if err := CheckDurableStep(&between, &after); err != nil {
+	if err := judgeStep(&between, &after); err != nil {
 		return err
 	}
 	if aErr == nil {
-		return violated(property.CMutualExclusion, "two concurrent acquires both succeeded (A holds fence %d)", aRes.Lease.Fence)
+		return property.Violated(property.CMutualExclusion, "two concurrent acquires both succeeded (A holds fence %d)", aRes.Lease.Fence)
 	}
 	if CodeOf(aErr) != CodeAlreadyLeased {
 		t.Fatalf("A lost the race with %v, want already leased", aErr)

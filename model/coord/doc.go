@@ -22,8 +22,9 @@
 //     mutation with read-back of ambiguous answers (etcd_cas.go,
 //     etcd_readback.go), owner bindings under etcd leases (etcd_owner.go)
 //     and counted shard limits (etcd_admit.go);
-//   - property checkers over durable state that any backend's Snapshot can
-//     be fed to (snapshot.go, durable_check.go).
+//   - Snapshot, the durable state of either backend at one instant, which
+//     the checkers in checker/coordcheck judge (this package never imports
+//     a checker; its tests reach them through judges_test.go).
 //
 // Everything is deterministic: time is a LogicalTime argument of every
 // operation, nothing reads a clock or spawns a goroutine, and no map

@@ -22,7 +22,7 @@ func baseSnapshot(t *testing.T) (Snapshot, Lease) {
 		t.Fatal(err)
 	}
 	s := r.Snapshot(w.now)
-	if err := CheckSnapshot(&s); err != nil {
+	if err := judgeState(&s); err != nil {
 		t.Fatal(err)
 	}
 	return s, l
@@ -87,7 +87,7 @@ func TestCheckSnapshotFails(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := base.clone()
 			tc.mut(&s)
-			wantViolation(t, CheckSnapshot(&s), tc.want)
+			wantViolation(t, judgeState(&s), tc.want)
 		})
 	}
 }
@@ -145,17 +145,17 @@ func TestCheckDurableStepFails(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p, n := base.clone(), base.clone()
 			tc.mut(&p, &n)
-			wantViolation(t, CheckDurableStep(&p, &n), tc.want)
+			wantViolation(t, judgeStep(&p, &n), tc.want)
 		})
 	}
 	// And the unchanged step passes, as does an unpark in an Active run.
 	p, n := base.clone(), base.clone()
-	if err := CheckDurableStep(&p, &n); err != nil {
+	if err := judgeStep(&p, &n); err != nil {
 		t.Fatal(err)
 	}
 	p.find(1).Status, p.find(1).ParkReason, p.find(1).Lease = ShardParked, Some(ParkOther), None[LeaseHolder]()
 	n.find(1).Lease, n.find(1).Fence = None[LeaseHolder](), 3
-	if err := CheckDurableStep(&p, &n); err != nil {
+	if err := judgeStep(&p, &n); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -164,17 +164,17 @@ func TestCheckTenantStepAndAcceptedLease(t *testing.T) {
 	base, l := baseSnapshot(t)
 	next := base.clone()
 	next.find(1).Cursor = cur("d")
-	if err := CheckTenantStep(&base, &next, tenantA); err != nil {
+	if err := judgeTenantStep(&base, &next, tenantA); err != nil {
 		t.Fatal(err)
 	}
-	wantViolation(t, CheckTenantStep(&base, &next, tenantB), property.CTenantIsolation)
-	if err := CheckAcceptedLease(&base, l); err != nil {
+	wantViolation(t, judgeTenantStep(&base, &next, tenantB), property.CTenantIsolation)
+	if err := judgeAcceptedLease(&base, l); err != nil {
 		t.Fatal(err)
 	}
 	zombie := l
 	zombie.Fence--
-	wantViolation(t, CheckAcceptedLease(&base, zombie), property.CZombieRejection)
+	wantViolation(t, judgeAcceptedLease(&base, zombie), property.CZombieRejection)
 	missing := l
 	missing.Shard = 42
-	wantViolation(t, CheckAcceptedLease(&base, missing), property.CZombieRejection)
+	wantViolation(t, judgeAcceptedLease(&base, missing), property.CZombieRejection)
 }

@@ -100,8 +100,8 @@ func TestEtcdSplitReplaceIsOneTxnWithinMaxOps(t *testing.T) {
 	if len(res.Children) != 8 {
 		t.Fatalf("children %v", res.Children)
 	}
-	if s := f.snapshot(); len(s.Shards) != 10 || CheckSnapshot(&s) != nil {
-		t.Fatalf("after split: %d shards, %v", len(s.Shards), CheckSnapshot(&s))
+	if s := f.snapshot(); len(s.Shards) != 10 || judgeState(&s) != nil {
+		t.Fatalf("after split: %d shards, %v", len(s.Shards), judgeState(&s))
 	}
 
 	// Nine children exceed the per-op cap: refused, nothing written.
@@ -614,7 +614,7 @@ func TestEtcdLateFirstCommitIsAReplay(t *testing.T) {
 				t.Fatalf("stats %+v, %d write transactions", s, len(h.sent))
 			}
 			s := f.snapshot()
-			if err := CheckSnapshot(&s); err != nil {
+			if err := judgeState(&s); err != nil {
 				t.Fatal(err)
 			}
 			for _, k := range created {

@@ -185,6 +185,10 @@ func (l *ShardOpLog) Len() int { return l.r.len() }
 // Entries returns the entries, oldest first.
 func (l *ShardOpLog) Entries() []OpLogEntry { return l.r.entries() }
 
+// At returns the i-th entry, oldest first (0 <= i < Len), without copying
+// the log: readers that judge every record of every state use it.
+func (l *ShardOpLog) At(i int) OpLogEntry { return l.r.at(i) }
+
 // Find returns the entry for op, if it is still held.
 func (l *ShardOpLog) Find(op OpID) (OpLogEntry, bool) { return l.r.find(op) }
 
@@ -216,6 +220,9 @@ func (l *RunOpLog) Len() int { return l.r.len() }
 
 // Entries returns the entries, oldest first.
 func (l *RunOpLog) Entries() []OpLogEntry { return l.r.entries() }
+
+// At returns the i-th entry, oldest first (0 <= i < Len).
+func (l *RunOpLog) At(i int) OpLogEntry { return l.r.at(i) }
 
 // Find returns the entry for op, if it is still held.
 func (l *RunOpLog) Find(op OpID) (OpLogEntry, bool) { return l.r.find(op) }

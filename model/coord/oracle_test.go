@@ -15,8 +15,9 @@ import (
 // The differential oracle: every operation runs on the reference and on
 // the etcd backend, and the two must return the same result and events
 // and leave the same durable state; the etcd backend's decoded state must
-// also pass the property checkers (CheckDurableStep, CheckTenantStep,
-// CheckAcceptedLease) after every step.
+// also pass the property checkers (checker/coordcheck's CheckStep,
+// CheckTenantStep and CheckAcceptedLease, installed by judges_ext_test.go)
+// after every step.
 //
 // With faults on, the etcd side may additionally fail transiently. After a
 // transient failure the operation may or may not have taken effect; the
@@ -271,7 +272,7 @@ func (p *pair) step(c call) (result, error) {
 			lost = true
 		default:
 			// A partial effect. Name the property it breaks, if any.
-			if err := CheckDurableStep(&p.prev, &snap); err != nil {
+			if err := judgeStep(&p.prev, &snap); err != nil {
 				return got, fmt.Errorf("%s failed transiently (%s) leaving a partial effect: %w", c.name, got.Err, err)
 			}
 			return got, fmt.Errorf("%s failed transiently (%s) leaving a state that is neither before nor after it:\nvs after (-ref +etcd):\n%s",
@@ -325,14 +326,14 @@ func (p *pair) step(c call) (result, error) {
 // snap made by c, whose reference result was want; took says whether the
 // call took effect on the etcd side (or was rolled back).
 func (p *pair) checkProperties(c call, want result, took bool, snap *Snapshot) error {
-	if err := CheckDurableStep(&p.prev, snap); err != nil {
+	if err := judgeStep(&p.prev, snap); err != nil {
 		return err
 	}
-	if err := CheckTenantStep(&p.prev, snap, c.tenant); err != nil {
+	if err := judgeTenantStep(&p.prev, snap, c.tenant); err != nil {
 		return err
 	}
 	if c.gate.Set && took && want.code == codeNone && !want.replay {
-		return CheckAcceptedLease(&p.prev, c.gate.Val)
+		return judgeAcceptedLease(&p.prev, c.gate.Val)
 	}
 	return nil
 }
@@ -418,7 +419,7 @@ func (p *pair) race(x, y call) (xGot, yGot result, err error) {
 	if d := stateDiff(&want, &snap); d != "" {
 		return xGot, yGot, fmt.Errorf("race %s/%s (interleaved=%t): durable states differ (-ref +etcd):\n%s", x.name, y.name, fired, d)
 	}
-	if err := CheckDurableStep(&p.prev, &snap); err != nil {
+	if err := judgeStep(&p.prev, &snap); err != nil {
 		return xGot, yGot, err
 	}
 	p.prev = snap

@@ -6,7 +6,7 @@ import (
 )
 
 // Snapshot is a coordinator's durable state at one instant, in the form
-// the property checkers (CheckSnapshot, CheckDurableStep) work on. Both
+// the property checkers (checker/coordcheck) work on. Both
 // backends produce one: the reference from memory, the etcd backend by
 // decoding every key of its namespace. Everything but Bindings is the
 // protocol's state and must agree between backends.
