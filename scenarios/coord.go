@@ -118,21 +118,29 @@ func (cw *coordWorld) allRunsTerminal(c *coordCaller) bool {
 	return true
 }
 
-func runCoord(sh coordShape, cfg Config) (Result, error) {
-	for _, name := range cfg.Bugs.Names() {
-		if b, _ := bugs.Lookup(name); b.Protocol != "coord" {
-			return Result{}, fmt.Errorf("bug %s does not apply to scenario %s", name, sh.name)
-		}
-	}
-	healAt := simclock.Time(sh.healAt)
-	end := healAt.Add(sh.convergeWithin + 2*time.Second)
-	w := NewWorld(sh.name, cfg, simclock.Budget{MaxTime: end, MaxEvents: 5_000_000})
-	sw := w.Swarm
-	leaseUnits := sw.Int("lease_units", 10, 20)
-	topo := newCoordTopo(sw.Int("tenants", 1, sh.maxTenants), sw.Int("runs", 1, sh.maxRuns),
-		sw.Int("shards", 1, sh.maxShards), sw.Int("keys", 8, 24), coord.LogicalDuration(leaseUnits))
-	workers := sw.Int("workers", 2, sh.maxWorkers)
-	opts := coordOpts{
+// coordOptions is everything a coordination run draws: its topology, the
+// workload's habits and the fault mix.
+type coordOptions struct {
+	leaseUnits                  int
+	tenants, runs, shards, keys int
+	workers                     int
+	workload                    coordOpts
+	cooldown                    coord.LogicalDuration // 0: no claim cooldown
+	faults                      nemesis.CoordFaults
+	leaseFor                    time.Duration // a lease in virtual time
+}
+
+// drawCoordOptions draws every option of a coordination run of shape sh,
+// in a fixed order, from the swarm (which applies -opt overrides and
+// records each value for the report's swarm line).
+func drawCoordOptions(sw *nemesis.Swarm, sh coordShape) coordOptions {
+	o := coordOptions{leaseUnits: sw.Int("lease_units", 10, 20)}
+	o.tenants = sw.Int("tenants", 1, sh.maxTenants)
+	o.runs = sw.Int("runs", 1, sh.maxRuns)
+	o.shards = sw.Int("shards", 1, sh.maxShards)
+	o.keys = sw.Int("keys", 8, 24)
+	o.workers = sw.Int("workers", 2, sh.maxWorkers)
+	o.workload = coordOpts{
 		slots:        sw.Int("slots", sh.minSlots, sh.maxSlots),
 		split:        sw.Rate("split", 0.8, 0.02, 0.15),
 		park:         sw.Rate("park", 0.5, 0.005, 0.04),
@@ -142,42 +150,97 @@ func runCoord(sh coordShape, cfg Config) (Result, error) {
 		sticky:       sw.Rate("sticky", 0.5, 0.1, 0.6),
 		unparkBudget: sw.Int("unpark_budget", 0, 2),
 	}
-	var cooldown coord.LogicalDuration
 	if sw.Flag("cooldown", 0.3) {
-		cooldown = coord.LogicalDuration(sw.Int("cooldown_units", 1, 5))
+		o.cooldown = coord.LogicalDuration(sw.Int("cooldown_units", 1, 5))
 	}
-	leaseFor := time.Duration(leaseUnits) * sh.coordUnit
-	faults := nemesis.DrawCoordFaults(sw, sh.profile, leaseFor)
+	o.leaseFor = time.Duration(o.leaseUnits) * sh.coordUnit
+	o.faults = nemesis.DrawCoordFaults(sw, sh.profile, o.leaseFor)
+	return o
+}
+
+// coordCheckers are the judges of a coordination world.
+type coordCheckers struct {
+	durable *coordcheck.Durable
+	live    *coordcheck.Liveness
+	lin     *coordcheck.Linearizable
+}
+
+func runCoord(sh coordShape, cfg Config) (Result, error) {
+	for _, name := range cfg.Bugs.Names() {
+		if b, _ := bugs.Lookup(name); b.Protocol != "coord" {
+			return Result{}, fmt.Errorf("bug %s does not apply to scenario %s", name, sh.name)
+		}
+	}
+	healAt := simclock.Time(sh.healAt)
+	end := healAt.Add(sh.convergeWithin + 2*time.Second)
+	w := NewWorld(sh.name, cfg, simclock.Budget{MaxTime: end, MaxEvents: 5_000_000})
+	opts := drawCoordOptions(w.Swarm, sh)
 	if err := w.OptionsError(); err != nil {
 		return Result{}, err
 	}
-
-	store := simkv.NewStore(simkv.StoreConfig{})
-	server := simkv.NewServer(w.Loop, store, faults.Net, w.Choices.Fork("kv.net"))
-	ecfg := coord.EtcdConfig{TimeUnit: sh.coordUnit}
-	ecfg.Config = coord.DefaultConfig()
-	ecfg.DefaultLeaseDuration, ecfg.ClaimCooldown, ecfg.Bugs = topo.leaseDur, cooldown, cfg.Bugs
-	ecfg = ecfg.WithDefaults()
-	if err := ecfg.Validate(); err != nil {
+	cw, chk, err := buildCoord(w, sh, opts, cfg.Bugs)
+	if err != nil {
 		return Result{}, err
 	}
-	cw := &coordWorld{w: w, topo: topo, opts: opts, server: server, ecfg: ecfg, unit: sh.coordUnit,
-		history: coordcheck.NewHistory(), effects: coordcheck.NewEffectLog(), stalls: faults.Stalls}
+	stop := w.Run()
+	if !w.Failed() {
+		at := w.Loop.Now()
+		if stop == simclock.TimeBudget {
+			at = end
+		}
+		chk.live.Finish(at)
+		w.Fail(chk.live.Err())
+	}
+	coordStats(w, cw.server, chk.durable, cw)
+	if !w.Failed() {
+		w.Judge(chk.lin.Check(cw.history.Ops(), cfg.checkTimeout()))
+	}
+	res := w.Result()
+	if res.Verdict == property.VerdictViolation {
+		res.Tail = relevantTail(cw.history, res.Subject, res.Detail, res.Tail)
+	}
+	return res, nil
+}
+
+// buildCoord builds a coordination world: the simulated etcd and its
+// checkers, the admin, the workers and the nemesis.
+func buildCoord(w *World, sh coordShape, opts coordOptions, set bugs.Set) (*coordWorld, coordCheckers, error) {
+	healAt := simclock.Time(sh.healAt)
+	topo := newCoordTopo(opts.tenants, opts.runs, opts.shards, opts.keys, coord.LogicalDuration(opts.leaseUnits))
+	store := simkv.NewStore(simkv.StoreConfig{})
+	server := simkv.NewServer(w.Loop, store, opts.faults.Net, w.Choices.Fork("kv.net"))
+	ecfg := coord.EtcdConfig{TimeUnit: sh.coordUnit}
+	ecfg.Config = coord.DefaultConfig()
+	ecfg.DefaultLeaseDuration, ecfg.ClaimCooldown, ecfg.Bugs = topo.leaseDur, opts.cooldown, set
+	ecfg = ecfg.WithDefaults()
+	if err := ecfg.Validate(); err != nil {
+		return nil, coordCheckers{}, err
+	}
+	cw := &coordWorld{w: w, topo: topo, opts: opts.workload, server: server, ecfg: ecfg, unit: sh.coordUnit,
+		history: coordcheck.NewHistory(), effects: coordcheck.NewEffectLog(), stalls: opts.faults.Stalls}
 	cw.stalls.Until = healAt
 
-	durable := coordcheck.NewDurable(store, ecfg.Namespace, sh.coordUnit, cooldown, cw.history)
-	live := coordcheck.NewLiveness(healAt, 2*leaseFor+faults.MaxSkew+2*time.Second, sh.convergeWithin, sh.coordUnit)
-	cw.live = live
-	lin := coordcheck.NewLinearizable()
-	durable.OnChange(cw.effects.ObserveDurable)
-	durable.OnChange(live.Observe)
-	durable.OnChange(lin.ObserveDurable)
-	server.Observe(durable)
+	chk := coordCheckers{
+		durable: coordcheck.NewDurable(store, ecfg.Namespace, sh.coordUnit, opts.cooldown, cw.history),
+		live:    coordcheck.NewLiveness(healAt, 2*opts.leaseFor+opts.faults.MaxSkew+2*time.Second, sh.convergeWithin, sh.coordUnit),
+		lin:     coordcheck.NewLinearizable(),
+	}
+	cw.live = chk.live
+	chk.durable.OnChange(cw.effects.ObserveDurable)
+	chk.durable.OnChange(chk.live.Observe)
+	chk.durable.OnChange(chk.lin.ObserveDurable)
+	server.Observe(chk.durable)
 	w.Loop.OnStep(func() {
-		w.Fail(durable.Err())
+		w.Fail(chk.durable.Err())
 		w.Fail(cw.effects.Err())
 	})
+	spawnCoordActors(cw, sh, opts, healAt)
+	return cw, chk, nil
+}
 
+// spawnCoordActors starts the admin, the workers and the nemesis.
+func spawnCoordActors(cw *coordWorld, sh coordShape, opts coordOptions, healAt simclock.Time) {
+	w := cw.w
 	var targets []nemesis.Target
 	adminInc := uint64(0)
 	admin := func() simclock.Actor {
@@ -185,50 +248,36 @@ func runCoord(sh coordShape, cfg Config) (Result, error) {
 		return &coordAdmin{cw: cw, inc: adminInc, unparks: map[coord.ShardKey]int{}}
 	}
 	targets = append(targets, nemesis.Target{ID: w.Loop.Spawn("admin", admin(), nil, w.Choices.Fork("admin")), Fresh: admin})
-	for i := 0; i < workers; i++ {
+	for i := 0; i < opts.workers; i++ {
 		i, inc := i, uint64(0)
 		fresh := func() simclock.Actor {
 			inc++
 			return &coordWorker{cw: cw, index: i, id: coord.WorkerID(i + 1), inc: inc, stale: map[coord.TenantID][]coord.ShardKey{}}
 		}
 		name := fmt.Sprintf("w%d", i)
-		id := w.Loop.Spawn(name, fresh(), simclock.NewNodeClock(faults.MaxSkew), w.Choices.Fork("worker/"+name))
+		id := w.Loop.Spawn(name, fresh(), simclock.NewNodeClock(opts.faults.MaxSkew), w.Choices.Fork("worker/"+name))
 		targets = append(targets, nemesis.Target{ID: id, Fresh: fresh})
 	}
 	w.Loop.Spawn("nemesis", &nemesis.Chaos{
-		Server: server, Targets: targets, Rates: faults.Rates,
-		Tick: sh.nemesisTick, MaxWindow: 2 * leaseFor, MaxJump: faults.MaxJump, StormFor: leaseFor + sh.stormExtra,
+		Server: cw.server, Targets: targets, Rates: opts.faults.Rates,
+		Tick: sh.nemesisTick, MaxWindow: 2 * opts.leaseFor, MaxJump: opts.faults.MaxJump, StormFor: opts.leaseFor + sh.stormExtra,
 		HealAt: healAt, Quiet: simkv.DefaultFaults(),
 	}, nil, w.Choices.Fork("nemesis"))
-
-	stop := w.Run()
-	if !w.Failed() {
-		at := w.Loop.Now()
-		if stop == simclock.TimeBudget {
-			at = end
-		}
-		live.Finish(at)
-		w.Fail(live.Err())
-	}
-	coordStats(w, server, durable, cw)
-	if !w.Failed() {
-		w.Judge(lin.Check(cw.history.Ops(), cfg.checkTimeout()))
-	}
-	res := w.Result()
-	if res.Verdict == property.VerdictViolation {
-		res.Tail = relevantTail(cw.history, res.Detail, res.Tail)
-	}
-	return res, nil
 }
 
-// shardInDetail finds the "run:R/shard:S" a violation names.
+// shardInDetail finds the "run:R/shard:S" a violation names in its detail,
+// for checkers that name a shard only there (the effect log, liveness).
 var shardInDetail = regexp.MustCompile(`run:[0-9a-f]+/shard:[0-9a-f]+`)
 
-// relevantTail narrows a violation report to the shard it names: the last
-// requests on that shard, oldest first, then the violation itself. Without
-// a shard it keeps the trace's tail.
-func relevantTail(h *coordcheck.History, detail string, tail []simclock.Record) []simclock.Record {
+// relevantTail narrows a violation report to the shard it concerns (its
+// subject, or the shard its detail names): the last requests on that
+// shard, oldest first, then the violation itself. Without a shard it keeps
+// the trace's tail.
+func relevantTail(h *coordcheck.History, subject property.Subject, detail string, tail []simclock.Record) []simclock.Record {
 	name := shardInDetail.FindString(detail)
+	if subject.Kind == property.SubjectShard {
+		name = subject.ID
+	}
 	if name == "" {
 		return tail
 	}

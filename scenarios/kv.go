@@ -28,69 +28,112 @@ var kvMutations = map[string]simkv.Mutation{
 	bugs.KVPhantomAck:      simkv.PhantomAck,
 }
 
+// kvHealAt is when the kv nemesis stops injecting faults.
+const kvHealAt = simclock.Time(20 * time.Second)
+
+// kvOptions is everything a kv run draws: its shape, workload and fault mix.
+type kvOptions struct {
+	clients, opsPerClient, keys int
+	faults                      simkv.FaultConfig // request faults of the server
+	partition, leaderChange     float64           // nemesis rates per tick
+	leases, compact             bool              // workload mix
+}
+
+// drawKVOptions draws every option of a kv run, in a fixed order, from the
+// swarm (which applies -opt overrides and records each value for the
+// report's swarm line).
+func drawKVOptions(sw *nemesis.Swarm) kvOptions {
+	o := kvOptions{
+		clients:      sw.Int("clients", 2, 5),
+		opsPerClient: sw.Int("ops_per_client", 10, 40),
+		keys:         sw.Int("keys", 2, 6),
+		faults:       simkv.DefaultFaults(),
+	}
+	o.faults.LoseRequest = sw.Rate("lose_request", 0.5, 0.005, 0.1)
+	o.faults.LoseResponse = sw.Rate("lose_response", 0.5, 0.005, 0.1)
+	o.faults.Delay = sw.Rate("delay", 0.5, 0.01, 0.2)
+	o.faults.MaxDelay = 2 * time.Second
+	o.partition = sw.Rate("partition", 0.4, 0.02, 0.2)
+	o.leaderChange = sw.Rate("leader_change", 0.4, 0.01, 0.1)
+	o.leases = sw.Flag("leases", 0.7)
+	o.compact = sw.Flag("compact", 0.3)
+	return o
+}
+
+// kvWorld is one kv run: the server, its checkers and the watch log.
+type kvWorld struct {
+	w          *World
+	store      *simkv.Store
+	server     *simkv.Server
+	history    *kvcheck.Recorder
+	leaseCheck *kvcheck.LeaseExpiry
+	watch      *kvcheck.WatchLog
+}
+
 func runKV(cfg Config) (Result, error) {
-	healAt := simclock.Time(20 * time.Second)
-	w := NewWorld("kv", cfg, simclock.Budget{MaxTime: healAt.Add(60 * time.Second), MaxEvents: 2_000_000})
-	sw := w.Swarm
-	clients := sw.Int("clients", 2, 5)
-	opsPerClient := sw.Int("ops_per_client", 10, 40)
-	keys := sw.Int("keys", 2, 6)
-	faults := simkv.DefaultFaults()
-	faults.LoseRequest = sw.Rate("lose_request", 0.5, 0.005, 0.1)
-	faults.LoseResponse = sw.Rate("lose_response", 0.5, 0.005, 0.1)
-	faults.Delay = sw.Rate("delay", 0.5, 0.01, 0.2)
-	faults.MaxDelay = 2 * time.Second
-	partition := sw.Rate("partition", 0.4, 0.02, 0.2)
-	leader := sw.Rate("leader_change", 0.4, 0.01, 0.1)
-	leases := sw.Flag("leases", 0.7)
-	compact := sw.Flag("compact", 0.3)
+	w := NewWorld("kv", cfg, simclock.Budget{MaxTime: kvHealAt.Add(60 * time.Second), MaxEvents: 2_000_000})
+	opts := drawKVOptions(w.Swarm)
 	if err := w.OptionsError(); err != nil {
 		return Result{}, err
 	}
+	kw, err := buildKV(w, opts, cfg.Bugs)
+	if err != nil {
+		return Result{}, err
+	}
+	if w.Run() == simclock.Idle {
+		kw.leaseCheck.Finish(w.Loop.Now())
+		w.Fail(kw.leaseCheck.Err())
+	}
+	kw.count()
+	kw.judge(cfg.checkTimeout())
+	return w.Result(), nil
+}
 
-	store := simkv.NewStore(simkv.StoreConfig{})
-	server := simkv.NewServer(w.Loop, store, faults, w.Choices.Fork("kv.net"))
-	for _, name := range cfg.Bugs.Names() {
+// buildKV builds the world: the server with its mutations and checkers,
+// the clients, the watcher and the nemesis.
+func buildKV(w *World, opts kvOptions, set bugs.Set) (*kvWorld, error) {
+	kw := &kvWorld{w: w, store: simkv.NewStore(simkv.StoreConfig{})}
+	kw.server = simkv.NewServer(w.Loop, kw.store, opts.faults, w.Choices.Fork("kv.net"))
+	for _, name := range set.Names() {
 		m, ok := kvMutations[name]
 		if !ok {
-			return Result{}, fmt.Errorf("bug %s does not apply to scenario kv", name)
+			return nil, fmt.Errorf("bug %s does not apply to scenario kv", name)
 		}
-		server.SetMutation(m)
+		kw.server.SetMutation(m)
 	}
-	history := kvcheck.NewRecorder()
-	revs := kvcheck.NewRevisionMonotone(store.Revision())
-	leaseCheck := kvcheck.NewLeaseExpiry(store)
-	server.Observe(history)
-	server.Observe(revs)
-	server.Observe(leaseCheck)
+	kw.history = kvcheck.NewRecorder()
+	revs := kvcheck.NewRevisionMonotone(kw.store.Revision())
+	kw.leaseCheck = kvcheck.NewLeaseExpiry(kw.store)
+	kw.server.Observe(kw.history)
+	kw.server.Observe(revs)
+	kw.server.Observe(kw.leaseCheck)
 	w.Loop.OnStep(func() {
 		w.Fail(revs.Err())
-		w.Fail(leaseCheck.Err())
+		w.Fail(kw.leaseCheck.Err())
 	})
 
-	keySet := make([][]byte, keys)
+	keySet := make([][]byte, opts.keys)
 	for i := range keySet {
 		keySet[i] = []byte(fmt.Sprintf("k%d", i))
 	}
 	var targets []nemesis.Target
-	for i := 0; i < clients; i++ {
+	for i := 0; i < opts.clients; i++ {
 		name := fmt.Sprintf("client%d", i)
-		cl := &kvClient{index: i, server: server, ops: opsPerClient, keys: keySet, leases: leases, compact: compact}
+		cl := &kvClient{index: i, server: kw.server, ops: opts.opsPerClient, keys: keySet, leases: opts.leases, compact: opts.compact}
 		targets = append(targets, nemesis.Target{ID: w.Loop.Spawn(name, cl, nil, w.Choices.Fork("workload/"+name))})
 	}
-	watch := &kvcheck.WatchLog{Start: 1}
-	w.Loop.Spawn("watcher", &kvWatcher{server: server, log: watch}, nil, nil)
-	quiet := simkv.DefaultFaults()
+	kw.watch = &kvcheck.WatchLog{Start: 1}
+	w.Loop.Spawn("watcher", &kvWatcher{server: kw.server, log: kw.watch}, nil, nil)
 	w.Loop.Spawn("nemesis", &nemesis.Chaos{
-		Server: server, Targets: targets, Rates: nemesis.Rates{Partition: partition, LeaderChange: leader},
-		Tick: 500 * time.Millisecond, MaxWindow: 3 * time.Second, HealAt: healAt, Quiet: quiet,
+		Server: kw.server, Targets: targets, Rates: nemesis.Rates{Partition: opts.partition, LeaderChange: opts.leaderChange},
+		Tick: 500 * time.Millisecond, MaxWindow: 3 * time.Second, HealAt: kvHealAt, Quiet: simkv.DefaultFaults(),
 	}, nil, w.Choices.Fork("nemesis"))
+	return kw, nil
+}
 
-	if w.Run() == simclock.Idle {
-		leaseCheck.Finish(w.Loop.Now())
-		w.Fail(leaseCheck.Err())
-	}
-	st := server.Stats()
+// count publishes what the server did.
+func (kw *kvWorld) count() {
+	st := kw.server.Stats()
 	for _, c := range []struct {
 		name string
 		v    int
@@ -99,17 +142,21 @@ func runKV(cfg Config) (Result, error) {
 		{"lost_responses", st.LostResponses}, {"refused", st.Refused}, {"delayed", st.Delayed},
 		{"leader_changes", st.LeaderChanges}, {"indeterminate", st.Indeterminate}, {"lease_expiries", st.Expired},
 	} {
-		w.Count(c.name, int64(c.v))
+		kw.w.Count(c.name, int64(c.v))
+	}
+}
+
+// judge runs the end-of-run checks: the watch log, then the history.
+func (kw *kvWorld) judge(timeout time.Duration) {
+	w := kw.w
+	if !w.Failed() {
+		w.Fail(kvcheck.CheckWatch(kw.watch, kw.store.Revision()))
 	}
 	if !w.Failed() {
-		w.Fail(kvcheck.CheckWatch(watch, store.Revision()))
-	}
-	if !w.Failed() {
-		ops := kvcheck.PatchWithWatch(history.History(), watch)
+		ops := kvcheck.PatchWithWatch(kw.history.History(), kw.watch)
 		w.Count("history_ops", int64(len(ops)))
-		w.Judge(kvcheck.Check(ops, cfg.checkTimeout()))
+		w.Judge(kvcheck.Check(ops, timeout))
 	}
-	return w.Result(), nil
 }
 
 // kvWatcher watches the whole workload keyspace from the first revision; its

@@ -80,25 +80,36 @@ func initialCatalog() catalog.Catalog {
 	}}
 }
 
-func newMigrateWorld(name string, kind mKind, cfg Config) (*mWorld, error) {
-	healAt := simclock.Time(5 * time.Second)
-	maxTime := healAt.Add(40 * time.Second)
-	if kind == mHotspot {
-		healAt = simclock.Time(6 * time.Second)
-		maxTime = healAt.Add(60 * time.Second)
-	}
-	w := NewWorld(name, cfg, simclock.Budget{MaxTime: maxTime, MaxEvents: 3_000_000})
-	m := &mWorld{w: w, kind: kind, healAt: healAt, rec: newMRecorder()}
-	sw := w.Swarm
+// migrateOptions is everything a migration run draws: the workload, the
+// protocol's pacing, both networks' faults, the groups' timing, the
+// nemesis rates, and the operator's plan (or the hotspot detector's
+// thresholds).
+type migrateOptions struct {
+	clients, opsPerClient int
+	watchLag              time.Duration
+	workload              *mWorkload
+	protocol              migrate.Config
+	groupNet              rpc.Faults        // the group network's request faults
+	metaNet               simkv.FaultConfig // the metadata store's request faults
+	groups                group.Config
+	leader, crash, pause  float64 // nemesis rates per tick
+	skew, metaPartition   float64
+	metaLeader            float64
+	maxSkew               time.Duration
+	split                 splitPlan // migrate and migrate-abandon
+}
 
-	// The run's shape and fault mix.
-	nClients := sw.Int("clients", 2, 4)
-	opsPer := sw.Int("ops_per_client", 25, 50)
-	watchLag := sw.Duration("watch_lag", 20*time.Millisecond, time.Second)
+// drawMigrateOptions draws every option of a migration run of kind, in a
+// fixed order, from the swarm (which applies -opt overrides and records
+// each value for the report's swarm line).
+func drawMigrateOptions(sw *nemesis.Swarm, kind mKind) migrateOptions {
+	o := migrateOptions{clients: sw.Int("clients", 2, 4), opsPerClient: sw.Int("ops_per_client", 25, 50)}
+	o.watchLag = sw.Duration("watch_lag", 20*time.Millisecond, time.Second)
 	wl := &mWorkload{userKeys: mUserKeys(), hotShare: 0.3, pace: 100 * time.Millisecond}
 	wl.internal = sw.Rate("internal_keys", 0.9, 0.1, 0.5)
 	wl.unversioned = sw.Rate("unversioned_writes", 0.8, 0.1, 0.6)
 	wl.ttl = sw.Rate("ttl_writes", 0.7, 0.05, 0.3)
+	o.workload = wl
 	pcfg := migrate.DefaultConfig()
 	pcfg.ExportRows = sw.Int("export_rows", 2, 12)
 	pcfg.ExportBudget = pcfg.ExportRows + sw.Int("export_budget_extra", 0, 12)
@@ -106,7 +117,38 @@ func newMigrateWorld(name string, kind mKind, cfg Config) (*mWorld, error) {
 	pcfg.PromotePace = sw.Duration("promote_pace", 5*time.Millisecond, 80*time.Millisecond)
 	pcfg.Grace = sw.Duration("grace", 10*time.Millisecond, 200*time.Millisecond)
 	pcfg.StepRetries = sw.Int("step_retries", 2, 6)
+	o.groupNet, o.metaNet = drawMigrateNets(sw)
+	o.groups = group.Config{Nodes: mNodes, Groups: mGroups,
+		ReplMin: 200 * time.Microsecond, ReplMax: 2 * time.Millisecond,
+		ApplyMin: 100 * time.Microsecond, ApplyMax: time.Millisecond,
+		SlowApplyMax: 80 * time.Millisecond, ElectMin: 5 * time.Millisecond, ElectMax: 60 * time.Millisecond}
+	o.groups.SlowApply = sw.Rate("slow_apply", 0.6, 0.02, 0.3)
+	o.leader = sw.Rate("leader_change", 0.6, 0.02, 0.2)
+	o.crash = sw.Rate("crash", 0.5, 0.01, 0.08)
+	o.pause = sw.Rate("pause", 0.4, 0.01, 0.08)
+	o.skew = sw.Rate("clock_skew", 0.6, 0.05, 0.3)
+	o.maxSkew = sw.Duration("max_skew", 0, 2*time.Second)
+	o.metaPartition = sw.Rate("meta_partition", 0.4, 0.01, 0.1)
+	o.metaLeader = sw.Rate("meta_leader_change", 0.4, 0.01, 0.1)
+	switch kind {
+	case mSplit, mAbandon:
+		o.split.at = sw.Duration("split_at", 50*time.Millisecond, time.Second)
+		o.split.route = 2
+		o.split.key = fmt.Sprintf("k%02d", sw.Int("split_key", 2, 10))
+		o.split.target = 2
+		if kind == mAbandon {
+			o.split.abandonAt = job.Phase(sw.Int("abandon_phase", int(job.Planned), int(job.DeltaCopy)))
+		}
+	case mHotspot:
+		o.opsPerClient += hotspotOptions(sw, &pcfg, wl)
+	}
+	o.protocol = pcfg
+	return o
+}
 
+// drawMigrateNets draws the request faults of the group network and of
+// the metadata store.
+func drawMigrateNets(sw *nemesis.Swarm) (rpc.Faults, simkv.FaultConfig) {
 	nf := rpc.Quiet()
 	nf.LoseRequest = sw.Rate("net_lose_request", 0.5, 0.005, 0.05)
 	nf.LoseResponse = sw.Rate("net_lose_response", 0.5, 0.005, 0.05)
@@ -118,32 +160,19 @@ func newMigrateWorld(name string, kind mKind, cfg Config) (*mWorld, error) {
 	kf.Delay = sw.Rate("meta_delay", 0.4, 0.01, 0.1)
 	kf.MaxDelay = 500 * time.Millisecond
 	kf.Timeout = 300 * time.Millisecond
+	return nf, kf
+}
 
-	gcfg := group.Config{Nodes: mNodes, Groups: mGroups,
-		ReplMin: 200 * time.Microsecond, ReplMax: 2 * time.Millisecond,
-		ApplyMin: 100 * time.Microsecond, ApplyMax: time.Millisecond,
-		SlowApplyMax: 80 * time.Millisecond, ElectMin: 5 * time.Millisecond, ElectMax: 60 * time.Millisecond}
-	gcfg.SlowApply = sw.Rate("slow_apply", 0.6, 0.02, 0.3)
-	leaderRate := sw.Rate("leader_change", 0.6, 0.02, 0.2)
-	crashRate := sw.Rate("crash", 0.5, 0.01, 0.08)
-	pauseRate := sw.Rate("pause", 0.4, 0.01, 0.08)
-	skewRate := sw.Rate("clock_skew", 0.6, 0.05, 0.3)
-	maxSkew := sw.Duration("max_skew", 0, 2*time.Second)
-	partRate := sw.Rate("meta_partition", 0.4, 0.01, 0.1)
-	metaLeader := sw.Rate("meta_leader_change", 0.4, 0.01, 0.1)
-
-	switch kind {
-	case mSplit, mAbandon:
-		m.split.at = sw.Duration("split_at", 50*time.Millisecond, time.Second)
-		m.split.route = 2
-		m.split.key = fmt.Sprintf("k%02d", sw.Int("split_key", 2, 10))
-		m.split.target = 2
-		if kind == mAbandon {
-			m.split.abandonAt = job.Phase(sw.Int("abandon_phase", int(job.Planned), int(job.DeltaCopy)))
-		}
-	case mHotspot:
-		opsPer += hotspotOptions(sw, &pcfg, wl)
+func newMigrateWorld(name string, kind mKind, cfg Config) (*mWorld, error) {
+	healAt := simclock.Time(5 * time.Second)
+	maxTime := healAt.Add(40 * time.Second)
+	if kind == mHotspot {
+		healAt = simclock.Time(6 * time.Second)
+		maxTime = healAt.Add(60 * time.Second)
 	}
+	w := NewWorld(name, cfg, simclock.Budget{MaxTime: maxTime, MaxEvents: 3_000_000})
+	m := &mWorld{w: w, kind: kind, healAt: healAt, rec: newMRecorder()}
+	opts := drawMigrateOptions(w.Swarm, kind)
 	if err := w.OptionsError(); err != nil {
 		return nil, err
 	}
@@ -152,72 +181,83 @@ func newMigrateWorld(name string, kind mKind, cfg Config) (*mWorld, error) {
 			return nil, fmt.Errorf("bug %s does not apply to scenario %s", b, name)
 		}
 	}
+	m.split = opts.split
+	if err := m.build(opts, cfg.Bugs); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
 
-	// The metadata store starts with the catalog.
+// build builds the world: the metadata store with the first catalog, the
+// groups and their network, the checkers, then the actors.
+func (m *mWorld) build(opts migrateOptions, set bugs.Set) error {
+	w := m.w
 	cat := initialCatalog()
 	store := simkv.NewStore(simkv.StoreConfig{})
 	if _, err := store.Apply(0, simkv.Request{Put: &simkv.PutRequest{Key: []byte(job.CatalogKey), Value: cat.Encode()}}); err != nil {
-		return nil, err
+		return err
 	}
-	m.meta = simkv.NewServer(w.Loop, store, kf, w.Choices.Fork("meta.net"))
-
+	m.meta = simkv.NewServer(w.Loop, store, opts.metaNet, w.Choices.Fork("meta.net"))
 	states := make([][]*fsm.FSM, mGroups)
 	for g := range states {
 		for n := 0; n < mNodes; n++ {
-			states[g] = append(states[g], fsm.New(g, cat, cfg.Bugs))
+			states[g] = append(states[g], fsm.New(g, cat, set))
 		}
 	}
-	m.cluster = group.New(w.Loop, gcfg, w.Choices.Fork("groups"), states)
-	m.net = rpc.New(w.Loop, nf, w.Choices.Fork("groups.net"), func(g int) (simclock.ActorID, bool) {
+	m.cluster = group.New(w.Loop, opts.groups, w.Choices.Fork("groups"), states)
+	m.net = rpc.New(w.Loop, opts.groupNet, w.Choices.Fork("groups.net"), func(g int) (simclock.ActorID, bool) {
 		n, _ := m.cluster.Leader(g)
 		if n < 0 {
 			return 0, false
 		}
 		return m.cluster.Actor(n), true
 	})
-	m.env = &migrate.Env{Loop: w.Loop, Cluster: m.cluster, Net: m.net, Meta: m.meta, Bugs: cfg.Bugs, Cfg: pcfg}
+	m.env = &migrate.Env{Loop: w.Loop, Cluster: m.cluster, Net: m.net, Meta: m.meta, Bugs: set, Cfg: opts.protocol}
 	m.chk = newMChecks(m)
 	m.cluster.Observe(m.chk)
 	m.meta.Observe(mMeta{m.chk})
 	m.env.Hooks = migrate.Hooks{ReadOpen: m.chk.readOpen, ReadClose: m.chk.readClose, Detected: m.chk.detected}
+	m.spawn(opts, cat)
+	w.Loop.OnStep(m.chk.step)
+	return nil
+}
 
+// spawn starts the nodes, the clients, the operator and the nemesis.
+func (m *mWorld) spawn(opts migrateOptions, cat catalog.Catalog) {
+	w := m.w
 	var metaActors []simclock.ActorID
 	for n := 0; n < mNodes; n++ {
-		id := w.Loop.Spawn(fmt.Sprintf("n%d", n), migrate.NewNode(m.env, n), simclock.NewNodeClock(maxSkew), nil)
+		id := w.Loop.Spawn(fmt.Sprintf("n%d", n), migrate.NewNode(m.env, n), simclock.NewNodeClock(opts.maxSkew), nil)
 		m.cluster.Attach(n, id)
 		metaActors = append(metaActors, id)
 	}
-	m.bootstrap(w.Choices.Fork("bootstrap"), wl)
+	m.bootstrap(w.Choices.Fork("bootstrap"), opts.workload)
 	for g := 0; g < mGroups; g++ {
 		m.cluster.ElectNow(g, g%mNodes)
 	}
-
-	for i := 0; i < nClients; i++ {
+	for i := 0; i < opts.clients; i++ {
 		name := fmt.Sprintf("client%d", i)
 		ch := w.Choices.Fork("workload/" + name)
-		coord := migrate.NewCoordinator(m.env, name, cat, ch.Fork("watch"), watchLag)
+		coord := migrate.NewCoordinator(m.env, name, cat, ch.Fork("watch"), opts.watchLag)
 		coord.OnView = m.chk.viewed
-		c := &mClient{idx: i, ops: opsPer, wl: wl, coord: coord, rec: m.rec}
+		c := &mClient{idx: i, ops: opts.opsPerClient, wl: opts.workload, coord: coord, rec: m.rec}
 		m.clients = append(m.clients, c)
 		id := w.Loop.Spawn(name, c, nil, ch)
 		metaActors = append(metaActors, id)
 	}
-	if kind != mHotspot {
+	if m.kind != mHotspot {
 		w.Loop.Spawn("operator", &mOperator{m: m}, nil, w.Choices.Fork("operator"))
 	} else {
 		m.opDone = true
 	}
-
 	m.chaos = &nemesis.MigrateChaos{
 		Cluster: m.cluster, NewNode: func(n int) simclock.Actor { return migrate.NewNode(m.env, n) },
 		Net: m.net, NetHeal: rpc.Quiet(), Meta: m.meta, MetaHeal: simkv.DefaultFaults(), MetaActors: metaActors,
-		Tick: 100 * time.Millisecond, LeaderRate: leaderRate, CrashRate: crashRate, PauseRate: pauseRate,
-		SkewRate: skewRate, PartitionRate: partRate, MetaLeader: metaLeader,
-		MaxDown: 400 * time.Millisecond, HealAt: healAt,
+		Tick: 100 * time.Millisecond, LeaderRate: opts.leader, CrashRate: opts.crash, PauseRate: opts.pause,
+		SkewRate: opts.skew, PartitionRate: opts.metaPartition, MetaLeader: opts.metaLeader,
+		MaxDown: 400 * time.Millisecond, HealAt: m.healAt,
 	}
 	w.Loop.Spawn("nemesis", m.chaos, nil, w.Choices.Fork("nemesis"))
-	w.Loop.OnStep(m.chk.step)
-	return m, nil
 }
 
 // mBugApplies says which migration bugs a scenario can exercise: abandon
