@@ -14,56 +14,74 @@ type Target struct {
 	// Fresh returns a new actor value for a restart: whatever the old one
 	// held in memory is lost. Nil means the target is never crashed.
 	Fresh func() simclock.Actor
+	// Down and Up, when set, tell the world that the target went down
+	// (crashed or paused) and came back, for worlds that track it (a raft
+	// group's membership).
+	Down func(crashed bool)
+	Up   func()
 }
 
-// Rates are the per-tick chances of each fault kind (the swarm draws them).
-type Rates struct {
-	Crash        float64 // crash a running target; it restarts after a drawn downtime
-	Pause        float64 // pause a target; it resumes later as a zombie
-	Partition    float64 // cut a target off from the KV for a while
-	Skew         float64 // jump a target's clock or change its drift
-	LeaderChange float64 // force an etcd leader change
-	LeaseStorm   float64 // pause many targets at once for longer than a lease
+// Fault is one kind of fault a world's nemesis may inject. Every tick,
+// Chaos runs its faults in order; each draws whether and where to strike
+// from the nemesis's choices and strikes through Chaos's mechanism, which
+// remembers what to undo at the heal. The order of faults and of each
+// fault's draws is part of a run's identity: changing it changes what old
+// seeds do.
+type Fault interface {
+	Strike(k *Chaos, ctx *simclock.Context)
 }
 
-// Any reports whether any fault is switched on.
-func (r Rates) Any() bool {
-	return r.Crash+r.Pause+r.Partition+r.Skew+r.LeaderChange+r.LeaseStorm > 0
-}
-
-// Chaos is the nemesis actor: every Tick, until HealAt, it draws which
-// faults to inject, on whom and for how long. At HealAt it stops injecting,
-// restarts crashed targets, resumes paused ones, heals partitions, removes
-// clock drift and makes the network quiet, so the world can converge.
+// Chaos is the one nemesis of every world: a tick that runs the world's
+// faults until HealAt, and the mechanism they share (crash and restart,
+// pause and resume, partition and heal, clock jumps and drift, leader
+// changes). At HealAt every fault ends for good: crashed targets restart,
+// paused ones resume, partitions heal, clock drift stops, every KV server
+// turns Quiet, and OnHeal runs (for networks of the world's own kind).
 type Chaos struct {
-	Server    *simkv.Server // nil when there is no KV to partition
-	Targets   []Target
-	Rates     Rates
-	Tick      time.Duration // how often the nemesis decides
-	MaxWindow time.Duration // longest partition, pause or downtime
-	MaxJump   time.Duration // largest clock jump (bounded again by each clock)
-	StormFor  time.Duration // how long a lease storm pauses its victims
-	HealAt    simclock.Time
-	Quiet     simkv.FaultConfig // the network after healing
-	OnHeal    func(ctx *simclock.Context)
+	Targets []Target
+	Faults  []Fault
+	Tick    time.Duration // how often the nemesis decides
+	HealAt  simclock.Time
+	Servers []*simkv.Server   // KV servers whose partitions heal and which turn Quiet
+	Quiet   simkv.FaultConfig // the KV servers' request faults after the heal
+	OnHeal  func(ctx *simclock.Context)
 
-	crashed []simclock.ActorID // ids, in crash order
-	paused  []simclock.ActorID
+	crashed []simclock.ActorID // in crash order
+	paused  []simclock.ActorID // in pause order
 	healed  bool
+	stats   Stats
 }
+
+// Stats counts the faults a nemesis injected.
+type Stats struct {
+	Crashes, Pauses, ClockFaults, Partitions, LeaderChanges, GroupLeaderMoves int
+}
+
+// Stats returns what the nemesis did.
+func (k *Chaos) Stats() Stats { return k.stats }
 
 type chaosTick struct{}
 
+// endKind says which fault an end event undoes.
+type endKind uint8
+
+const (
+	endRestart   endKind = iota // a crashed target restarts
+	endResume                   // a paused target resumes
+	endPartition                // a partition heals
+)
+
 type chaosEnd struct {
-	kind string // "restart", "resume", "heal"
-	id   simclock.ActorID
+	kind   endKind
+	id     simclock.ActorID
+	server *simkv.Server // endPartition
 }
 
 // Receive implements simclock.Actor.
 func (k *Chaos) Receive(ctx *simclock.Context, msg any) {
 	switch m := msg.(type) {
 	case simclock.Started:
-		if k.Rates.Any() {
+		if len(k.Faults) > 0 {
 			ctx.After(k.Tick, chaosTick{})
 		}
 		ctx.Defer(k.HealAt.Sub(ctx.Now()), k.heal)
@@ -71,7 +89,9 @@ func (k *Chaos) Receive(ctx *simclock.Context, msg any) {
 		if ctx.Now() >= k.HealAt || k.healed {
 			return
 		}
-		k.inject(ctx)
+		for _, f := range k.Faults {
+			f.Strike(k, ctx)
+		}
 		ctx.After(k.Tick, chaosTick{})
 	case chaosEnd:
 		if !k.healed {
@@ -80,64 +100,8 @@ func (k *Chaos) Receive(ctx *simclock.Context, msg any) {
 	}
 }
 
-// inject draws this tick's faults. The draw order is fixed, so a replay
-// injects alike.
-func (k *Chaos) inject(ctx *simclock.Context) {
-	c, loop := ctx.Choices(), ctx.Loop()
-	window := func() time.Duration { return c.Duration(k.Tick, k.MaxWindow) }
-	if c.Chance(k.Rates.Crash) {
-		if t, ok := k.pick(ctx, func(t Target) bool { return t.Fresh != nil && loop.Up(t.ID) }); ok {
-			loop.Crash(t.ID)
-			k.crashed = append(k.crashed, t.ID)
-			ctx.After(window(), chaosEnd{"restart", t.ID})
-		}
-	}
-	if c.Chance(k.Rates.Pause) {
-		if t, ok := k.pick(ctx, func(t Target) bool { return loop.Up(t.ID) && !loop.Paused(t.ID) }); ok {
-			loop.Pause(t.ID)
-			k.paused = append(k.paused, t.ID)
-			ctx.After(window(), chaosEnd{"resume", t.ID})
-		}
-	}
-	if k.Server != nil && c.Chance(k.Rates.Partition) {
-		if t, ok := k.pick(ctx, func(t Target) bool { return !k.Server.Partitioned(t.ID) }); ok {
-			k.Server.Partition(t.ID)
-			ctx.After(window(), chaosEnd{"heal", t.ID})
-		}
-	}
-	if c.Chance(k.Rates.Skew) {
-		if t, ok := k.pick(ctx, func(t Target) bool { return loop.Clock(t.ID) != nil }); ok {
-			clock := loop.Clock(t.ID)
-			if c.Chance(0.5) {
-				d := c.Duration(-k.MaxJump, k.MaxJump)
-				clock.Jump(ctx.Now(), d)
-				ctx.Log("nemesis.clock-jump", fmt.Sprintf("%s by %v", loop.Name(t.ID), d))
-			} else {
-				ppm := c.Between(-200_000, 200_000)
-				clock.SetDrift(ctx.Now(), ppm)
-				ctx.Log("nemesis.clock-drift", fmt.Sprintf("%s %+dppm", loop.Name(t.ID), ppm))
-			}
-		}
-	}
-	if k.Server != nil && c.Chance(k.Rates.LeaderChange) {
-		k.Server.LeaderChange(c.Duration(time.Millisecond, k.MaxWindow/4))
-	}
-	if c.Chance(k.Rates.LeaseStorm) {
-		// Everyone stalls past their leases at once: a GC storm or a host
-		// freeze. They wake up as zombies within a short spread.
-		ctx.Log("nemesis.lease-storm", fmt.Sprintf("for %v", k.StormFor))
-		for _, t := range k.Targets {
-			if loop.Up(t.ID) && !loop.Paused(t.ID) {
-				loop.Pause(t.ID)
-				k.paused = append(k.paused, t.ID)
-				ctx.After(k.StormFor+c.Duration(0, k.Tick), chaosEnd{"resume", t.ID})
-			}
-		}
-	}
-}
-
-// pick draws one target satisfying ok, in target order.
-func (k *Chaos) pick(ctx *simclock.Context, ok func(Target) bool) (Target, bool) {
+// Pick draws one target satisfying ok, in target order.
+func (k *Chaos) Pick(ctx *simclock.Context, ok func(Target) bool) (Target, bool) {
 	var cands []Target
 	for _, t := range k.Targets {
 		if ok(t) {
@@ -150,19 +114,88 @@ func (k *Chaos) pick(ctx *simclock.Context, ok func(Target) bool) (Target, bool)
 	return simclock.Pick(ctx.Choices(), cands), true
 }
 
+// Window draws how long a fault lasts: between a tick and max.
+func (k *Chaos) Window(ctx *simclock.Context, max time.Duration) time.Duration {
+	return ctx.Choices().Duration(k.Tick, max)
+}
+
+// Crash crashes t now; it restarts with a fresh actor after a window of at
+// most max (or at the heal).
+func (k *Chaos) Crash(ctx *simclock.Context, t Target, max time.Duration) {
+	ctx.Loop().Crash(t.ID)
+	k.crashed = append(k.crashed, t.ID)
+	k.stats.Crashes++
+	if t.Down != nil {
+		t.Down(true)
+	}
+	ctx.After(k.Window(ctx, max), chaosEnd{kind: endRestart, id: t.ID})
+}
+
+// Pause pauses t now; it resumes, a zombie of its old beliefs, after d.
+func (k *Chaos) Pause(ctx *simclock.Context, t Target, d time.Duration) {
+	ctx.Loop().Pause(t.ID)
+	k.paused = append(k.paused, t.ID)
+	k.stats.Pauses++
+	if t.Down != nil {
+		t.Down(false)
+	}
+	ctx.After(d, chaosEnd{kind: endResume, id: t.ID})
+}
+
+// Partition cuts actor id off server for a window of at most max.
+func (k *Chaos) Partition(ctx *simclock.Context, server *simkv.Server, id simclock.ActorID, max time.Duration) {
+	server.Partition(id)
+	k.stats.Partitions++
+	ctx.After(k.Window(ctx, max), chaosEnd{kind: endPartition, id: id, server: server})
+}
+
+// Skew jumps t's clock (by up to the clock's own bound either way) or sets
+// its drift, with even odds. A target without a clock is left alone.
+func (k *Chaos) Skew(ctx *simclock.Context, t Target) {
+	loop, c := ctx.Loop(), ctx.Choices()
+	clock := loop.Clock(t.ID)
+	if clock == nil {
+		return
+	}
+	k.stats.ClockFaults++
+	if c.Chance(0.5) {
+		d := c.Duration(-clock.MaxSkew(), clock.MaxSkew())
+		clock.Jump(ctx.Now(), d)
+		ctx.Log("nemesis.clock-jump", fmt.Sprintf("%s by %v", loop.Name(t.ID), d))
+		return
+	}
+	ppm := c.Between(-200_000, 200_000)
+	clock.SetDrift(ctx.Now(), ppm)
+	ctx.Log("nemesis.clock-drift", fmt.Sprintf("%s %+dppm", loop.Name(t.ID), ppm))
+}
+
+// LeaderChange forces server's leader to change, with in-flight requests
+// resolved over a window of at most max.
+func (k *Chaos) LeaderChange(ctx *simclock.Context, server *simkv.Server, max time.Duration) {
+	k.stats.LeaderChanges++
+	server.LeaderChange(ctx.Choices().Duration(time.Millisecond, max))
+}
+
 func (k *Chaos) end(ctx *simclock.Context, m chaosEnd) {
 	loop := ctx.Loop()
 	switch m.kind {
-	case "restart":
-		if k.remove(&k.crashed, m.id) && !loop.Up(m.id) {
-			loop.Restart(m.id, k.target(m.id).Fresh())
+	case endRestart:
+		if remove(&k.crashed, m.id) && !loop.Up(m.id) {
+			t := k.target(m.id)
+			loop.Restart(m.id, t.Fresh())
+			if t.Up != nil {
+				t.Up()
+			}
 		}
-	case "resume":
-		if k.remove(&k.paused, m.id) {
+	case endResume:
+		if remove(&k.paused, m.id) {
 			loop.Resume(m.id)
+			if t := k.target(m.id); t.Up != nil {
+				t.Up()
+			}
 		}
-	case "heal":
-		k.Server.Heal(m.id)
+	case endPartition:
+		m.server.Heal(m.id)
 	}
 }
 
@@ -175,7 +208,7 @@ func (k *Chaos) target(id simclock.ActorID) Target {
 	panic("nemesis: unknown target")
 }
 
-func (k *Chaos) remove(list *[]simclock.ActorID, id simclock.ActorID) bool {
+func remove(list *[]simclock.ActorID, id simclock.ActorID) bool {
 	for i, x := range *list {
 		if x == id {
 			*list = append((*list)[:i], (*list)[i+1:]...)
@@ -192,11 +225,18 @@ func (k *Chaos) heal(ctx *simclock.Context) {
 	ctx.Log("nemesis.heal", "faults off")
 	for _, id := range k.crashed {
 		if !loop.Up(id) {
-			loop.Restart(id, k.target(id).Fresh())
+			t := k.target(id)
+			loop.Restart(id, t.Fresh())
+			if t.Up != nil {
+				t.Up()
+			}
 		}
 	}
 	for _, id := range k.paused {
 		loop.Resume(id)
+		if t := k.target(id); t.Up != nil {
+			t.Up()
+		}
 	}
 	k.crashed, k.paused = nil, nil
 	for _, t := range k.Targets {
@@ -204,9 +244,9 @@ func (k *Chaos) heal(ctx *simclock.Context) {
 			clock.SetDrift(ctx.Now(), 0)
 		}
 	}
-	if k.Server != nil {
-		k.Server.SetFaults(k.Quiet)
-		k.Server.HealAll()
+	for _, s := range k.Servers {
+		s.SetFaults(k.Quiet)
+		s.HealAll()
 	}
 	if k.OnHeal != nil {
 		k.OnHeal(ctx)

@@ -34,9 +34,8 @@ func world(rates Rates, seed uint64) (*simclock.Loop, *simkv.Server, []simclock.
 		targets = append(targets, Target{ID: id, Fresh: func() simclock.Actor { return &counter{&starts, &ticks} }})
 	}
 	loop.Spawn("nemesis", &Chaos{
-		Server: server, Targets: targets, Rates: rates, Tick: 200 * time.Millisecond,
-		MaxWindow: time.Second, MaxJump: 500 * time.Millisecond, StormFor: 2 * time.Second,
-		HealAt: simclock.Time(10 * time.Second), Quiet: simkv.DefaultFaults(),
+		Targets: targets, Faults: Standard(server, rates, time.Second, 2*time.Second), Tick: 200 * time.Millisecond,
+		HealAt: simclock.Time(10 * time.Second), Servers: []*simkv.Server{server}, Quiet: simkv.DefaultFaults(),
 	}, nil, simclock.NewSeeded(seed))
 	return loop, server, ids, &starts
 }

@@ -259,9 +259,8 @@ func spawnCoordActors(cw *coordWorld, sh coordShape, opts coordOptions, healAt s
 		targets = append(targets, nemesis.Target{ID: id, Fresh: fresh})
 	}
 	w.Loop.Spawn("nemesis", &nemesis.Chaos{
-		Server: cw.server, Targets: targets, Rates: opts.faults.Rates,
-		Tick: sh.nemesisTick, MaxWindow: 2 * opts.leaseFor, MaxJump: opts.faults.MaxJump, StormFor: opts.leaseFor + sh.stormExtra,
-		HealAt: healAt, Quiet: simkv.DefaultFaults(),
+		Targets: targets, Faults: nemesis.Standard(cw.server, opts.faults.Rates, 2*opts.leaseFor, opts.leaseFor+sh.stormExtra),
+		Tick: sh.nemesisTick, HealAt: healAt, Servers: []*simkv.Server{cw.server}, Quiet: simkv.DefaultFaults(),
 	}, nil, w.Choices.Fork("nemesis"))
 }
 

@@ -124,9 +124,10 @@ func buildKV(w *World, opts kvOptions, set bugs.Set) (*kvWorld, error) {
 	}
 	kw.watch = &kvcheck.WatchLog{Start: 1}
 	w.Loop.Spawn("watcher", &kvWatcher{server: kw.server, log: kw.watch}, nil, nil)
+	rates := nemesis.Rates{Partition: opts.partition, LeaderChange: opts.leaderChange}
 	w.Loop.Spawn("nemesis", &nemesis.Chaos{
-		Server: kw.server, Targets: targets, Rates: nemesis.Rates{Partition: opts.partition, LeaderChange: opts.leaderChange},
-		Tick: 500 * time.Millisecond, MaxWindow: 3 * time.Second, HealAt: kvHealAt, Quiet: simkv.DefaultFaults(),
+		Targets: targets, Faults: nemesis.Standard(kw.server, rates, 3*time.Second, 0),
+		Tick: 500 * time.Millisecond, HealAt: kvHealAt, Servers: []*simkv.Server{kw.server}, Quiet: simkv.DefaultFaults(),
 	}, nil, w.Choices.Fork("nemesis"))
 	return kw, nil
 }

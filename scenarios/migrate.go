@@ -58,7 +58,7 @@ func (m *mWorld) count() {
 	w.Count("rpc_lost_responses", int64(ns.LostResponses))
 	w.Count("rpc_timeouts", int64(ns.Timeouts))
 	cs := m.chaos.Stats()
-	w.Count("leader_moves", int64(cs.LeaderMoves))
+	w.Count("leader_moves", int64(cs.GroupLeaderMoves))
 	w.Count("crashes", int64(cs.Crashes))
 	w.Count("pauses", int64(cs.Pauses))
 	w.Count("clock_faults", int64(cs.ClockFaults))

@@ -38,7 +38,7 @@ type mWorld struct {
 	cluster *group.Cluster
 	meta    *simkv.Server
 	net     *rpc.Network
-	chaos   *nemesis.MigrateChaos
+	chaos   *nemesis.Chaos
 	clients []*mClient
 	rec     *mRecorder
 	chk     *mChecks
@@ -250,12 +250,18 @@ func (m *mWorld) spawn(opts migrateOptions, cat catalog.Catalog) {
 	} else {
 		m.opDone = true
 	}
-	m.chaos = &nemesis.MigrateChaos{
-		Cluster: m.cluster, NewNode: func(n int) simclock.Actor { return migrate.NewNode(m.env, n) },
-		Net: m.net, NetHeal: rpc.Quiet(), Meta: m.meta, MetaHeal: simkv.DefaultFaults(), MetaActors: metaActors,
-		Tick: 100 * time.Millisecond, LeaderRate: opts.leader, CrashRate: opts.crash, PauseRate: opts.pause,
-		SkewRate: opts.skew, PartitionRate: opts.metaPartition, MetaLeader: opts.metaLeader,
-		MaxDown: 400 * time.Millisecond, HealAt: m.healAt,
+	const tick, maxDown = 100 * time.Millisecond, 400 * time.Millisecond
+	m.chaos = &nemesis.Chaos{
+		Targets: nemesis.NodeTargets(m.cluster, func(n int) simclock.Actor { return migrate.NewNode(m.env, n) }),
+		Faults: []nemesis.Fault{
+			nemesis.GroupLeaderMoves{Cluster: m.cluster, Rate: opts.leader},
+			nemesis.NodeOutages{Nodes: mNodes, CrashRate: opts.crash, Pause: opts.pause, MaxDown: maxDown},
+			nemesis.ClockFaults{Rate: opts.skew},
+			nemesis.Partitions{Server: m.meta, Among: metaActors, Rate: opts.metaPartition, MaxFor: maxDown},
+			nemesis.LeaderChanges{Server: m.meta, Rate: opts.metaLeader, MaxWindow: tick},
+		},
+		Tick: tick, HealAt: m.healAt, Servers: []*simkv.Server{m.meta}, Quiet: simkv.DefaultFaults(),
+		OnHeal: func(*simclock.Context) { m.net.SetFaults(rpc.Quiet()) },
 	}
 	w.Loop.Spawn("nemesis", m.chaos, nil, w.Choices.Fork("nemesis"))
 }
