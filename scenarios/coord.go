@@ -75,8 +75,8 @@ func init() {
 	}
 }
 
-// coordOpts are the workload's swarm options.
-type coordOpts struct {
+// coordWorkload are the workload's swarm options.
+type coordWorkload struct {
 	slots        int
 	split        float64 // chance per step of splitting the held shard
 	park         float64 // chance per step of parking it
@@ -87,11 +87,11 @@ type coordOpts struct {
 	unparkBudget int     // unparks per shard before the admin fails its run
 }
 
-// coordWorld is what every actor of a coordination world shares.
-type coordWorld struct {
+// coordEnv is what every actor of a coordination world shares.
+type coordEnv struct {
 	w       *World
 	topo    coordTopo
-	opts    coordOpts
+	opts    coordWorkload
 	server  *simkv.Server
 	ecfg    coord.EtcdConfig
 	unit    time.Duration
@@ -104,8 +104,8 @@ type coordWorld struct {
 }
 
 // allRunsTerminal asks the coordinator whether every run has ended.
-func (cw *coordWorld) allRunsTerminal(c *coordCaller) bool {
-	for _, run := range cw.topo.runs {
+func (env *coordEnv) allRunsTerminal(c *coordCaller) bool {
+	for _, run := range env.topo.runs {
 		var rec coord.RunRecord
 		o := c.read(run.tenant, func(coord.LogicalTime) (err error) {
 			rec, err = c.etcd.GetRun(run.tenant, run.id)
@@ -124,7 +124,7 @@ type coordOptions struct {
 	leaseUnits                  int
 	tenants, runs, shards, keys int
 	workers                     int
-	workload                    coordOpts
+	workload                    coordWorkload
 	cooldown                    coord.LogicalDuration // 0: no claim cooldown
 	faults                      nemesis.CoordFaults
 	leaseFor                    time.Duration // a lease in virtual time
@@ -140,7 +140,7 @@ func drawCoordOptions(sw *nemesis.Swarm, sh coordShape) coordOptions {
 	o.shards = sw.Int("shards", 1, sh.maxShards)
 	o.keys = sw.Int("keys", 8, 24)
 	o.workers = sw.Int("workers", 2, sh.maxWorkers)
-	o.workload = coordOpts{
+	o.workload = coordWorkload{
 		slots:        sw.Int("slots", sh.minSlots, sh.maxSlots),
 		split:        sw.Rate("split", 0.8, 0.02, 0.15),
 		park:         sw.Rate("park", 0.5, 0.005, 0.04),
@@ -178,7 +178,7 @@ func runCoord(sh coordShape, cfg Config) (Result, error) {
 	if err := w.OptionsError(); err != nil {
 		return Result{}, err
 	}
-	cw, chk, err := buildCoord(w, sh, opts, cfg.Bugs)
+	env, chk, err := buildCoord(w, sh, opts, cfg.Bugs)
 	if err != nil {
 		return Result{}, err
 	}
@@ -191,20 +191,20 @@ func runCoord(sh coordShape, cfg Config) (Result, error) {
 		chk.live.Finish(at)
 		w.Fail(chk.live.Err())
 	}
-	coordStats(w, cw.server, chk.durable, cw)
+	coordStats(w, env.server, chk.durable, env)
 	if !w.Failed() {
-		w.Judge(chk.lin.Check(cw.history.Ops(), cfg.checkTimeout()))
+		w.Judge(chk.lin.Check(env.history.Ops(), cfg.checkTimeout()))
 	}
 	res := w.Result()
 	if res.Verdict == property.VerdictViolation {
-		res.Tail = relevantTail(cw.history, res.Subject, res.Detail, res.Tail)
+		res.Tail = relevantTail(env.history, res.Subject, res.Detail, res.Tail)
 	}
 	return res, nil
 }
 
 // buildCoord builds a coordination world: the simulated etcd and its
 // checkers, the admin, the workers and the nemesis.
-func buildCoord(w *World, sh coordShape, opts coordOptions, set bugs.Set) (*coordWorld, coordCheckers, error) {
+func buildCoord(w *World, sh coordShape, opts coordOptions, set bugs.Set) (*coordEnv, coordCheckers, error) {
 	healAt := simclock.Time(sh.healAt)
 	topo := newCoordTopo(opts.tenants, opts.runs, opts.shards, opts.keys, coord.LogicalDuration(opts.leaseUnits))
 	store := simkv.NewStore(simkv.StoreConfig{})
@@ -216,51 +216,51 @@ func buildCoord(w *World, sh coordShape, opts coordOptions, set bugs.Set) (*coor
 	if err := ecfg.Validate(); err != nil {
 		return nil, coordCheckers{}, err
 	}
-	cw := &coordWorld{w: w, topo: topo, opts: opts.workload, server: server, ecfg: ecfg, unit: sh.coordUnit,
+	env := &coordEnv{w: w, topo: topo, opts: opts.workload, server: server, ecfg: ecfg, unit: sh.coordUnit,
 		history: coordcheck.NewHistory(), effects: coordcheck.NewEffectLog(), stalls: opts.faults.Stalls}
-	cw.stalls.Until = healAt
+	env.stalls.Until = healAt
 
 	chk := coordCheckers{
-		durable: coordcheck.NewDurable(store, ecfg.Namespace, sh.coordUnit, opts.cooldown, cw.history),
+		durable: coordcheck.NewDurable(store, ecfg.Namespace, sh.coordUnit, opts.cooldown, env.history),
 		live:    coordcheck.NewLiveness(healAt, 2*opts.leaseFor+opts.faults.MaxSkew+2*time.Second, sh.convergeWithin, sh.coordUnit),
 		lin:     coordcheck.NewLinearizable(),
 	}
-	cw.live = chk.live
-	chk.durable.OnChange(cw.effects.ObserveDurable)
+	env.live = chk.live
+	chk.durable.OnChange(env.effects.ObserveDurable)
 	chk.durable.OnChange(chk.live.Observe)
 	chk.durable.OnChange(chk.lin.ObserveDurable)
 	server.Observe(chk.durable)
 	w.Loop.OnStep(func() {
 		w.Fail(chk.durable.Err())
-		w.Fail(cw.effects.Err())
+		w.Fail(env.effects.Err())
 	})
-	spawnCoordActors(cw, sh, opts, healAt)
-	return cw, chk, nil
+	spawnCoordActors(env, sh, opts, healAt)
+	return env, chk, nil
 }
 
 // spawnCoordActors starts the admin, the workers and the nemesis.
-func spawnCoordActors(cw *coordWorld, sh coordShape, opts coordOptions, healAt simclock.Time) {
-	w := cw.w
+func spawnCoordActors(env *coordEnv, sh coordShape, opts coordOptions, healAt simclock.Time) {
+	w := env.w
 	var targets []nemesis.Target
 	adminInc := uint64(0)
 	admin := func() simclock.Actor {
 		adminInc++
-		return &coordAdmin{cw: cw, inc: adminInc, unparks: map[coord.ShardKey]int{}}
+		return &coordAdmin{env: env, inc: adminInc, unparks: map[coord.ShardKey]int{}}
 	}
 	targets = append(targets, nemesis.Target{ID: w.Loop.Spawn("admin", admin(), nil, w.Choices.Fork("admin")), Fresh: admin})
 	for i := 0; i < opts.workers; i++ {
 		i, inc := i, uint64(0)
 		fresh := func() simclock.Actor {
 			inc++
-			return &coordWorker{cw: cw, index: i, id: coord.WorkerID(i + 1), inc: inc, stale: map[coord.TenantID][]coord.ShardKey{}}
+			return &coordWorker{env: env, index: i, id: coord.WorkerID(i + 1), inc: inc, stale: map[coord.TenantID][]coord.ShardKey{}}
 		}
 		name := fmt.Sprintf("w%d", i)
 		id := w.Loop.Spawn(name, fresh(), simclock.NewNodeClock(opts.faults.MaxSkew), w.Choices.Fork("worker/"+name))
 		targets = append(targets, nemesis.Target{ID: id, Fresh: fresh})
 	}
 	w.Loop.Spawn("nemesis", &nemesis.Chaos{
-		Targets: targets, Faults: nemesis.Standard(cw.server, opts.faults.Rates, 2*opts.leaseFor, opts.leaseFor+sh.stormExtra),
-		Tick: sh.nemesisTick, HealAt: healAt, Servers: []*simkv.Server{cw.server}, Quiet: simkv.DefaultFaults(),
+		Targets: targets, Faults: nemesis.Standard(env.server, opts.faults.Rates, 2*opts.leaseFor, opts.leaseFor+sh.stormExtra),
+		Tick: sh.nemesisTick, HealAt: healAt, Servers: []*simkv.Server{env.server}, Quiet: simkv.DefaultFaults(),
 	}, nil, w.Choices.Fork("nemesis"))
 }
 
@@ -297,7 +297,7 @@ func relevantTail(h *coordcheck.History, subject property.Subject, detail string
 
 // coordStats adds the run's counters: what the network and the nemesis did
 // and how much the checkers saw.
-func coordStats(w *World, server *simkv.Server, d *coordcheck.Durable, cw *coordWorld) {
+func coordStats(w *World, server *simkv.Server, d *coordcheck.Durable, env *coordEnv) {
 	st := server.Stats()
 	for _, c := range []struct {
 		name string
@@ -306,7 +306,7 @@ func coordStats(w *World, server *simkv.Server, d *coordcheck.Durable, cw *coord
 		{"calls", st.Calls}, {"lost_requests", st.LostRequests}, {"lost_responses", st.LostResponses},
 		{"refused", st.Refused}, {"delayed", st.Delayed}, {"leader_changes", st.LeaderChanges},
 		{"indeterminate", st.Indeterminate}, {"lease_expiries", st.Expired},
-		{"durable_writes", d.Writes}, {"history_ops", len(cw.history.Ops())},
+		{"durable_writes", d.Writes}, {"history_ops", len(env.history.Ops())},
 	} {
 		w.Count(c.name, int64(c.v))
 	}

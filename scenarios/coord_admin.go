@@ -16,7 +16,7 @@ import (
 // a run it may slip and unpark those from memory, without looking, though
 // by then every one of them has been unparked and finished.
 type coordAdmin struct {
-	cw      *coordWorld
+	env     *coordEnv
 	inc     uint64
 	seq     uint64
 	unparks map[coord.ShardKey]int // unparks sent per shard (all tenants use distinct run ids)
@@ -34,7 +34,7 @@ func (a *coordAdmin) Receive(ctx *simclock.Context, msg any) {
 		return
 	}
 	ctx.Go("admin", func(t *simclock.Task) {
-		c := newCoordCaller(a.cw, t, ctx.Name(), 0)
+		c := newCoordCaller(a.env, t, ctx.Name(), 0)
 		a.setup(c, t)
 		for round := 0; ; round++ {
 			if a.round(c, t, round) {
@@ -61,7 +61,7 @@ func runOpID(run coord.RunID, kind coordcheck.RequestKind) coord.OpID {
 // create_run is not idempotent: "run exists" after an ambiguous attempt
 // means the attempt landed.
 func (a *coordAdmin) setup(c *coordCaller, t *simclock.Task) {
-	for _, run := range a.cw.topo.runs {
+	for _, run := range a.env.topo.runs {
 		for {
 			o := c.runOp(coordcheck.ReqCreateRun, run, 0)
 			if !o.Out.Ambiguous && (o.Out.Code == 0 || o.Out.Code == coord.CodeRunExists) {
@@ -81,10 +81,10 @@ func (a *coordAdmin) setup(c *coordCaller, t *simclock.Task) {
 
 // round looks at every run once; it reports whether all runs are terminal.
 func (a *coordAdmin) round(c *coordCaller, t *simclock.Task, round int) bool {
-	cw, ch := a.cw, t.Choices()
+	env, ch := a.env, t.Choices()
 	all := true
 	var listed []parkedShard
-	for _, run := range cw.topo.runs {
+	for _, run := range env.topo.runs {
 		var rec coord.RunRecord
 		if o := c.read(run.tenant, func(coord.LogicalTime) (err error) {
 			rec, err = c.etcd.GetRun(run.tenant, run.id)
@@ -94,9 +94,9 @@ func (a *coordAdmin) round(c *coordCaller, t *simclock.Task, round int) bool {
 			continue
 		}
 		if rec.Status.Terminal() {
-			if rec.Status == coord.RunFailed && ch.Chance(cw.opts.adminSlips) {
+			if rec.Status == coord.RunFailed && ch.Chance(env.opts.adminSlips) {
 				// A stale view: it still believes the run is open and done.
-				cw.w.Count("mistake_end-ended-run", 1)
+				env.w.Count("mistake_end-ended-run", 1)
 				c.runOp(coordcheck.ReqCompleteRun, run, a.nextOp())
 			}
 			continue
@@ -145,7 +145,7 @@ func (a *coordAdmin) settle(c *coordCaller, run coordRun, mayFail bool) []parked
 	for _, p := range parked {
 		key := coord.ShardKey{Run: run.id, Shard: p.Shard}
 		seen = append(seen, parkedShard{run.tenant, key})
-		exhausted = exhausted || a.unparks[key] >= a.cw.opts.unparkBudget
+		exhausted = exhausted || a.unparks[key] >= a.env.opts.unparkBudget
 	}
 	if exhausted {
 		// Unparking the others would revive shards of a run about to fail.
@@ -166,8 +166,8 @@ func (a *coordAdmin) settle(c *coordCaller, run coordRun, mayFail bool) []parked
 func (a *coordAdmin) slip(c *coordCaller, ch *simclock.Choices, run coordRun) {
 	kept := a.cache[:0]
 	for _, p := range a.cache {
-		if p.key.Run == run.id && ch.Chance(a.cw.opts.adminSlips) {
-			a.cw.w.Count("mistake_stale-unpark", 1)
+		if p.key.Run == run.id && ch.Chance(a.env.opts.adminSlips) {
+			a.env.w.Count("mistake_stale-unpark", 1)
 			c.unpark(p.tenant, p.key, a.nextOp())
 			continue
 		}

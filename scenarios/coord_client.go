@@ -12,7 +12,7 @@ import (
 // request is recorded in the history and every KV request it sends is
 // tagged with it (the durable observer then knows who wrote what).
 type coordCaller struct {
-	cw     *coordWorld
+	env    *coordEnv
 	t      *simclock.Task
 	etcd   *coord.Etcd
 	kv     *tagKV
@@ -22,11 +22,11 @@ type coordCaller struct {
 
 // newCoordCaller builds the caller of task t of actor, acting as worker.
 // Its coordinator gets an instance of its own (see nextInstance).
-func newCoordCaller(cw *coordWorld, t *simclock.Task, actor string, worker coord.WorkerID) *coordCaller {
-	kv := &tagKV{KV: cw.server.Connect(t.Context().Self()).In(t), h: cw.history}
-	cfg := cw.ecfg
-	cfg.Instance = cw.nextInstance()
-	return &coordCaller{cw: cw, t: t, etcd: coord.NewEtcd(kv, cfg), kv: kv, actor: actor, worker: worker}
+func newCoordCaller(env *coordEnv, t *simclock.Task, actor string, worker coord.WorkerID) *coordCaller {
+	kv := &tagKV{KV: env.server.Connect(t.Context().Self()).In(t), h: env.history}
+	cfg := env.ecfg
+	cfg.Instance = env.nextInstance()
+	return &coordCaller{env: env, t: t, etcd: coord.NewEtcd(kv, cfg), kv: kv, actor: actor, worker: worker}
 }
 
 // nextInstance returns a coordinator instance id (coord.EtcdConfig.Instance)
@@ -36,9 +36,9 @@ func newCoordCaller(cw *coordWorld, t *simclock.Task, actor string, worker coord
 // unique by construction and deterministic. It draws nothing from the
 // world's choices: a draw would shift every recorded choice stream, and an
 // all-zero stream would hand every coordinator the same id.
-func (cw *coordWorld) nextInstance() uint64 {
-	cw.instances++
-	z := cw.instances
+func (env *coordEnv) nextInstance() uint64 {
+	env.instances++
+	z := env.instances
 	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
 	z = (z ^ z>>27) * 0x94d049bb133111eb
 	return z ^ z>>31
@@ -51,13 +51,13 @@ func (c *coordCaller) now() coord.LogicalTime {
 	if l < 0 {
 		return 0
 	}
-	return coord.LogicalTime(int64(l) / int64(c.cw.unit))
+	return coord.LogicalTime(int64(l) / int64(c.env.unit))
 }
 
 // do records op around call and returns it with its answer filled in.
 func (c *coordCaller) do(op coordcheck.Request, call func(o *coordcheck.Answer) error) *coordcheck.Request {
 	op.Actor, op.Worker = c.actor, c.worker
-	o := c.cw.history.Begin(op, c.t.Now())
+	o := c.env.history.Begin(op, c.t.Now())
 	c.kv.cur = o
 	var out coordcheck.Answer
 	err := call(&out)
@@ -69,14 +69,14 @@ func (c *coordCaller) do(op coordcheck.Request, call func(o *coordcheck.Answer) 
 			out.Ambiguous = true
 		}
 	}
-	c.cw.history.End(o, c.t.Now(), out)
+	c.env.history.End(o, c.t.Now(), out)
 	c.t.Context().Log("coord."+op.Kind.String(), o.String())
-	c.cw.w.Count("op_"+op.Kind.String(), 1)
+	c.env.w.Count("op_"+op.Kind.String(), 1)
 	switch {
 	case out.Ambiguous:
-		c.cw.w.Count("op_ambiguous", 1)
+		c.env.w.Count("op_ambiguous", 1)
 	case out.Code != 0:
-		c.cw.w.Count("refused_"+statName(out.Code.String()), 1)
+		c.env.w.Count("refused_"+statName(out.Code.String()), 1)
 	}
 	return o
 }
@@ -84,7 +84,7 @@ func (c *coordCaller) do(op coordcheck.Request, call func(o *coordcheck.Answer) 
 func (c *coordCaller) acquire(tenant coord.TenantID, key coord.ShardKey) (*coordcheck.Request, coord.AcquireResult) {
 	var res coord.AcquireResult
 	now := c.now()
-	o := c.do(coordcheck.Request{Kind: coordcheck.ReqAcquire, Tenant: tenant, Key: key, Now: now, LeaseDur: c.cw.topo.leaseDur},
+	o := c.do(coordcheck.Request{Kind: coordcheck.ReqAcquire, Tenant: tenant, Key: key, Now: now, LeaseDur: c.env.topo.leaseDur},
 		func(out *coordcheck.Answer) (err error) {
 			res, _, err = c.etcd.AcquireAndRestore(now, tenant, key, c.worker)
 			out.Lease = res.Lease
@@ -96,7 +96,7 @@ func (c *coordCaller) acquire(tenant coord.TenantID, key coord.ShardKey) (*coord
 func (c *coordCaller) claim(tenant coord.TenantID) (*coordcheck.Request, coord.AcquireResult) {
 	var res coord.AcquireResult
 	now := c.now()
-	o := c.do(coordcheck.Request{Kind: coordcheck.ReqClaim, Tenant: tenant, Now: now, LeaseDur: c.cw.topo.leaseDur},
+	o := c.do(coordcheck.Request{Kind: coordcheck.ReqClaim, Tenant: tenant, Now: now, LeaseDur: c.env.topo.leaseDur},
 		func(out *coordcheck.Answer) (err error) {
 			res, _, err = c.etcd.ClaimNextAvailable(now, tenant, c.worker)
 			out.Lease = res.Lease
@@ -108,7 +108,7 @@ func (c *coordCaller) claim(tenant coord.TenantID) (*coordcheck.Request, coord.A
 // gated sends a lease-gated request described by op (kind, lease, payload).
 func (c *coordCaller) gated(op coordcheck.Request) *coordcheck.Request {
 	now := c.now()
-	op.Now, op.LeaseDur = now, c.cw.topo.leaseDur
+	op.Now, op.LeaseDur = now, c.env.topo.leaseDur
 	return c.do(op, func(out *coordcheck.Answer) error {
 		e, t, l := c.etcd, op.Tenant, op.Lease
 		switch op.Kind {
@@ -159,7 +159,7 @@ func (c *coordCaller) runOp(kind coordcheck.RequestKind, run coordRun, op coord.
 			e := c.etcd
 			switch kind {
 			case coordcheck.ReqCreateRun:
-				_, err = e.CreateRun(now, run.tenant, run.id, coord.RunConfig{LeaseDuration: c.cw.topo.leaseDur})
+				_, err = e.CreateRun(now, run.tenant, run.id, coord.RunConfig{LeaseDuration: c.env.topo.leaseDur})
 			case coordcheck.ReqRegister:
 				out.Outcome, _, err = e.RegisterShards(now, run.tenant, run.id, run.roots, op)
 			case coordcheck.ReqCompleteRun:

@@ -16,13 +16,13 @@ import (
 // refusals, and the checkers must notice what they let through.
 
 // mistake draws whether the next action is a mistake.
-func (cw *coordWorld) mistake(c *simclock.Choices) bool { return c.Chance(cw.opts.mistakes) }
+func (env *coordEnv) mistake(c *simclock.Choices) bool { return c.Chance(env.opts.mistakes) }
 
 // blunder sends a corrupted version of op once, without retrying, and
 // publishes the effect if the coordinator accepts it. The slot's beliefs
 // stay as they were. It reports whether the slot is done with the shard.
 func (s *coordSlot) blunder(op coordcheck.Request) bool {
-	cw, c := s.w.cw, s.choices()
+	env, c := s.w.env, s.choices()
 	next, end := nextKey(s.spec, s.cur), keyNum(s.spec.End)
 	var kinds []string
 	switch op.Kind {
@@ -37,7 +37,7 @@ func (s *coordSlot) blunder(op coordcheck.Request) bool {
 	if s.lastOp != 0 && op.Kind == coordcheck.ReqCheckpoint {
 		kinds = append(kinds, "reuse-op")
 	}
-	if len(cw.topo.tenants) > 1 {
+	if len(env.topo.tenants) > 1 {
 		kinds = append(kinds, "cross-tenant")
 	}
 	if len(kinds) == 0 {
@@ -67,17 +67,17 @@ func (s *coordSlot) blunder(op coordcheck.Request) bool {
 		op.Op = s.lastOp
 		op.Cursor = coord.Cursor{LastKey: keyOf(min(next, end-1))}
 	case "cross-tenant":
-		for _, t := range cw.topo.tenants {
+		for _, t := range env.topo.tenants {
 			if t != s.lease.Tenant {
 				op.Tenant = t
 				break
 			}
 		}
 	}
-	cw.w.Count("mistake_"+kind, 1)
+	env.w.Count("mistake_"+kind, 1)
 	o := s.c.gated(op)
 	if !o.Out.Ambiguous && o.Out.Code == 0 {
-		cw.w.Count("mistakes_accepted", 1)
+		env.w.Count("mistakes_accepted", 1)
 		s.publish(o, o)
 	}
 	return false

@@ -23,7 +23,7 @@ import (
 // refuse what such beliefs make it ask for; the checkers judge whether it
 // did.
 type coordWorker struct {
-	cw    *coordWorld
+	env   *coordEnv
 	index int
 	id    coord.WorkerID
 	inc   uint64 // incarnation: op ids stay unique across restarts
@@ -36,10 +36,10 @@ func (w *coordWorker) Receive(ctx *simclock.Context, msg any) {
 	if _, ok := msg.(simclock.Started); !ok {
 		return
 	}
-	for s := 0; s < w.cw.opts.slots; s++ {
+	for s := 0; s < w.env.opts.slots; s++ {
 		name := fmt.Sprintf("%s.%d", ctx.Name(), s)
 		ctx.Go(name, func(t *simclock.Task) {
-			(&coordSlot{w: w, c: newCoordCaller(w.cw, t, name, w.id), t: t}).loop()
+			(&coordSlot{w: w, c: newCoordCaller(w.env, t, name, w.id), t: t}).loop()
 		})
 	}
 }
@@ -67,17 +67,17 @@ func (s *coordSlot) choices() *simclock.Choices { return s.t.Choices() }
 
 // loop leases shards and works on them until every run is terminal.
 func (s *coordSlot) loop() {
-	cw := s.w.cw
+	env := s.w.env
 	for {
-		cw.live.Available(s.c.actor, true, s.t.Now())
+		env.live.Available(s.c.actor, true, s.t.Now())
 		if s.obtain() {
 			s.idle = 0
-			cw.live.Available(s.c.actor, false, s.t.Now())
+			env.live.Available(s.c.actor, false, s.t.Now())
 			s.work()
 			continue
 		}
 		s.idle++
-		if s.idle%4 == 0 && cw.allRunsTerminal(s.c) {
+		if s.idle%4 == 0 && env.allRunsTerminal(s.c) {
 			return
 		}
 		s.t.Sleep(s.choices().Duration(100*time.Millisecond, 400*time.Millisecond))
@@ -88,16 +88,16 @@ func (s *coordSlot) loop() {
 // listing and acquiring (from a fresh listing, or, as a mistake, from the
 // worker's stale one).
 func (s *coordSlot) obtain() bool {
-	cw, c := s.w.cw, s.choices()
-	tenant := cw.topo.tenants[s.turn%len(cw.topo.tenants)]
+	env, c := s.w.env, s.choices()
+	tenant := env.topo.tenants[s.turn%len(env.topo.tenants)]
 	s.turn++
 	var op *coordcheck.Request
 	var res coord.AcquireResult
 	switch {
-	case cw.mistake(c) && len(s.w.stale[tenant]) > 0:
+	case env.mistake(c) && len(s.w.stale[tenant]) > 0:
 		op, res = s.c.acquire(tenant, simclock.Pick(c, s.w.stale[tenant]))
-	case c.Chance(cw.opts.listAcquire):
-		runs := cw.topo.runsOf(tenant)
+	case c.Chance(env.opts.listAcquire):
+		runs := env.topo.runsOf(tenant)
 		run := simclock.Pick(c, runs)
 		var avail []coord.ShardSummary
 		if r := s.c.read(tenant, func(now coord.LogicalTime) (err error) {
@@ -143,7 +143,7 @@ func (s *coordSlot) work() {
 // keepLease renews the lease once half of it is gone by the slot's own
 // clock, and reports whether the slot still believes it holds the lease.
 func (s *coordSlot) keepLease() bool {
-	now, dur := s.c.now(), s.w.cw.topo.leaseDur
+	now, dur := s.c.now(), s.w.env.topo.leaseDur
 	if now+coord.LogicalTime(dur/2) < s.lease.Deadline {
 		return true
 	}
@@ -161,28 +161,28 @@ func (s *coordSlot) keepLease() bool {
 // step decides and performs the next action on the held shard; it
 // reports whether the slot is done with the shard.
 func (s *coordSlot) step() bool {
-	cw, c := s.w.cw, s.choices()
+	env, c := s.w.env, s.choices()
 	next, end := nextKey(s.spec, s.cur), keyNum(s.spec.End)
 	left := end - next
 	op := coordcheck.Request{Tenant: s.lease.Tenant, Lease: s.lease, Op: s.w.nextOp()}
 	switch {
 	case left <= 0:
 		op.Kind, op.Cursor = coordcheck.ReqComplete, s.cur.Clone()
-	case left >= 4 && c.Chance(cw.opts.split):
+	case left >= 4 && c.Chance(env.opts.split):
 		s.planSplit(&op, next, end)
-	case c.Chance(cw.opts.park):
+	case c.Chance(env.opts.park):
 		op.Kind, op.Reason = coordcheck.ReqPark, coord.ParkReason(c.Intn(5))
 	default:
 		n := min(left, int(c.Between(1, 4)))
 		op.Kind, op.Cursor = coordcheck.ReqCheckpoint, coord.Cursor{LastKey: keyOf(next + n - 1)}
 		s.t.Sleep(c.Duration(10*time.Millisecond, 80*time.Millisecond)) // the work itself
 	}
-	if cw.mistake(c) {
+	if env.mistake(c) {
 		return s.blunder(op)
 	}
 	// A stall between deciding and acting: the slot may wake a zombie.
-	if d := cw.stalls.Draw(c, s.t.Now()); d > 0 {
-		cw.w.Count("stalls", 1)
+	if d := env.stalls.Draw(c, s.t.Now()); d > 0 {
+		env.w.Count("stalls", 1)
 		s.t.Sleep(d)
 	}
 	return s.perform(op)
@@ -253,22 +253,22 @@ func (s *coordSlot) publish(first, o *coordcheck.Request) {
 	if o.Kind == coordcheck.ReqCheckpoint || o.Kind == coordcheck.ReqComplete {
 		e.From, e.To = s.cur.LastKey, o.Cursor.LastKey
 	}
-	s.w.cw.effects.Publish(e)
-	s.w.cw.w.Count("effects", 1)
+	s.w.env.effects.Publish(e)
+	s.w.env.w.Count("effects", 1)
 }
 
 // lost handles a refusal: the slot lost the shard (fenced out, lease
 // expired, shard finished). Sometimes it tries to take the same shard back
 // at once, believing it is still the one to finish it.
 func (s *coordSlot) lost(o *coordcheck.Request) bool {
-	cw, c := s.w.cw, s.choices()
+	env, c := s.w.env, s.choices()
 	switch o.Out.Code {
 	case coord.CodeStaleFence, coord.CodeLeaseExpired, coord.CodeOwnerMismatch, coord.CodeShardTerminal:
-		cw.w.Count("fenced_out", 1)
+		env.w.Count("fenced_out", 1)
 	default:
-		cw.w.Count("unexpected_refusals", 1)
+		env.w.Count("unexpected_refusals", 1)
 	}
-	if !c.Chance(cw.opts.sticky) {
+	if !c.Chance(env.opts.sticky) {
 		return true
 	}
 	a, res := s.c.acquire(s.lease.Tenant, s.lease.Key())

@@ -12,8 +12,8 @@ func init() {
 	Register(Scenario{
 		Name:        "hotspot",
 		Description: "a skewed load makes the hotspot detector choose when and where to split and which group receives the moving half, under the same faults as migrate",
-		Properties:  mProperties,
-		Run:         func(cfg Config) (Result, error) { return runMigrate("hotspot", mHotspot, cfg) },
+		Properties:  migrateProperties,
+		Run:         func(cfg Config) (Result, error) { return runMigrate("hotspot", hotspotSplits, cfg) },
 	})
 }
 
@@ -22,7 +22,7 @@ func init() {
 // and 50,000 ops/min would need far longer runs), and a workload skewed to
 // one to three hot keys. It returns how many more operations each client
 // runs than in migrate.
-func hotspotOptions(sw *nemesis.Swarm, pcfg *migrate.Config, wl *mWorkload) int {
+func hotspotOptions(sw *nemesis.Swarm, pcfg *migrate.Config, wl *migrateWorkload) int {
 	pcfg.Detect = true
 	pcfg.Detector.Window = 300 * time.Millisecond
 	pcfg.Detector.Threshold = sw.Int("hot_threshold", 10, 35)

@@ -2,8 +2,8 @@ package scenarios
 
 import "shardsim/property"
 
-// mProperties are the properties the migration scenarios judge.
-var mProperties = []property.Name{
+// migrateProperties are the properties the migration scenarios judge.
+var migrateProperties = []property.Name{
 	property.MCatalogNonOverlap, property.MCatalogVersionMonotone, property.MSingleWriter, property.MNoLostWrite,
 	property.MSnapshotReads, property.MLinearizable, property.MHLCMonotone, property.MFencedWritesRejected,
 	property.MExactlyOnceCopy, property.MPhaseOrder, property.MCleanupSafe, property.MJobTerminates,
@@ -13,18 +13,18 @@ func init() {
 	Register(Scenario{
 		Name:        "migrate",
 		Description: "one manual range split moves half a route to another raft group while clients write, delete, read (latest and snapshot) and scan both halves, through crashes, pauses, leader changes, clock skew and lost or ambiguous requests",
-		Properties:  mProperties,
-		Run:         func(cfg Config) (Result, error) { return runMigrate("migrate", mSplit, cfg) },
+		Properties:  migrateProperties,
+		Run:         func(cfg Config) (Result, error) { return runMigrate("migrate", splitOnce, cfg) },
 	})
 	Register(Scenario{
 		Name:        "migrate-abandon",
 		Description: "a range split is abandoned at a random phase before CUTOVER, under the same clients and faults as migrate",
-		Properties:  mProperties,
-		Run:         func(cfg Config) (Result, error) { return runMigrate("migrate-abandon", mAbandon, cfg) },
+		Properties:  migrateProperties,
+		Run:         func(cfg Config) (Result, error) { return runMigrate("migrate-abandon", splitAbandoned, cfg) },
 	})
 }
 
-func runMigrate(name string, kind mKind, cfg Config) (Result, error) {
+func runMigrate(name string, kind migrateKind, cfg Config) (Result, error) {
 	m, err := newMigrateWorld(name, kind, cfg)
 	if err != nil {
 		return Result{}, err
@@ -36,7 +36,7 @@ func runMigrate(name string, kind mKind, cfg Config) (Result, error) {
 }
 
 // count publishes what the run did.
-func (m *mWorld) count() {
+func (m *migrateWorld) count() {
 	w := m.w
 	for _, k := range []string{"writes_acked", "writes_ambiguous", "writes_failed", "reads", "scans"} {
 		w.Count(k, m.rec.counts[k])
@@ -47,7 +47,7 @@ func (m *mWorld) count() {
 	w.Count("keys_moved", int64(len(m.chk.movedKeys)))
 	w.Count("versions_promoted", m.chk.promoted)
 	w.Count("versions_cleaned", m.chk.cleaned)
-	if m.kind == mHotspot {
+	if m.kind == hotspotSplits {
 		w.Count("hotspot_splits", m.chk.splits)
 		w.Count("hotspot_declines", m.chk.declines)
 		w.Count("hotspot_isolations", m.chk.isolated)

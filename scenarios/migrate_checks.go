@@ -16,27 +16,27 @@ import (
 	"shardsim/simkv"
 )
 
-// mChecks connects a migration world to its checkers. It observes the
+// migrateChecks connects a migration world to its checkers. It observes the
 // groups (every apply, every leadership change), the metadata store (every
 // catalog and job record written) and the coordinators' views, and judges
 // each event as it happens; the history checks run at the end.
-type mChecks struct {
-	m       *mWorld
+type migrateChecks struct {
+	m       *migrateWorld
 	catalog *migratecheck.CatalogChecker
 	phases  *migratecheck.PhaseChecker
 	jobs    *migratecheck.JobChecker
 	oracle  *migratecheck.VersionOracle
 
-	latest     catalog.Catalog // the last catalog the store accepted
-	liveJob    uint64
-	lastJobEnd simclock.Time
-	jobsSeen   int
-	writerKeys []string
-	recheckNLW bool        // re-check M.NoLostWrite after this step
-	nlwAll     bool        // every write (else those in nlwSpans)
-	nlwSpans   []keys.Span // spans an event of this step touched
-	nlwWhen    string      // what triggered it
-	openReads  []mOpenRead
+	latest           catalog.Catalog // the last catalog the store accepted
+	liveJob          uint64
+	lastJobEnd       simclock.Time
+	jobsSeen         int
+	writerKeys       []string
+	lostWriteRecheck bool        // re-check M.NoLostWrite after this step
+	lostWriteAll     bool        // every write (else those in lostWriteSpans)
+	lostWriteSpans   []keys.Span // spans an event of this step touched
+	lostWriteCause   string      // what triggered it
+	openReads        []openRead
 
 	imported, promoted, cleaned int64
 	splits, declines, isolated  int64
@@ -44,23 +44,23 @@ type mChecks struct {
 	failedPhases                int64           // jobs moved to FAILED (and later retried)
 }
 
-type mOpenRead struct {
+type openRead struct {
 	group, node int
 	term        uint64
 	id          uint64
 	span        keys.Span
 }
 
-func newMChecks(m *mWorld) *mChecks {
-	return &mChecks{m: m, catalog: migratecheck.NewCatalogChecker(), phases: migratecheck.NewPhaseChecker(),
+func newMigrateChecks(m *migrateWorld) *migrateChecks {
+	return &migrateChecks{m: m, catalog: migratecheck.NewCatalogChecker(), phases: migratecheck.NewPhaseChecker(),
 		jobs: migratecheck.NewJobChecker(), oracle: migratecheck.NewVersionOracle(),
-		latest: initialCatalog(), writerKeys: mUserKeys(), movedKeys: map[string]bool{}}
+		latest: initialCatalog(), writerKeys: migrateUserKeys(), movedKeys: map[string]bool{}}
 }
 
-func (c *mChecks) fail(v *property.Violation) { c.m.w.Fail(v) }
+func (c *migrateChecks) fail(v *property.Violation) { c.m.w.Fail(v) }
 
 // OnApply implements group.Observer.
-func (c *mChecks) OnApply(g, node int, e fsm.Entry, r fsm.Result, first bool, f *fsm.FSM) {
+func (c *migrateChecks) OnApply(g, node int, e fsm.Entry, r fsm.Result, first bool, f *fsm.FSM) {
 	if e.Kind == fsm.KindCatalog {
 		c.fail(c.catalog.Viewed(fmt.Sprintf("g%d/n%d", g, node), f.View.Version))
 		if ln, _ := c.m.cluster.Leader(g); ln == node {
@@ -94,13 +94,13 @@ func (c *mChecks) OnApply(g, node int, e fsm.Entry, r fsm.Result, first bool, f 
 		// A version promotion drops stays lost, so checking once the
 		// promotion is complete (and at every later phase) suffices.
 		if j, ok := c.jobs.Job(e.Promote.Job); ok && r.Done {
-			c.nlwIn("promotion", j.Moving())
+			c.recheckLostWritesIn("promotion", j.Moving())
 		}
 	case fsm.KindCleanup:
 		c.cleaned += int64(r.Applied)
 		j, _ := c.jobs.Job(e.Cleanup.Job)
 		promoted, staged := false, 0
-		for n := 0; n < mNodes; n++ {
+		for n := 0; n < migrateNodes; n++ {
 			v := c.m.cluster.Voter(j.TargetGroup, n)
 			promoted = promoted || v.Promoted(j.ID)
 		}
@@ -114,19 +114,19 @@ func (c *mChecks) OnApply(g, node int, e fsm.Entry, r fsm.Result, first bool, f 
 			}
 		}
 		c.fail(c.jobs.Cleanup(j.ID, promoted, staged, open))
-		c.nlwIn("cleanup", e.Cleanup.Moving)
+		c.recheckLostWritesIn("cleanup", e.Cleanup.Moving)
 	case fsm.KindAbandonStaged:
-		c.nlw("abandon")
+		c.recheckLostWrites("abandon")
 	}
 }
 
 // OnLeader implements group.Observer.
-func (c *mChecks) OnLeader(g, node int, term uint64, ready bool) { c.checkWriters() }
+func (c *migrateChecks) OnLeader(g, node int, term uint64, ready bool) { c.checkWriters() }
 
 // checkWriters checks M.SingleWriter over the workload's route keys.
-func (c *mChecks) checkWriters() {
+func (c *migrateChecks) checkWriters() {
 	var views []migratecheck.GroupView
-	for g := 0; g < mGroups; g++ {
+	for g := 0; g < migrateGroups; g++ {
 		n, _ := c.m.cluster.Leader(g)
 		if n < 0 {
 			continue
@@ -137,7 +137,7 @@ func (c *mChecks) checkWriters() {
 }
 
 // detected counts the hotspot detector's decisions.
-func (c *mChecks) detected(d hotspot.Decision, job uint64) {
+func (c *migrateChecks) detected(d hotspot.Decision, job uint64) {
 	if job != 0 {
 		c.splits++
 		if d.Isolate {
@@ -149,9 +149,9 @@ func (c *mChecks) detected(d hotspot.Decision, job uint64) {
 }
 
 // viewed is the coordinators' view hook.
-func (c *mChecks) viewed(name string, version uint64) { c.fail(c.catalog.Viewed(name, version)) }
+func (c *migrateChecks) viewed(name string, version uint64) { c.fail(c.catalog.Viewed(name, version)) }
 
-func (c *mChecks) readOpen(group, node int, term, id uint64, span keys.Span) {
+func (c *migrateChecks) readOpen(group, node int, term, id uint64, span keys.Span) {
 	// Forget reads whose leader crashed or lost its term: never served.
 	kept := c.openReads[:0]
 	for _, o := range c.openReads {
@@ -159,10 +159,10 @@ func (c *mChecks) readOpen(group, node int, term, id uint64, span keys.Span) {
 			kept = append(kept, o)
 		}
 	}
-	c.openReads = append(kept, mOpenRead{group: group, node: node, term: term, id: id, span: span})
+	c.openReads = append(kept, openRead{group: group, node: node, term: term, id: id, span: span})
 }
 
-func (c *mChecks) readClose(group, node int, term, id uint64) {
+func (c *migrateChecks) readClose(group, node int, term, id uint64) {
 	for i, o := range c.openReads {
 		if o.group == group && o.node == node && o.term == term && o.id == id {
 			c.openReads = append(c.openReads[:i], c.openReads[i+1:]...)
@@ -171,35 +171,35 @@ func (c *mChecks) readClose(group, node int, term, id uint64) {
 	}
 }
 
-// nlw asks for a full M.NoLostWrite check after this step.
-func (c *mChecks) nlw(when string) {
-	c.recheckNLW, c.nlwAll = true, true
-	c.nlwWhen = when
+// recheckLostWrites asks for a full M.NoLostWrite check after this step.
+func (c *migrateChecks) recheckLostWrites(when string) {
+	c.lostWriteRecheck, c.lostWriteAll = true, true
+	c.lostWriteCause = when
 }
 
-// nlwIn asks for an M.NoLostWrite check of the writes in span.
-func (c *mChecks) nlwIn(when string, span keys.Span) {
-	c.recheckNLW = true
-	c.nlwSpans = append(c.nlwSpans, span)
-	c.nlwWhen = when
+// recheckLostWritesIn asks for an M.NoLostWrite check of the writes in span.
+func (c *migrateChecks) recheckLostWritesIn(when string, span keys.Span) {
+	c.lostWriteRecheck = true
+	c.lostWriteSpans = append(c.lostWriteSpans, span)
+	c.lostWriteCause = when
 }
 
-// mMeta adapts mChecks to simkv.Observer.
-type mMeta struct{ c *mChecks }
+// metaObserver adapts migrateChecks to simkv.Observer.
+type metaObserver struct{ c *migrateChecks }
 
 // OnInvoke implements simkv.Observer.
-func (mMeta) OnInvoke(uint64, string, simclock.Time, simkv.Request) {}
+func (metaObserver) OnInvoke(uint64, string, simclock.Time, simkv.Request) {}
 
 // OnReturn implements simkv.Observer.
-func (mMeta) OnReturn(uint64, simclock.Time, simkv.Response, error) {}
+func (metaObserver) OnReturn(uint64, simclock.Time, simkv.Response, error) {}
 
 // OnApply implements simkv.Observer.
-func (o mMeta) OnApply(call uint64, at simclock.Time, req simkv.Request, resp simkv.Response, err error, before, after int64) {
+func (o metaObserver) OnApply(call uint64, at simclock.Time, req simkv.Request, resp simkv.Response, err error, before, after int64) {
 	o.c.metaApplied(at, req, resp, err)
 }
 
 // metaApplied judges the catalog and job records a metadata request wrote.
-func (c *mChecks) metaApplied(at simclock.Time, req simkv.Request, resp simkv.Response, err error) {
+func (c *migrateChecks) metaApplied(at simclock.Time, req simkv.Request, resp simkv.Response, err error) {
 	puts := migratecheck.Writes(req, resp, err)
 	var cat *catalog.Catalog
 	for _, p := range puts {
@@ -233,7 +233,7 @@ func (c *mChecks) metaApplied(at simclock.Time, req simkv.Request, resp simkv.Re
 	}
 }
 
-func (c *mChecks) observeJob(j job.SplitJob, cat *catalog.Catalog) {
+func (c *migrateChecks) observeJob(j job.SplitJob, cat *catalog.Catalog) {
 	prev, seen := c.jobs.Job(j.ID)
 	if !seen {
 		c.jobsSeen++
@@ -256,14 +256,14 @@ func (c *mChecks) observeJob(j job.SplitJob, cat *catalog.Catalog) {
 		c.failedPhases++
 	}
 	if !seen || prev.Phase != j.Phase || cat != nil {
-		c.nlw("job " + j.Phase.String())
+		c.recheckLostWrites("job " + j.Phase.String())
 	}
 }
 
 // readOwner reads key at ts as its owner in the latest published catalog
 // serves it (from the owner's most advanced voter, merging staged rows when
 // the route says so) — independent of any group's own view.
-func (c *mChecks) readOwner(key string, ts hlc.TS) (mvcc.Read, bool) {
+func (c *migrateChecks) readOwner(key string, ts hlc.TS) (mvcc.Read, bool) {
 	r, ok := c.latest.Lookup(keys.RouteKey(key))
 	if !ok {
 		return mvcc.Read{}, false
@@ -273,18 +273,18 @@ func (c *mChecks) readOwner(key string, ts hlc.TS) (mvcc.Read, bool) {
 }
 
 // step runs after every event: deferred checks, and the end of the run.
-func (c *mChecks) step() {
+func (c *migrateChecks) step() {
 	w := c.m.w
 	if w.Failed() {
 		return
 	}
-	if c.recheckNLW {
+	if c.lostWriteRecheck {
 		var spans []keys.Span
-		if !c.nlwAll {
-			spans = c.nlwSpans
+		if !c.lostWriteAll {
+			spans = c.lostWriteSpans
 		}
-		c.fail(c.oracle.CheckNoLostWrite(c.m.rec.acked, c.readOwner, "after "+c.nlwWhen, spans...))
-		c.recheckNLW, c.nlwAll, c.nlwSpans = false, false, c.nlwSpans[:0]
+		c.fail(c.oracle.CheckNoLostWrite(c.m.rec.acked, c.readOwner, "after "+c.lostWriteCause, spans...))
+		c.lostWriteRecheck, c.lostWriteAll, c.lostWriteSpans = false, false, c.lostWriteSpans[:0]
 	}
 	if !w.Failed() && c.m.done() {
 		w.Loop.Stop()
@@ -292,7 +292,7 @@ func (c *mChecks) step() {
 }
 
 // final runs the end-of-run checks: histories, then liveness.
-func (c *mChecks) final(cfg Config) {
+func (c *migrateChecks) final(cfg Config) {
 	w := c.m.w
 	if w.Failed() {
 		return
@@ -328,7 +328,7 @@ func (c *mChecks) final(cfg Config) {
 }
 
 // stuck explains a run that did not converge after the heal.
-func (c *mChecks) stuck() string {
+func (c *migrateChecks) stuck() string {
 	if c.liveJob != 0 {
 		j, _ := c.jobs.Job(c.liveJob)
 		return fmt.Sprintf("job %d still %s %v after the heal", j.ID, j.Phase, j.LastError)

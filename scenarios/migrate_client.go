@@ -12,9 +12,9 @@ import (
 	"shardsim/simclock"
 )
 
-// mWorkload is what clients of a migration scenario draw their operations
+// migrateWorkload is what clients of a migration scenario draw their operations
 // from.
-type mWorkload struct {
+type migrateWorkload struct {
 	userKeys    []string // route keys the clients use
 	hot         []string // keys drawn more often (hotspot)
 	hotShare    float64  // chance an operation picks a hot key
@@ -24,21 +24,21 @@ type mWorkload struct {
 	pace        time.Duration
 }
 
-// mClient runs one client's operations through its own coordinator and
+// migrateClient runs one client's operations through its own coordinator and
 // records every outcome for the checkers.
-type mClient struct {
+type migrateClient struct {
 	idx   int
 	ops   int
-	wl    *mWorkload
+	wl    *migrateWorkload
 	coord *migrate.Coordinator
-	rec   *mRecorder
+	rec   *migrateRecorder
 	seen  []hlc.TS // commit and read timestamps this client learned
 	seq   int
 	done  bool
 }
 
 // Receive implements simclock.Actor.
-func (c *mClient) Receive(ctx *simclock.Context, msg any) {
+func (c *migrateClient) Receive(ctx *simclock.Context, msg any) {
 	if _, ok := msg.(simclock.Started); !ok {
 		return
 	}
@@ -55,7 +55,7 @@ func (c *mClient) Receive(ctx *simclock.Context, msg any) {
 }
 
 // rawKey draws a raw key: a user key, or an internal-family row of one.
-func (c *mClient) rawKey(ch *simclock.Choices) string {
+func (c *migrateClient) rawKey(ch *simclock.Choices) string {
 	uk := simclock.Pick(ch, c.wl.userKeys)
 	if len(c.wl.hot) > 0 && ch.Chance(c.wl.hotShare) {
 		uk = simclock.Pick(ch, c.wl.hot)
@@ -68,12 +68,12 @@ func (c *mClient) rawKey(ch *simclock.Choices) string {
 	return keys.Encode(f, uk, fmt.Sprint(ch.Intn(2)))
 }
 
-func (c *mClient) opID() string {
+func (c *migrateClient) opID() string {
 	c.seq++
 	return fmt.Sprintf("c%d-%d", c.idx, c.seq)
 }
 
-func (c *mClient) one(t *simclock.Task, ch *simclock.Choices) {
+func (c *migrateClient) one(t *simclock.Task, ch *simclock.Choices) {
 	now := func() simclock.Time { return t.Now() }
 	switch roll := ch.Intn(100); {
 	case roll < 45: // put or delete
@@ -132,8 +132,8 @@ func (c *mClient) one(t *simclock.Task, ch *simclock.Choices) {
 	}
 }
 
-// mRecorder keeps what the clients saw.
-type mRecorder struct {
+// migrateRecorder keeps what the clients saw.
+type migrateRecorder struct {
 	ops    []migratecheck.KeyOp
 	acked  []migratecheck.AckedWrite
 	reads  []migratecheck.ReadObs
@@ -148,9 +148,9 @@ type scanTimes struct {
 	call, ret simclock.Time
 }
 
-func newMRecorder() *mRecorder { return &mRecorder{counts: map[string]int64{}} }
+func newMigrateRecorder() *migrateRecorder { return &migrateRecorder{counts: map[string]int64{}} }
 
-func (r *mRecorder) write(client int, key, op string, del bool, call, ret simclock.Time, ts hlc.TS, err error) {
+func (r *migrateRecorder) write(client int, key, op string, del bool, call, ret simclock.Time, ts hlc.TS, err error) {
 	o := migratecheck.KeyOp{Client: client, Key: key, Call: call, Return: ret, Write: true, Delete: del, Op: op}
 	switch {
 	case err == nil:
@@ -166,7 +166,7 @@ func (r *mRecorder) write(client int, key, op string, del bool, call, ret simclo
 	r.ops = append(r.ops, o)
 }
 
-func (r *mRecorder) read(client int, op, key string, latest bool, call, ret simclock.Time, resp migrate.ReadResp) {
+func (r *migrateRecorder) read(client int, op, key string, latest bool, call, ret simclock.Time, resp migrate.ReadResp) {
 	r.reads = append(r.reads, migratecheck.ReadObs{Op: op, Key: key, TS: resp.TS, Found: resp.Read.Found, Version: resp.Read.Version})
 	r.counts["reads"]++
 	if latest {
@@ -175,7 +175,7 @@ func (r *mRecorder) read(client int, op, key string, latest bool, call, ret simc
 	}
 }
 
-func (r *mRecorder) scan(client int, op string, fam keys.Family, span keys.Span, latest bool, limit int, call, ret simclock.Time, resp migrate.ScanResp) {
+func (r *migrateRecorder) scan(client int, op string, fam keys.Family, span keys.Span, latest bool, limit int, call, ret simclock.Time, resp migrate.ScanResp) {
 	r.scans = append(r.scans, migratecheck.ScanObs{Op: op, Family: fam, Span: span, TS: resp.TS, Limit: limit, Rows: resp.Rows})
 	r.latest = append(r.latest, latest)
 	r.spans = append(r.spans, scanTimes{client, call, ret})
@@ -184,7 +184,7 @@ func (r *mRecorder) scan(client int, op string, fam keys.Family, span keys.Span,
 
 // history returns the per-key operations, with each latest scan turned into
 // one read per key it covered (among keys the oracle knows).
-func (r *mRecorder) history(oracle *migratecheck.VersionOracle) []migratecheck.KeyOp {
+func (r *migrateRecorder) history(oracle *migratecheck.VersionOracle) []migratecheck.KeyOp {
 	out := append([]migratecheck.KeyOp(nil), r.ops...)
 	for i, s := range r.scans {
 		if r.latest[i] {

@@ -11,16 +11,16 @@ import (
 	"shardsim/simkv"
 )
 
-// mOperator is the person at the manual split API: at the planned time it
+// migrateOperator is the person at the manual split API: at the planned time it
 // asks for the split; in migrate-abandon it watches the job and asks to
 // abandon it once it reached the planned phase.
-type mOperator struct {
-	m  *mWorld
+type migrateOperator struct {
+	m  *migrateWorld
 	id uint64
 }
 
 // Receive implements simclock.Actor.
-func (o *mOperator) Receive(ctx *simclock.Context, msg any) {
+func (o *migrateOperator) Receive(ctx *simclock.Context, msg any) {
 	if _, ok := msg.(simclock.Started); !ok {
 		return
 	}
@@ -55,7 +55,7 @@ func (o *mOperator) Receive(ctx *simclock.Context, msg any) {
 }
 
 // abandon polls the job until it reaches phase at, then abandons it.
-func (o *mOperator) abandon(t *simclock.Task, kv simkv.KV, at job.Phase) {
+func (o *migrateOperator) abandon(t *simclock.Task, kv simkv.KV, at job.Phase) {
 	for {
 		j, rev, err := migrate.LoadJob(kv, o.id)
 		if err != nil {

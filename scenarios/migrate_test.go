@@ -11,10 +11,10 @@ import (
 	"shardsim/property"
 )
 
-var mScenarios = []string{"migrate", "migrate-abandon", "hotspot"}
+var migrateScenarios = []string{"migrate", "migrate-abandon", "hotspot"}
 
-// mSweep is the outcome of a sweep of one migration scenario.
-type mSweep struct {
+// migrateSweep is the outcome of a sweep of one migration scenario.
+type migrateSweep struct {
 	mu       sync.Mutex
 	runs     int
 	events   uint64
@@ -23,7 +23,7 @@ type mSweep struct {
 	wall     time.Duration
 }
 
-func (s *mSweep) add(r Result) {
+func (s *migrateSweep) add(r Result) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.runs++
@@ -36,7 +36,7 @@ func (s *mSweep) add(r Result) {
 	}
 }
 
-func (s *mSweep) summary() string {
+func (s *migrateSweep) summary() string {
 	names := make([]string, 0, len(s.totals))
 	for k := range s.totals {
 		names = append(names, k)
@@ -53,8 +53,8 @@ func (s *mSweep) summary() string {
 // sweepMigrate runs seeds 1..n of scenario with bugs set, in parallel
 // chunks (each world is single-threaded and independent), and fails the
 // test on any verdict but ok.
-func sweepMigrate(t *testing.T, scenario string, n int) *mSweep {
-	s := &mSweep{totals: map[string]int64{}, runsWith: map[string]int{}}
+func sweepMigrate(t *testing.T, scenario string, n int) *migrateSweep {
+	s := &migrateSweep{totals: map[string]int64{}, runsWith: map[string]int{}}
 	const chunk = 25
 	start := time.Now()
 	t.Run(scenario, func(t *testing.T) {
@@ -88,7 +88,7 @@ func TestMigrateSweeps(t *testing.T) {
 	if testing.Short() {
 		n = 100
 	}
-	for _, sc := range mScenarios {
+	for _, sc := range migrateScenarios {
 		s := sweepMigrate(t, sc, n)
 		if t.Failed() {
 			return

@@ -19,29 +19,29 @@ import (
 	"shardsim/simkv"
 )
 
-// mKind selects one of the migration scenarios.
-type mKind int
+// migrateKind selects one of the migration scenarios.
+type migrateKind int
 
 const (
-	mSplit   mKind = iota // migrate: one manual split
-	mAbandon              // migrate-abandon: a split abandoned before CUTOVER
-	mHotspot              // hotspot: the detector decides
+	splitOnce      migrateKind = iota // migrate: one manual split
+	splitAbandoned                    // migrate-abandon: a split abandoned before CUTOVER
+	hotspotSplits                     // hotspot: the detector decides
 )
 
-// mWorld is one run of a migration scenario: the data plane (three nodes
+// migrateWorld is one run of a migration scenario: the data plane (three nodes
 // hosting three groups), the metadata store, clients with their own
 // coordinators, an operator, the nemesis, and the checkers.
-type mWorld struct {
+type migrateWorld struct {
 	w       *World
-	kind    mKind
+	kind    migrateKind
 	env     *migrate.Env
 	cluster *group.Cluster
 	meta    *simkv.Server
 	net     *rpc.Network
 	chaos   *nemesis.Chaos
-	clients []*mClient
-	rec     *mRecorder
-	chk     *mChecks
+	clients []*migrateClient
+	rec     *migrateRecorder
+	chk     *migrateChecks
 	healAt  simclock.Time
 	opDone  bool // the operator finished its part
 	split   splitPlan
@@ -57,13 +57,13 @@ type splitPlan struct {
 }
 
 const (
-	mNodes  = 3
-	mGroups = 3
+	migrateNodes  = 3
+	migrateGroups = 3
 )
 
-// mUserKeys are the route keys of the workload: b0..b2 on route 1 (group
+// migrateUserKeys are the route keys of the workload: b0..b2 on route 1 (group
 // 0), k00..k11 on route 2 (group 1).
-func mUserKeys() []string {
+func migrateUserKeys() []string {
 	out := []string{"b0", "b1", "b2"}
 	for i := 0; i < 12; i++ {
 		out = append(out, fmt.Sprintf("k%02d", i))
@@ -87,7 +87,7 @@ func initialCatalog() catalog.Catalog {
 type migrateOptions struct {
 	clients, opsPerClient int
 	watchLag              time.Duration
-	workload              *mWorkload
+	workload              *migrateWorkload
 	protocol              migrate.Config
 	groupNet              rpc.Faults        // the group network's request faults
 	metaNet               simkv.FaultConfig // the metadata store's request faults
@@ -102,10 +102,10 @@ type migrateOptions struct {
 // drawMigrateOptions draws every option of a migration run of kind, in a
 // fixed order, from the swarm (which applies -opt overrides and records
 // each value for the report's swarm line).
-func drawMigrateOptions(sw *nemesis.Swarm, kind mKind) migrateOptions {
+func drawMigrateOptions(sw *nemesis.Swarm, kind migrateKind) migrateOptions {
 	o := migrateOptions{clients: sw.Int("clients", 2, 4), opsPerClient: sw.Int("ops_per_client", 25, 50)}
 	o.watchLag = sw.Duration("watch_lag", 20*time.Millisecond, time.Second)
-	wl := &mWorkload{userKeys: mUserKeys(), hotShare: 0.3, pace: 100 * time.Millisecond}
+	wl := &migrateWorkload{userKeys: migrateUserKeys(), hotShare: 0.3, pace: 100 * time.Millisecond}
 	wl.internal = sw.Rate("internal_keys", 0.9, 0.1, 0.5)
 	wl.unversioned = sw.Rate("unversioned_writes", 0.8, 0.1, 0.6)
 	wl.ttl = sw.Rate("ttl_writes", 0.7, 0.05, 0.3)
@@ -118,7 +118,7 @@ func drawMigrateOptions(sw *nemesis.Swarm, kind mKind) migrateOptions {
 	pcfg.Grace = sw.Duration("grace", 10*time.Millisecond, 200*time.Millisecond)
 	pcfg.StepRetries = sw.Int("step_retries", 2, 6)
 	o.groupNet, o.metaNet = drawMigrateNets(sw)
-	o.groups = group.Config{Nodes: mNodes, Groups: mGroups,
+	o.groups = group.Config{Nodes: migrateNodes, Groups: migrateGroups,
 		ReplMin: 200 * time.Microsecond, ReplMax: 2 * time.Millisecond,
 		ApplyMin: 100 * time.Microsecond, ApplyMax: time.Millisecond,
 		SlowApplyMax: 80 * time.Millisecond, ElectMin: 5 * time.Millisecond, ElectMax: 60 * time.Millisecond}
@@ -131,15 +131,15 @@ func drawMigrateOptions(sw *nemesis.Swarm, kind mKind) migrateOptions {
 	o.metaPartition = sw.Rate("meta_partition", 0.4, 0.01, 0.1)
 	o.metaLeader = sw.Rate("meta_leader_change", 0.4, 0.01, 0.1)
 	switch kind {
-	case mSplit, mAbandon:
+	case splitOnce, splitAbandoned:
 		o.split.at = sw.Duration("split_at", 50*time.Millisecond, time.Second)
 		o.split.route = 2
 		o.split.key = fmt.Sprintf("k%02d", sw.Int("split_key", 2, 10))
 		o.split.target = 2
-		if kind == mAbandon {
+		if kind == splitAbandoned {
 			o.split.abandonAt = job.Phase(sw.Int("abandon_phase", int(job.Planned), int(job.DeltaCopy)))
 		}
-	case mHotspot:
+	case hotspotSplits:
 		o.opsPerClient += hotspotOptions(sw, &pcfg, wl)
 	}
 	o.protocol = pcfg
@@ -163,21 +163,21 @@ func drawMigrateNets(sw *nemesis.Swarm) (rpc.Faults, simkv.FaultConfig) {
 	return nf, kf
 }
 
-func newMigrateWorld(name string, kind mKind, cfg Config) (*mWorld, error) {
+func newMigrateWorld(name string, kind migrateKind, cfg Config) (*migrateWorld, error) {
 	healAt := simclock.Time(5 * time.Second)
 	maxTime := healAt.Add(40 * time.Second)
-	if kind == mHotspot {
+	if kind == hotspotSplits {
 		healAt = simclock.Time(6 * time.Second)
 		maxTime = healAt.Add(60 * time.Second)
 	}
 	w := NewWorld(name, cfg, simclock.Budget{MaxTime: maxTime, MaxEvents: 3_000_000})
-	m := &mWorld{w: w, kind: kind, healAt: healAt, rec: newMRecorder()}
+	m := &migrateWorld{w: w, kind: kind, healAt: healAt, rec: newMigrateRecorder()}
 	opts := drawMigrateOptions(w.Swarm, kind)
 	if err := w.OptionsError(); err != nil {
 		return nil, err
 	}
 	for _, b := range cfg.Bugs.Names() {
-		if !mBugApplies(kind, b) {
+		if !migrateBugApplies(kind, b) {
 			return nil, fmt.Errorf("bug %s does not apply to scenario %s", b, name)
 		}
 	}
@@ -190,7 +190,7 @@ func newMigrateWorld(name string, kind mKind, cfg Config) (*mWorld, error) {
 
 // build builds the world: the metadata store with the first catalog, the
 // groups and their network, the checkers, then the actors.
-func (m *mWorld) build(opts migrateOptions, set bugs.Set) error {
+func (m *migrateWorld) build(opts migrateOptions, set bugs.Set) error {
 	w := m.w
 	cat := initialCatalog()
 	store := simkv.NewStore(simkv.StoreConfig{})
@@ -198,9 +198,9 @@ func (m *mWorld) build(opts migrateOptions, set bugs.Set) error {
 		return err
 	}
 	m.meta = simkv.NewServer(w.Loop, store, opts.metaNet, w.Choices.Fork("meta.net"))
-	states := make([][]*fsm.FSM, mGroups)
+	states := make([][]*fsm.FSM, migrateGroups)
 	for g := range states {
-		for n := 0; n < mNodes; n++ {
+		for n := 0; n < migrateNodes; n++ {
 			states[g] = append(states[g], fsm.New(g, cat, set))
 		}
 	}
@@ -213,9 +213,9 @@ func (m *mWorld) build(opts migrateOptions, set bugs.Set) error {
 		return m.cluster.Actor(n), true
 	})
 	m.env = &migrate.Env{Loop: w.Loop, Cluster: m.cluster, Net: m.net, Meta: m.meta, Bugs: set, Cfg: opts.protocol}
-	m.chk = newMChecks(m)
+	m.chk = newMigrateChecks(m)
 	m.cluster.Observe(m.chk)
-	m.meta.Observe(mMeta{m.chk})
+	m.meta.Observe(metaObserver{m.chk})
 	m.env.Hooks = migrate.Hooks{ReadOpen: m.chk.readOpen, ReadClose: m.chk.readClose, Detected: m.chk.detected}
 	m.spawn(opts, cat)
 	w.Loop.OnStep(m.chk.step)
@@ -223,30 +223,30 @@ func (m *mWorld) build(opts migrateOptions, set bugs.Set) error {
 }
 
 // spawn starts the nodes, the clients, the operator and the nemesis.
-func (m *mWorld) spawn(opts migrateOptions, cat catalog.Catalog) {
+func (m *migrateWorld) spawn(opts migrateOptions, cat catalog.Catalog) {
 	w := m.w
 	var metaActors []simclock.ActorID
-	for n := 0; n < mNodes; n++ {
+	for n := 0; n < migrateNodes; n++ {
 		id := w.Loop.Spawn(fmt.Sprintf("n%d", n), migrate.NewNode(m.env, n), simclock.NewNodeClock(opts.maxSkew), nil)
 		m.cluster.Attach(n, id)
 		metaActors = append(metaActors, id)
 	}
 	m.bootstrap(w.Choices.Fork("bootstrap"), opts.workload)
-	for g := 0; g < mGroups; g++ {
-		m.cluster.ElectNow(g, g%mNodes)
+	for g := 0; g < migrateGroups; g++ {
+		m.cluster.ElectNow(g, g%migrateNodes)
 	}
 	for i := 0; i < opts.clients; i++ {
 		name := fmt.Sprintf("client%d", i)
 		ch := w.Choices.Fork("workload/" + name)
 		coord := migrate.NewCoordinator(m.env, name, cat, ch.Fork("watch"), opts.watchLag)
 		coord.OnView = m.chk.viewed
-		c := &mClient{idx: i, ops: opts.opsPerClient, wl: opts.workload, coord: coord, rec: m.rec}
+		c := &migrateClient{idx: i, ops: opts.opsPerClient, wl: opts.workload, coord: coord, rec: m.rec}
 		m.clients = append(m.clients, c)
 		id := w.Loop.Spawn(name, c, nil, ch)
 		metaActors = append(metaActors, id)
 	}
-	if m.kind != mHotspot {
-		w.Loop.Spawn("operator", &mOperator{m: m}, nil, w.Choices.Fork("operator"))
+	if m.kind != hotspotSplits {
+		w.Loop.Spawn("operator", &migrateOperator{m: m}, nil, w.Choices.Fork("operator"))
 	} else {
 		m.opDone = true
 	}
@@ -255,7 +255,7 @@ func (m *mWorld) spawn(opts migrateOptions, cat catalog.Catalog) {
 		Targets: nemesis.NodeTargets(m.cluster, func(n int) simclock.Actor { return migrate.NewNode(m.env, n) }),
 		Faults: []nemesis.Fault{
 			nemesis.GroupLeaderMoves{Cluster: m.cluster, Rate: opts.leader},
-			nemesis.NodeOutages{Nodes: mNodes, CrashRate: opts.crash, Pause: opts.pause, MaxDown: maxDown},
+			nemesis.NodeOutages{Nodes: migrateNodes, CrashRate: opts.crash, Pause: opts.pause, MaxDown: maxDown},
 			nemesis.ClockFaults{Rate: opts.skew},
 			nemesis.Partitions{Server: m.meta, Among: metaActors, Rate: opts.metaPartition, MaxFor: maxDown},
 			nemesis.LeaderChanges{Server: m.meta, Rate: opts.metaLeader, MaxWindow: tick},
@@ -266,15 +266,15 @@ func (m *mWorld) spawn(opts migrateOptions, cat catalog.Catalog) {
 	w.Loop.Spawn("nemesis", m.chaos, nil, w.Choices.Fork("nemesis"))
 }
 
-// mBugApplies says which migration bugs a scenario can exercise: abandon
+// migrateBugApplies says which migration bugs a scenario can exercise: abandon
 // bugs need an abandon, the rest need a migration that may run to the end.
-func mBugApplies(kind mKind, name string) bool {
+func migrateBugApplies(kind migrateKind, name string) bool {
 	b, ok := bugs.Lookup(name)
 	if !ok || b.Protocol != "migrate" {
 		return false
 	}
 	if name == bugs.MigrateAbandonKeepsFence {
-		return kind == mAbandon
+		return kind == splitAbandoned
 	}
 	return true
 }
@@ -282,9 +282,9 @@ func mBugApplies(kind mKind, name string) bool {
 // bootstrap loads history into the groups before the world starts: a few
 // versions of every user key (a hot key with many, to stress chunking
 // within one key), rows of internal families, tombstones and TTLs.
-func (m *mWorld) bootstrap(ch *simclock.Choices, wl *mWorkload) {
+func (m *migrateWorld) bootstrap(ch *simclock.Choices, wl *migrateWorkload) {
 	base := hlc.Make(migrate.DefaultConfig().EpochMs-20_000, 0)
-	entries := make([][]fsm.Entry, mGroups)
+	entries := make([][]fsm.Entry, migrateGroups)
 	ts := base
 	n := 0
 	add := func(raw string, del bool, ttl uint64) {
@@ -324,7 +324,7 @@ func (m *mWorld) bootstrap(ch *simclock.Choices, wl *mWorkload) {
 
 // done reports whether the run has converged: past the heal, every client
 // finished, the operator finished and no job is live.
-func (m *mWorld) done() bool {
+func (m *migrateWorld) done() bool {
 	if m.w.Loop.Now() < m.healAt || !m.opDone || m.chk.liveJob != 0 {
 		return false
 	}
@@ -333,7 +333,7 @@ func (m *mWorld) done() bool {
 			return false
 		}
 	}
-	if m.kind == mHotspot {
+	if m.kind == hotspotSplits {
 		// Let the detector see the load die down.
 		return m.w.Loop.Now() >= m.chk.lastJobEnd.Add(2*m.env.Cfg.Detector.Window)
 	}

@@ -37,13 +37,8 @@ func (e *Effect) String() string {
 	return fmt.Sprintf("%s %s by %s fence=%d %s (%q,%q]", e.Kind, e.Key.Shard, e.Actor, e.Fence, e.Op, e.From, e.To)
 }
 
-type effectShard struct {
-	Tenant coord.TenantID
-	Key    coord.ShardKey
-}
-
 type effectOp struct {
-	shard effectShard
+	shard ShardRef
 	op    coord.OpID
 }
 
@@ -68,14 +63,14 @@ type fenceAt struct {
 type EffectLog struct {
 	effects []Effect
 	byOp    map[effectOp]int
-	byShard map[effectShard][]int
-	fences  map[effectShard][]fenceAt
+	byShard map[ShardRef][]int
+	fences  map[ShardRef][]fenceAt
 	err     *property.Violation
 }
 
 // NewEffectLog returns an empty effect log.
 func NewEffectLog() *EffectLog {
-	return &EffectLog{byOp: map[effectOp]int{}, byShard: map[effectShard][]int{}, fences: map[effectShard][]fenceAt{}}
+	return &EffectLog{byOp: map[effectOp]int{}, byShard: map[ShardRef][]int{}, fences: map[ShardRef][]fenceAt{}}
 }
 
 // Err returns the first violation, or nil.
@@ -92,7 +87,7 @@ func (l *EffectLog) fail(prop property.Name, format string, args ...any) {
 
 // Publish adds an effect and checks it against the log.
 func (l *EffectLog) Publish(e Effect) {
-	s := effectShard{e.Tenant, e.Key}
+	s := ShardRef{e.Tenant, e.Key}
 	if i, dup := l.byOp[effectOp{s, e.Op}]; dup {
 		l.fail(property.CIdempotency, "%s took effect twice: %s, then %s", e.Op, l.effects[i].String(), e.String())
 	}
@@ -115,14 +110,14 @@ func (l *EffectLog) Publish(e Effect) {
 // ObserveDurable records when each shard's durable fence rose; register it
 // with Durable.OnChange.
 func (l *EffectLog) ObserveDurable(prev, next *coord.Snapshot, _ simclock.Time, seq uint64) {
-	old := map[effectShard]coord.FenceEpoch{}
+	old := map[ShardRef]coord.FenceEpoch{}
 	for i := range prev.Shards {
 		r := &prev.Shards[i]
-		old[effectShard{r.Tenant, r.Key()}] = r.Fence
+		old[ShardRef{r.Tenant, r.Key()}] = r.Fence
 	}
 	for i := range next.Shards {
 		r := &next.Shards[i]
-		s := effectShard{r.Tenant, r.Key()}
+		s := ShardRef{r.Tenant, r.Key()}
 		if r.Fence > old[s] {
 			l.fences[s] = append(l.fences[s], fenceAt{r.Fence, seq})
 		}

@@ -174,14 +174,14 @@ func coordModel(init coord.ShardRecord) porcupine.Model {
 
 // Linearizable checks the per-shard histories of a run.
 type Linearizable struct {
-	initial map[effectShard]coord.ShardRecord
-	order   []effectShard
+	initial map[ShardRef]coord.ShardRecord
+	order   []ShardRef
 }
 
 // NewLinearizable returns a checker that learns each shard's initial
 // record from the durable states (register its ObserveDurable).
 func NewLinearizable() *Linearizable {
-	return &Linearizable{initial: map[effectShard]coord.ShardRecord{}}
+	return &Linearizable{initial: map[ShardRef]coord.ShardRecord{}}
 }
 
 // ObserveDurable records every shard's first durable state: the state it
@@ -189,7 +189,7 @@ func NewLinearizable() *Linearizable {
 func (c *Linearizable) ObserveDurable(_, next *coord.Snapshot, _ simclock.Time, _ uint64) {
 	for i := range next.Shards {
 		r := &next.Shards[i]
-		k := effectShard{r.Tenant, r.Key()}
+		k := ShardRef{r.Tenant, r.Key()}
 		if _, ok := c.initial[k]; !ok {
 			c.initial[k] = r.Clone()
 			c.order = append(c.order, k)
@@ -209,16 +209,16 @@ func (c *Linearizable) AddShard(r coord.ShardRecord) {
 // the backend read it back as lost, and its retry then takes another shard
 // or none. (Which shards a request wrote comes from the durable observer,
 // so no request is placed by guesswork.)
-func (c *Linearizable) partition(ops []*Request) map[effectShard][]*Request {
-	parts := map[effectShard][]*Request{}
+func (c *Linearizable) partition(ops []*Request) map[ShardRef][]*Request {
+	parts := map[ShardRef][]*Request{}
 	for _, op := range ops {
 		t, k, named := op.Target()
 		if named {
-			parts[effectShard{t, k}] = append(parts[effectShard{t, k}], op)
+			parts[ShardRef{t, k}] = append(parts[ShardRef{t, k}], op)
 		}
 		for _, w := range op.Wrote {
-			s := effectShard{w.Tenant, w.Key}
-			if named && s == (effectShard{t, k}) || op.Kind != ReqClaim {
+			s := ShardRef{w.Tenant, w.Key}
+			if named && s == (ShardRef{t, k}) || op.Kind != ReqClaim {
 				continue // splits write their children, which have their own start
 			}
 			maybe := *op

@@ -29,8 +29,8 @@ type Liveness struct {
 	ConvergeWithin time.Duration
 	Unit           time.Duration // virtual time of one logical unit
 
-	shards    map[effectShard]*shardLive
-	order     []effectShard // first-seen order, for deterministic reports
+	shards    map[ShardRef]*shardLive
+	order     []ShardRef // first-seen order, for deterministic reports
 	last      *coord.Snapshot
 	converged simclock.Time // first time everything was terminal, or -1
 	err       *property.Violation
@@ -58,7 +58,7 @@ type shardLive struct {
 // NewLiveness returns a liveness judge for a run healed at healAt.
 func NewLiveness(healAt simclock.Time, leaseWithin, convergeWithin, unit time.Duration) *Liveness {
 	return &Liveness{HealAt: healAt, LeaseWithin: leaseWithin, ConvergeWithin: convergeWithin, Unit: unit,
-		shards: map[effectShard]*shardLive{}, converged: -1, idle: map[string]bool{}}
+		shards: map[ShardRef]*shardLive{}, converged: -1, idle: map[string]bool{}}
 }
 
 // Available records that worker task name has no shard in hand (idle) or
@@ -122,7 +122,7 @@ func (c *Liveness) availableSince(s *shardLive, at simclock.Time) (simclock.Time
 }
 
 // waited checks how long s has been available as of at.
-func (c *Liveness) waited(k effectShard, s *shardLive, at simclock.Time) {
+func (c *Liveness) waited(k ShardRef, s *shardLive, at simclock.Time) {
 	since, ok := c.availableSince(s, at)
 	if !ok {
 		return
@@ -140,7 +140,7 @@ func (c *Liveness) Observe(_, next *coord.Snapshot, at simclock.Time, _ uint64) 
 	c.last = next
 	for i := range next.Shards {
 		r := &next.Shards[i]
-		k := effectShard{r.Tenant, r.Key()}
+		k := ShardRef{r.Tenant, r.Key()}
 		s, ok := c.shards[k]
 		if !ok {
 			s = &shardLive{since: at}

@@ -38,7 +38,7 @@ func checkpointMix(b *testing.B, r Coordinator, every func(i int)) {
 	for i := 0; i < shards; i++ {
 		roots = append(roots, InitialShard{Shard: ShardID(i + 1), Spec: ShardSpec{Start: []byte{'s', byte(i)}, End: []byte{'s', byte(i + 1)}}})
 	}
-	if _, _, err := CreateRunWithShards(r, 1, tenantA, run1, RunConfig{LeaseDuration: 1 << 50}, roots, 1); err != nil {
+	if _, _, err := createRunWithShards(r, 1, tenantA, run1, RunConfig{LeaseDuration: 1 << 50}, roots, 1); err != nil {
 		b.Fatal(err)
 	}
 	leases := make([]Lease, shards)
@@ -121,7 +121,7 @@ func benchStates(b *testing.B) (prev, next Snapshot) {
 		for run := RunID(1); run <= 2; run++ {
 			roots := []InitialShard{{1, spec("", "h")}, {2, spec("h", "q")}, {3, spec("q", "")}}
 			op++
-			if _, _, err := CreateRunWithShards(r, now, tn, run, RunConfig{LeaseDuration: 1000}, roots, op); err != nil {
+			if _, _, err := createRunWithShards(r, now, tn, run, RunConfig{LeaseDuration: 1000}, roots, op); err != nil {
 				b.Fatal(err)
 			}
 			for _, root := range roots {

@@ -126,7 +126,7 @@ var bugCases = map[string]func(t *testing.T, cfg Config) error{
 	bugs.CoordNoTenantCheck: func(t *testing.T, cfg Config) error {
 		r := newRef(t, cfg)
 		for _, tn := range []TenantID{tenantA, tenantB} {
-			if _, _, err := CreateRunWithShards(r, 1, tn, run1, RunConfig{}, []InitialShard{{1, spec("a", "m")}}, 1); err != nil {
+			if _, _, err := createRunWithShards(r, 1, tn, run1, RunConfig{}, []InitialShard{{1, spec("a", "m")}}, 1); err != nil {
 				t.Fatal(err)
 			}
 		}

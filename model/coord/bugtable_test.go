@@ -168,7 +168,7 @@ func blindWriteRace(t *testing.T, cfg Config) error {
 	h := &hookKV{inner: direct}
 	a := NewEtcd(h, instance(ecfg, 3))
 	const now = 100
-	if _, _, err := CreateRunWithShards(look, now, tenantA, run1, RunConfig{LeaseDuration: 5}, []InitialShard{{1, spec("a", "m")}}, 1); err != nil {
+	if _, _, err := createRunWithShards(look, now, tenantA, run1, RunConfig{LeaseDuration: 5}, []InitialShard{{1, spec("a", "m")}}, 1); err != nil {
 		t.Fatal(err)
 	}
 	key := ShardKey{run1, 1}

@@ -1,9 +1,9 @@
 package coord
 
-// CheckClaimCooldown decides whether a worker whose last successful claim
+// checkClaimCooldown decides whether a worker whose last successful claim
 // (in this tenant) was at last may claim again at now. With a zero
 // cooldown, or no earlier claim, it always may.
-func CheckClaimCooldown(last Opt[LogicalTime], now LogicalTime, cooldown LogicalDuration) (CoordError, bool) {
+func checkClaimCooldown(last Opt[LogicalTime], now LogicalTime, cooldown LogicalDuration) (CoordError, bool) {
 	if cooldown == 0 || !last.Set {
 		return CoordError{}, true
 	}

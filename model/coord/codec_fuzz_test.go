@@ -16,7 +16,7 @@ func FuzzDecodeShardRecord(f *testing.F) {
 	f.Add(EncodeShardRecord(&r))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		loose, lerr := DecodeShardRecordUnchecked(in)
-		r, err := DecodeShardRecord(in)
+		r, err := decodeShardRecord(in)
 		if err != nil {
 			if lerr == nil && loose.AssertInvariants() == nil {
 				t.Fatalf("checked decode refused a valid record: %v", err)
@@ -40,7 +40,7 @@ func FuzzDecodeRunRecord(f *testing.F) {
 	f.Add(EncodeRunRecord(&r))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		loose, lerr := DecodeRunRecordUnchecked(in)
-		r, err := DecodeRunRecord(in)
+		r, err := decodeRunRecord(in)
 		if err != nil {
 			if lerr == nil && loose.AssertInvariants() == nil {
 				t.Fatalf("checked decode refused a valid record: %v", err)

@@ -10,8 +10,8 @@ type ActiveRunEntry struct {
 	Run RunID
 }
 
-// AppendActiveRunEntry appends the encoding of a to dst.
-func AppendActiveRunEntry(dst []byte, a *ActiveRunEntry) []byte {
+// appendActiveRunEntry appends the encoding of a to dst.
+func appendActiveRunEntry(dst []byte, a *ActiveRunEntry) []byte {
 	e := encoder{b: dst}
 	e.header(tagActiveRun)
 	e.u64(uint64(a.Run))
@@ -19,7 +19,7 @@ func AppendActiveRunEntry(dst []byte, a *ActiveRunEntry) []byte {
 }
 
 // EncodeActiveRunEntry returns the encoding of a.
-func EncodeActiveRunEntry(a *ActiveRunEntry) []byte { return AppendActiveRunEntry(nil, a) }
+func EncodeActiveRunEntry(a *ActiveRunEntry) []byte { return appendActiveRunEntry(nil, a) }
 
 // DecodeActiveRunEntry decodes an active-run index entry.
 func DecodeActiveRunEntry(b []byte) (ActiveRunEntry, error) {

@@ -18,8 +18,8 @@ func (o *OwnerBinding) AssertInvariants() error {
 	return nil
 }
 
-// AppendOwnerBinding appends the encoding of o to dst.
-func AppendOwnerBinding(dst []byte, o *OwnerBinding) []byte {
+// appendOwnerBinding appends the encoding of o to dst.
+func appendOwnerBinding(dst []byte, o *OwnerBinding) []byte {
 	e := encoder{b: dst}
 	e.header(tagOwnerBinding)
 	e.u64(uint64(o.Worker))
@@ -29,7 +29,7 @@ func AppendOwnerBinding(dst []byte, o *OwnerBinding) []byte {
 }
 
 // EncodeOwnerBinding returns the encoding of o.
-func EncodeOwnerBinding(o *OwnerBinding) []byte { return AppendOwnerBinding(nil, o) }
+func EncodeOwnerBinding(o *OwnerBinding) []byte { return appendOwnerBinding(nil, o) }
 
 // DecodeOwnerBinding decodes an owner binding and checks its invariants.
 func DecodeOwnerBinding(b []byte) (OwnerBinding, error) {
@@ -56,8 +56,8 @@ type ClaimRecord struct {
 	LastClaimAt LogicalTime
 }
 
-// AppendClaimRecord appends the encoding of c to dst.
-func AppendClaimRecord(dst []byte, c *ClaimRecord) []byte {
+// appendClaimRecord appends the encoding of c to dst.
+func appendClaimRecord(dst []byte, c *ClaimRecord) []byte {
 	e := encoder{b: dst}
 	e.header(tagClaimRecord)
 	e.u64(uint64(c.Worker))
@@ -66,7 +66,7 @@ func AppendClaimRecord(dst []byte, c *ClaimRecord) []byte {
 }
 
 // EncodeClaimRecord returns the encoding of c.
-func EncodeClaimRecord(c *ClaimRecord) []byte { return AppendClaimRecord(nil, c) }
+func EncodeClaimRecord(c *ClaimRecord) []byte { return appendClaimRecord(nil, c) }
 
 // DecodeClaimRecord decodes a claim record.
 func DecodeClaimRecord(b []byte) (ClaimRecord, error) {

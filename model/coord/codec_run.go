@@ -2,9 +2,9 @@ package coord
 
 import "math"
 
-// AppendRunRecord appends the encoding of r to dst (unvalidated, as for
-// AppendShardRecord).
-func AppendRunRecord(dst []byte, r *RunRecord) []byte {
+// appendRunRecord appends the encoding of r to dst (unvalidated, as for
+// appendShardRecord).
+func appendRunRecord(dst []byte, r *RunRecord) []byte {
 	e := encoder{b: dst}
 	e.header(tagRunRecord)
 	e.raw(r.Tenant[:])
@@ -27,16 +27,16 @@ func AppendRunRecord(dst []byte, r *RunRecord) []byte {
 }
 
 // EncodeRunRecord returns the encoding of r.
-func EncodeRunRecord(r *RunRecord) []byte { return AppendRunRecord(nil, r) }
+func EncodeRunRecord(r *RunRecord) []byte { return appendRunRecord(nil, r) }
 
-// DecodeRunRecord decodes a run record and checks its invariants.
-func DecodeRunRecord(b []byte) (RunRecord, error) { return decodeRunRecord(b, true) }
+// decodeRunRecord decodes a run record and checks its invariants.
+func decodeRunRecord(b []byte) (RunRecord, error) { return decodeRunRecordAs(b, true) }
 
 // DecodeRunRecordUnchecked decodes a well-formed run record without
 // checking its invariants.
-func DecodeRunRecordUnchecked(b []byte) (RunRecord, error) { return decodeRunRecord(b, false) }
+func DecodeRunRecordUnchecked(b []byte) (RunRecord, error) { return decodeRunRecordAs(b, false) }
 
-func decodeRunRecord(b []byte, check bool) (RunRecord, error) {
+func decodeRunRecordAs(b []byte, check bool) (RunRecord, error) {
 	d := decoder{b: b, record: "run record"}
 	var r RunRecord
 	d.header(tagRunRecord)
@@ -51,7 +51,7 @@ func decodeRunRecord(b []byte, check bool) (RunRecord, error) {
 		r.CompletedAt = Some(LogicalTime(d.u64("completed at")))
 	}
 	r.RootShards = d.shardIDs("root shards", math.MaxInt32)
-	r.OpLog = NewRunOpLog(d.opLog(RunOpLogCap, OpKind.RunKind)...)
+	r.OpLog = newRunOpLog(d.opLog(runOpLogCap, OpKind.RunKind)...)
 	d.finish()
 	if check && d.err == nil {
 		d.invariant(r.AssertInvariants())

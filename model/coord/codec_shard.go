@@ -1,9 +1,9 @@
 package coord
 
-// AppendShardRecord appends the encoding of r to dst. It does not validate
+// appendShardRecord appends the encoding of r to dst. It does not validate
 // r: backends check invariants before they write, and a buggy variant may
 // need to persist exactly the wrong state it produced.
-func AppendShardRecord(dst []byte, r *ShardRecord) []byte {
+func appendShardRecord(dst []byte, r *ShardRecord) []byte {
 	e := encoder{b: dst}
 	e.header(tagShardRecord)
 	e.raw(r.Tenant[:])
@@ -36,17 +36,17 @@ func AppendShardRecord(dst []byte, r *ShardRecord) []byte {
 }
 
 // EncodeShardRecord returns the encoding of r.
-func EncodeShardRecord(r *ShardRecord) []byte { return AppendShardRecord(nil, r) }
+func EncodeShardRecord(r *ShardRecord) []byte { return appendShardRecord(nil, r) }
 
-// DecodeShardRecord decodes a shard record and checks its invariants.
-func DecodeShardRecord(b []byte) (ShardRecord, error) { return decodeShardRecord(b, true) }
+// decodeShardRecord decodes a shard record and checks its invariants.
+func decodeShardRecord(b []byte) (ShardRecord, error) { return decodeShardRecordAs(b, true) }
 
 // DecodeShardRecordUnchecked decodes a well-formed shard record without
 // checking its invariants (for inspecting state written under a bug that
 // breaks them).
-func DecodeShardRecordUnchecked(b []byte) (ShardRecord, error) { return decodeShardRecord(b, false) }
+func DecodeShardRecordUnchecked(b []byte) (ShardRecord, error) { return decodeShardRecordAs(b, false) }
 
-func decodeShardRecord(b []byte, check bool) (ShardRecord, error) {
+func decodeShardRecordAs(b []byte, check bool) (ShardRecord, error) {
 	d := decoder{b: b, record: "shard record"}
 	var r ShardRecord
 	d.header(tagShardRecord)
@@ -67,8 +67,8 @@ func decodeShardRecord(b []byte, check bool) (ShardRecord, error) {
 	if d.flag("parent") {
 		r.Parent = Some(ShardID(d.u64("parent id")))
 	}
-	r.Spawned = d.shardIDs("spawned", MaxSpawnedPerShard)
-	r.OpLog = NewShardOpLog(d.opLog(ShardOpLogCap, OpKind.ShardKind)...)
+	r.Spawned = d.shardIDs("spawned", maxSpawnedPerShard)
+	r.OpLog = newShardOpLog(d.opLog(shardOpLogCap, OpKind.ShardKind)...)
 	d.finish()
 	if check && d.err == nil {
 		d.invariant(r.AssertInvariants())

@@ -89,7 +89,7 @@ func genShardRecord() *rapid.Generator[ShardRecord] {
 		for _, id := range rapid.SliceOfN(rapid.Uint64(), minSpawned, 6).Draw(t, "spawned") {
 			r.Spawned = append(r.Spawned, ShardID(id)|derivedBit)
 		}
-		r.OpLog = NewShardOpLog(genOpLog(t, ShardOpLogCap, shardKinds)...)
+		r.OpLog = newShardOpLog(genOpLog(t, shardOpLogCap, shardKinds)...)
 		return r
 	})
 }
@@ -117,7 +117,7 @@ func genRunRecord() *rapid.Generator[RunRecord] {
 				r.RootShards = append(r.RootShards, ShardID(id))
 			}
 		}
-		r.OpLog = NewRunOpLog(genOpLog(t, RunOpLogCap, runKinds)...)
+		r.OpLog = newRunOpLog(genOpLog(t, runOpLogCap, runKinds)...)
 		return r
 	})
 }
@@ -129,7 +129,7 @@ func TestShardRecordRoundTrip(t *testing.T) {
 			t.Fatalf("generator made an invalid record: %v", err)
 		}
 		enc := EncodeShardRecord(&r)
-		got, err := DecodeShardRecord(enc)
+		got, err := decodeShardRecord(enc)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -139,7 +139,7 @@ func TestShardRecordRoundTrip(t *testing.T) {
 		if !bytes.Equal(EncodeShardRecord(&got), enc) {
 			t.Fatal("re-encoding differs")
 		}
-		checkPrefixesRejected(t, enc, func(b []byte) error { _, err := DecodeShardRecord(b); return err })
+		checkPrefixesRejected(t, enc, func(b []byte) error { _, err := decodeShardRecord(b); return err })
 	})
 }
 
@@ -150,14 +150,14 @@ func TestRunRecordRoundTrip(t *testing.T) {
 			t.Fatalf("generator made an invalid record: %v", err)
 		}
 		enc := EncodeRunRecord(&r)
-		got, err := DecodeRunRecord(enc)
+		got, err := decodeRunRecord(enc)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if d := cmp.Diff(r, got); d != "" {
 			t.Fatalf("round trip (-want +got):\n%s", d)
 		}
-		checkPrefixesRejected(t, enc, func(b []byte) error { _, err := DecodeRunRecord(b); return err })
+		checkPrefixesRejected(t, enc, func(b []byte) error { _, err := decodeRunRecord(b); return err })
 	})
 }
 
@@ -227,7 +227,7 @@ func TestDecodeRejects(t *testing.T) {
 		}(), DecodeTruncated},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := DecodeShardRecord(tc.in)
+			_, err := decodeShardRecord(tc.in)
 			var de *DecodeError
 			if !errors.As(err, &de) || de.Kind != tc.kind {
 				t.Fatalf("got %v, want kind %v", err, tc.kind)
@@ -238,7 +238,7 @@ func TestDecodeRejects(t *testing.T) {
 		r := good
 		r.Status = ShardDone // Done with a lease
 		b := EncodeShardRecord(&r)
-		if _, err := DecodeShardRecord(b); err == nil {
+		if _, err := decodeShardRecord(b); err == nil {
 			t.Fatal("checked decode accepted a leased Done shard")
 		}
 		got, err := DecodeShardRecordUnchecked(b)
@@ -252,9 +252,9 @@ func TestDecodeRejects(t *testing.T) {
 	t.Run("op-log count above capacity", func(t *testing.T) {
 		run := RunRecord{Config: RunConfig{LeaseDuration: 1}}
 		b := EncodeRunRecord(&run)
-		b[len(b)-1] = RunOpLogCap + 1
+		b[len(b)-1] = runOpLogCap + 1
 		var de *DecodeError
-		if _, err := DecodeRunRecord(b); !errors.As(err, &de) || de.Kind != DecodeBadValue {
+		if _, err := decodeRunRecord(b); !errors.As(err, &de) || de.Kind != DecodeBadValue {
 			t.Fatalf("got %v", err)
 		}
 	})
@@ -276,7 +276,7 @@ func TestCodecOfReferenceState(t *testing.T) {
 	mustOK(w.c.SplitReplace(w.now, tenantA, l, SplitReplacePlan{[]ShardSpec{spec("a", "d"), spec("d", "g")}}, 3))
 	shards, _ := r.Shards()
 	for i := range shards {
-		got, err := DecodeShardRecord(EncodeShardRecord(&shards[i]))
+		got, err := decodeShardRecord(EncodeShardRecord(&shards[i]))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -286,7 +286,7 @@ func TestCodecOfReferenceState(t *testing.T) {
 	}
 	runs, _ := r.Runs()
 	for i := range runs {
-		got, err := DecodeRunRecord(EncodeRunRecord(&runs[i]))
+		got, err := decodeRunRecord(EncodeRunRecord(&runs[i]))
 		if err != nil {
 			t.Fatal(err)
 		}

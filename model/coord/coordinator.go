@@ -48,7 +48,7 @@ type SplitResidualResult struct {
 // renew, checkpoint, and finish it under its lease. Every operation takes
 // the logical time now and the caller's tenant, and returns the events it
 // caused (none on error or replay). Lease-gated operations validate the
-// lease as ValidateLease describes; idempotent ones consult the op-log
+// lease as validateLease describes; idempotent ones consult the op-log
 // first.
 type ShardCoordination interface {
 	// AcquireAndRestore leases an Active shard that is unleased, or whose

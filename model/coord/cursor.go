@@ -96,7 +96,7 @@ type CursorRules struct {
 	SkipBounds     bool // bug coord.cursor-out-of-bounds
 }
 
-// CheckCursorUpdate applies the monotonicity and bounds rules to moving a
+// checkCursorUpdate applies the monotonicity and bounds rules to moving a
 // shard with range spec from cursor old to cursor next:
 //
 //	old none,    next none           allowed (no-op)
@@ -106,7 +106,7 @@ type CursorRules struct {
 //	old a,       next b with b < a   refused (regression)
 //
 // and a present next last key must lie in [spec.Start, spec.End).
-func CheckCursorUpdate(spec ShardSpec, old, next Cursor, rules CursorRules) CursorViolation {
+func checkCursorUpdate(spec ShardSpec, old, next Cursor, rules CursorRules) CursorViolation {
 	if !next.HasKey() {
 		if rules.RequireKey {
 			return CursorMissingKey

@@ -29,7 +29,7 @@ func TestCheckCursorUpdate(t *testing.T) {
 		{"regression allowed by bug", sp, cur("d"), cur("c"), CursorRules{SkipRegression: true}, CursorOK},
 		{"bounds skipped by bug", sp, Cursor{}, cur("z"), CursorRules{SkipBounds: true}, CursorOK},
 	} {
-		if got := CheckCursorUpdate(tc.sp, tc.old, tc.next, tc.rules); got != tc.want {
+		if got := checkCursorUpdate(tc.sp, tc.old, tc.next, tc.rules); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
 	}

@@ -35,11 +35,11 @@ func (k DerivedShardKind) String() string {
 // IsDerived reports whether id was derived by a split (bit 63 set).
 func (id ShardID) IsDerived() bool { return id&derivedBit != 0 }
 
-// DeriveShardID returns the id of the shard that the split op creates as
+// deriveShardID returns the id of the shard that the split op creates as
 // its index-th spawned shard of parent. The same inputs always give the same
 // id, which is what lets a retried split find the shards it already made.
 // index is the position in the parent's spawned list.
-func DeriveShardID(run RunID, parent ShardID, op OpID, kind DerivedShardKind, index uint32) ShardID {
+func deriveShardID(run RunID, parent ShardID, op OpID, kind DerivedShardKind, index uint32) ShardID {
 	var in [8 + 8 + 8 + 1 + 4]byte
 	binary.LittleEndian.PutUint64(in[0:], uint64(run))
 	binary.LittleEndian.PutUint64(in[8:], uint64(parent))
@@ -49,14 +49,14 @@ func DeriveShardID(run RunID, parent ShardID, op OpID, kind DerivedShardKind, in
 	return ShardID(splitIDs.sum64(in[:])) | derivedBit
 }
 
-// FindDerived returns the positions in spawned whose id is the one the
+// findDerived returns the positions in spawned whose id is the one the
 // split op of the given kind would have derived at that position. A retried
 // split uses it to recover the ids it created, even after its op-log entry
 // was evicted.
-func FindDerived(run RunID, parent ShardID, spawned []ShardID, op OpID, kind DerivedShardKind) []int {
+func findDerived(run RunID, parent ShardID, spawned []ShardID, op OpID, kind DerivedShardKind) []int {
 	var at []int
 	for i, id := range spawned {
-		if DeriveShardID(run, parent, op, kind, uint32(i)) == id {
+		if deriveShardID(run, parent, op, kind, uint32(i)) == id {
 			at = append(at, i)
 		}
 	}

@@ -118,7 +118,7 @@ func TestCheckDurableStepFails(t *testing.T) {
 		{"op-log entry rewritten", func(p, _ *Snapshot) {
 			e := p.find(1).OpLog.Entries()
 			e[0].PayloadHash++
-			p.find(1).OpLog = NewShardOpLog(e...)
+			p.find(1).OpLog = newShardOpLog(e...)
 		}, property.CIdempotency},
 		{"split children leave a gap", func(p, n *Snapshot) {
 			// Step from "shard 2 = [m, ∞), nothing spawned" to the residual

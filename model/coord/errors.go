@@ -41,7 +41,7 @@ const (
 	CodeCursorOutOfBounds
 	// CodeSplitInvalid: a split plan failed validation (see SplitViolation).
 	CodeSplitInvalid
-	// CodeSpawnCapExceeded: the split would exceed MaxSpawnedPerShard.
+	// CodeSpawnCapExceeded: the split would exceed maxSpawnedPerShard.
 	CodeSpawnCapExceeded
 	// CodeShardLimit: the request would exceed a shard-count ceiling.
 	CodeShardLimit

@@ -44,8 +44,8 @@ var (
 	runCodes     = []Code{CodeRunNotFound, CodeRunExists, CodeRunState, CodeInvalidArgument, CodeManifestInvalid, CodeShardLimit, CodeIDCollision, CodeOpIDConflict}
 )
 
-// AllowedCodes returns the codes op may return, in code order.
-func AllowedCodes(op Operation) []Code {
+// allowedCodes returns the codes op may return, in code order.
+func allowedCodes(op Operation) []Code {
 	var cs []Code
 	switch op {
 	case OpAcquire:
@@ -71,7 +71,7 @@ func AllowedCodes(op Operation) []Code {
 }
 
 func codeAllowed(op Operation, c Code) bool {
-	for _, a := range AllowedCodes(op) {
+	for _, a := range allowedCodes(op) {
 		if a == c {
 			return true
 		}

@@ -41,7 +41,7 @@ func (e *Etcd) admit(op Operation, label string, tenant TenantID, created []Shar
 	if err != nil {
 		return err
 	}
-	if v, ok := CheckShardLimits(e.cfg.Limits, int(resps[0].Count), int(resps[1].Count), len(created)); !ok {
+	if v, ok := checkShardLimits(e.cfg.Limits, int(resps[0].Count), int(resps[1].Count), len(created)); !ok {
 		return newError(op, CoordError{Code: CodeShardLimit, Limit: v})
 	}
 	for i := range created {

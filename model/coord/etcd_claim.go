@@ -34,7 +34,7 @@ func (e *Etcd) ClaimNextAvailable(now LogicalTime, tenant TenantID, worker Worke
 			}
 			last = Some(cr.LastClaimAt)
 		}
-		if ce, ok := CheckClaimCooldown(last, now, e.cfg.ClaimCooldown); !ok {
+		if ce, ok := checkClaimCooldown(last, now, e.cfg.ClaimCooldown); !ok {
 			return nil, newError(OpClaim, ce)
 		}
 		key, found, err := e.findAvailable(label, now, tenant)

@@ -74,14 +74,14 @@ type EtcdConfig struct {
 
 // Defaults of EtcdConfig.
 const (
-	DefaultEtcdNamespace        = "/shardsim/coord/"
-	DefaultEtcdTimeUnit         = time.Second
-	DefaultEtcdLeaseSlack       = time.Second
-	DefaultEtcdMaxChildrenPerOp = 8
-	DefaultEtcdMaxAttempts      = 8
-	DefaultEtcdBackoffBase      = time.Millisecond
-	DefaultEtcdBackoffMax       = 64 * time.Millisecond
-	DefaultEtcdPageSize         = 256
+	defaultEtcdNamespace        = "/shardsim/coord/"
+	defaultEtcdTimeUnit         = time.Second
+	defaultEtcdLeaseSlack       = time.Second
+	defaultEtcdMaxChildrenPerOp = 8
+	defaultEtcdMaxAttempts      = 8
+	defaultEtcdBackoffBase      = time.Millisecond
+	defaultEtcdBackoffMax       = 64 * time.Millisecond
+	defaultEtcdPageSize         = 256
 )
 
 // DefaultEtcdConfig returns DefaultConfig with the etcd defaults.
@@ -93,31 +93,31 @@ func DefaultEtcdConfig() EtcdConfig {
 // The embedded protocol Config is left as it is.
 func (c EtcdConfig) WithDefaults() EtcdConfig {
 	if c.Namespace == "" {
-		c.Namespace = DefaultEtcdNamespace
+		c.Namespace = defaultEtcdNamespace
 	}
 	if c.TimeUnit == 0 {
-		c.TimeUnit = DefaultEtcdTimeUnit
+		c.TimeUnit = defaultEtcdTimeUnit
 	}
 	if c.LeaseSlack == 0 {
-		c.LeaseSlack = DefaultEtcdLeaseSlack
+		c.LeaseSlack = defaultEtcdLeaseSlack
 	}
 	if c.MaxChildrenPerOp == 0 {
-		c.MaxChildrenPerOp = DefaultEtcdMaxChildrenPerOp
+		c.MaxChildrenPerOp = defaultEtcdMaxChildrenPerOp
 	}
 	if c.MaxTxnOps == 0 {
 		c.MaxTxnOps = simkv.DefaultMaxTxnOps
 	}
 	if c.MaxAttempts == 0 {
-		c.MaxAttempts = DefaultEtcdMaxAttempts
+		c.MaxAttempts = defaultEtcdMaxAttempts
 	}
 	if c.BackoffBase == 0 {
-		c.BackoffBase = DefaultEtcdBackoffBase
+		c.BackoffBase = defaultEtcdBackoffBase
 	}
 	if c.BackoffMax == 0 {
-		c.BackoffMax = DefaultEtcdBackoffMax
+		c.BackoffMax = defaultEtcdBackoffMax
 	}
 	if c.PageSize == 0 {
-		c.PageSize = DefaultEtcdPageSize
+		c.PageSize = defaultEtcdPageSize
 	}
 	return c
 }
@@ -138,7 +138,7 @@ func (c EtcdConfig) Validate() error {
 	case c.MaxChildrenPerOp < 2 || c.MaxChildrenPerOp > MaxSplitChildren:
 		return fmt.Errorf("coord: etcd config: max children per op %d outside [2, %d]", c.MaxChildrenPerOp, MaxSplitChildren)
 	}
-	if cmps, ops := SplitReplaceTxnSize(c.MaxChildrenPerOp); max(cmps, ops) > c.MaxTxnOps {
+	if cmps, ops := splitReplaceTxnSize(c.MaxChildrenPerOp); max(cmps, ops) > c.MaxTxnOps {
 		return fmt.Errorf("coord: etcd config: a split_replace of %d children needs %d compares and %d ops, above max txn ops %d",
 			c.MaxChildrenPerOp, cmps, ops, c.MaxTxnOps)
 	}
@@ -152,18 +152,18 @@ func (c EtcdConfig) Validate() error {
 // the success ops, the failure ops) to --max-txn-ops separately; these
 // functions give the two lists the backend fills.
 
-// SplitReplaceTxnSize returns the compares and success ops of a
+// splitReplaceTxnSize returns the compares and success ops of a
 // split_replace with n children: compares on the parent's record and owner
 // binding, "no shard created since counted" on the tenant's and the global
 // shard prefix, and each child key absent (4+n); puts of the parent, each
 // child, and the deletion of the owner binding (2+n). 6+2n in all.
-func SplitReplaceTxnSize(n int) (compares, ops int) { return 4 + n, 2 + n }
+func splitReplaceTxnSize(n int) (compares, ops int) { return 4 + n, 2 + n }
 
-// RegisterTxnSize returns the compares and success ops of a
+// registerTxnSize returns the compares and success ops of a
 // register_shards of n roots: the run record, the two prefix counts and
 // each root absent (3+n); puts of the run, its active-run index entry and
 // each root (2+n).
-func RegisterTxnSize(n int) (compares, ops int) { return 3 + n, 2 + n }
+func registerTxnSize(n int) (compares, ops int) { return 3 + n, 2 + n }
 
 // MaxRootsPerRegister is the largest manifest whose registration fits in
 // one transaction.

@@ -146,8 +146,8 @@ func (k keyspace) tenantActive(t TenantID) keyRange {
 // all covers the whole namespace.
 func (k keyspace) all() keyRange { return prefixRange([]byte(k.ns)) }
 
-// FormatEtcdKey returns the key of k in namespace ns.
-func FormatEtcdKey(ns string, k EtcdKey) []byte {
+// formatEtcdKey returns the key of k in namespace ns.
+func formatEtcdKey(ns string, k EtcdKey) []byte {
 	ks := keyspace{ns: ns}
 	switch k.Kind {
 	case KeyRun:
@@ -161,7 +161,7 @@ func FormatEtcdKey(ns string, k EtcdKey) []byte {
 	case KeyClaim:
 		return ks.claim(k.Tenant, k.Worker)
 	}
-	panic("coord: FormatEtcdKey of unknown kind " + strconv.Itoa(int(k.Kind)))
+	panic("coord: formatEtcdKey of unknown kind " + strconv.Itoa(int(k.Kind)))
 }
 
 // KeyError reports a key that is not in the backend's format.
@@ -174,7 +174,7 @@ type KeyError struct {
 func (e *KeyError) Error() string { return fmt.Sprintf("coord: malformed key %s: %s", e.Key, e.Detail) }
 
 // ParseEtcdKey parses a key of namespace ns. It accepts exactly the keys
-// FormatEtcdKey produces, so parsing and formatting round-trip.
+// formatEtcdKey produces, so parsing and formatting round-trip.
 func ParseEtcdKey(ns string, key []byte) (EtcdKey, error) {
 	bad := func(detail string) (EtcdKey, error) {
 		return EtcdKey{}, &KeyError{Key: strconv.Quote(string(key)), Detail: detail}

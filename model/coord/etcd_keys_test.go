@@ -10,7 +10,7 @@ import (
 )
 
 func TestEtcdKeysRoundTripAndOrder(t *testing.T) {
-	ns := DefaultEtcdNamespace
+	ns := defaultEtcdNamespace
 	keys := []EtcdKey{
 		{Kind: KeyRun, Tenant: tenantA, Run: 7},
 		{Kind: KeyActiveRun, Tenant: tenantB, Run: 1<<64 - 1},
@@ -19,7 +19,7 @@ func TestEtcdKeysRoundTripAndOrder(t *testing.T) {
 		{Kind: KeyClaim, Tenant: tenantB, Worker: w2},
 	}
 	for _, k := range keys {
-		b := FormatEtcdKey(ns, k)
+		b := formatEtcdKey(ns, k)
 		got, err := ParseEtcdKey(ns, b)
 		if err != nil || got != k {
 			t.Fatalf("%q: parsed %+v, %v", b, got, err)
@@ -54,8 +54,8 @@ func TestEtcdKeysRoundTripAndOrder(t *testing.T) {
 }
 
 func TestParseEtcdKeyRejects(t *testing.T) {
-	ns := DefaultEtcdNamespace
-	good := string(FormatEtcdKey(ns, EtcdKey{Kind: KeyShard, Tenant: tenantA, Run: 1, Shard: 2}))
+	ns := defaultEtcdNamespace
+	good := string(formatEtcdKey(ns, EtcdKey{Kind: KeyShard, Tenant: tenantA, Run: 1, Shard: 2}))
 	for _, bad := range []string{
 		"", "/other/s/", ns, ns + "s", ns + "x/" + good[len(ns)+2:],
 		good[:len(good)-1], good + "0", good[:len(good)-1] + "G", good[:len(good)-1] + "A",
@@ -97,7 +97,7 @@ func TestEtcdConfigValidate(t *testing.T) {
 	}
 	// The default cap of 8 children needs 12 compares and 10 ops: well
 	// inside etcd's default of 128.
-	if c, o := SplitReplaceTxnSize(DefaultEtcdMaxChildrenPerOp); c != 12 || o != 10 || max(c, o) > simkv.DefaultMaxTxnOps {
+	if c, o := splitReplaceTxnSize(defaultEtcdMaxChildrenPerOp); c != 12 || o != 10 || max(c, o) > simkv.DefaultMaxTxnOps {
 		t.Fatalf("split_replace of 8: %d compares, %d ops", c, o)
 	}
 }
@@ -126,20 +126,20 @@ func TestOwnerLeaseTTL(t *testing.T) {
 // FuzzParseEtcdKey: parsing never panics, and every accepted key formats
 // back to itself.
 func FuzzParseEtcdKey(f *testing.F) {
-	ns := DefaultEtcdNamespace
+	ns := defaultEtcdNamespace
 	for _, k := range []EtcdKey{
 		{Kind: KeyRun, Tenant: tenantA, Run: 1},
 		{Kind: KeyShard, Tenant: tenantB, Run: 2, Shard: 1<<63 | 3},
 		{Kind: KeyClaim, Tenant: tenantA, Worker: w1},
 	} {
-		f.Add(FormatEtcdKey(ns, k))
+		f.Add(formatEtcdKey(ns, k))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		k, err := ParseEtcdKey(ns, in)
 		if err != nil {
 			return
 		}
-		if out := FormatEtcdKey(ns, k); !bytes.Equal(out, in) {
+		if out := formatEtcdKey(ns, k); !bytes.Equal(out, in) {
 			t.Fatalf("round trip:\n in %q\nout %q", in, out)
 		}
 	})

@@ -80,7 +80,7 @@ func (e *Etcd) decodeShard(label string, tenant TenantID, key ShardKey, v []byte
 	}
 	var rec ShardRecord
 	if e.selfCheck {
-		rec, err = DecodeShardRecord(v)
+		rec, err = decodeShardRecord(v)
 	} else {
 		rec, err = DecodeShardRecordUnchecked(v)
 	}
@@ -101,7 +101,7 @@ func (e *Etcd) decodeRun(label string, tenant TenantID, run RunID, v []byte) (Ru
 	}
 	var rec RunRecord
 	if e.selfCheck {
-		rec, err = DecodeRunRecord(v)
+		rec, err = decodeRunRecord(v)
 	} else {
 		rec, err = DecodeRunRecordUnchecked(v)
 	}

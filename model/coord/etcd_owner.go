@@ -17,7 +17,7 @@ func bindingMatches(b OwnerBinding, rec *ShardRecord) bool {
 }
 
 // checkStorageLease is the storage half of lease validation, run after
-// the logical half (ValidateLease, inside the Step function) accepted: the
+// the logical half (validateLease, inside the Step function) accepted: the
 // shard's owner binding must still exist.
 func (e *Etcd) checkStorageLease(op Operation, label string, st *shardState) error {
 	rec := &st.rec

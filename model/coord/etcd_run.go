@@ -180,7 +180,7 @@ func (e *Etcd) GetRunProgress(now LogicalTime, tenant TenantID, run RunID) (RunP
 	for i := range shards {
 		p.Tally(&shards[i], now)
 	}
-	p.Terminal = EvaluateRunTerminal(p)
+	p.Terminal = evaluateRunTerminal(p)
 	return p, nil
 }
 

@@ -103,7 +103,7 @@ func (e *Etcd) AcquireAndRestore(now LogicalTime, tenant TenantID, key ShardKey,
 }
 
 // leased runs a lease-gated operation. The shard is looked up in the
-// lease's tenant: after CheckLeaseScope that is the caller's, unless bug
+// lease's tenant: after checkLeaseScope that is the caller's, unless bug
 // coord.no-tenant-check let a foreign lease through (as in the reference).
 func (e *Etcd) leased(op Operation, tenant TenantID, l Lease, withRun bool, step func(st *shardState) (ShardChange, error)) (ShardChange, error) {
 	if err := ScopeLease(op, tenant, l, e.cfg.Bugs); err != nil {
@@ -189,7 +189,7 @@ func (e *Etcd) SplitResidual(now LogicalTime, tenant TenantID, l Lease, plan Spl
 // read needs no compare in the commit.
 func (e *Etcd) residualProbe(st *shardState, op OpID) (ShardLookup, error) {
 	rec := &st.rec
-	at := FindDerived(rec.Run, rec.Shard, rec.Spawned, op, DerivedResidual)
+	at := findDerived(rec.Run, rec.Shard, rec.Spawned, op, DerivedResidual)
 	if len(at) == 0 {
 		return func(ShardID) (*ShardRecord, bool) { return nil, false }, nil
 	}

@@ -29,7 +29,7 @@ func newEtcdFix(t *testing.T, cfg Config, scfg simkv.StoreConfig) *etcdFix {
 	f.direct = simkv.NewDirect(f.store, 0)
 	f.look = NewEtcd(f.direct, f.cfg)
 	roots := []InitialShard{{1, spec("a", "m")}, {2, spec("m", "")}}
-	if _, _, err := CreateRunWithShards(f.look, f.now, tenantA, run1, RunConfig{LeaseDuration: 10}, roots, 1); err != nil {
+	if _, _, err := createRunWithShards(f.look, f.now, tenantA, run1, RunConfig{LeaseDuration: 10}, roots, 1); err != nil {
 		t.Fatal(err)
 	}
 	return f
@@ -93,7 +93,7 @@ func TestEtcdSplitReplaceIsOneTxnWithinMaxOps(t *testing.T) {
 		t.Fatalf("split_replace sent %d write transactions", len(h.sent))
 	}
 	txn := h.sent[0]
-	wantCmps, wantOps := SplitReplaceTxnSize(8)
+	wantCmps, wantOps := splitReplaceTxnSize(8)
 	if len(txn.Compare) != wantCmps || len(txn.Success) != wantOps {
 		t.Fatalf("txn of %d compares, %d ops; want %d, %d", len(txn.Compare), len(txn.Success), wantCmps, wantOps)
 	}
@@ -398,7 +398,7 @@ func rewrite(t *testing.T, v []byte, change func(r *ShardRecord)) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := DecodeShardRecord(enc)
+	r, err := decodeShardRecord(enc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -513,8 +513,8 @@ func TestEtcdTxnSizes(t *testing.T) {
 			t.Errorf("%s: sent (compares, ops) %v, want one of (%d, %d)", tc.name, sizes, tc.cmps, tc.ops)
 		}
 	}
-	if c, o := RegisterTxnSize(3); c != 6 || o != 5 {
-		t.Errorf("RegisterTxnSize(3) = %d, %d", c, o)
+	if c, o := registerTxnSize(3); c != 6 || o != 5 {
+		t.Errorf("registerTxnSize(3) = %d, %d", c, o)
 	}
 }
 

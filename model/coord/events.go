@@ -57,8 +57,8 @@ func (k EventKind) IsTerminal() bool {
 	return false
 }
 
-// AllEventKinds returns every event kind, in discriminant order.
-func AllEventKinds() []EventKind {
+// allEventKinds returns every event kind, in discriminant order.
+func allEventKinds() []EventKind {
 	out := make([]EventKind, eventKindEnd)
 	for i := range out {
 		out[i] = EventKind(i)
@@ -70,8 +70,8 @@ func AllEventKinds() []EventKind {
 // every fmt verb prints only its length. Bytes gives checkers the key.
 type RedactedKey struct{ b []byte }
 
-// NewRedactedKey wraps a copy of key.
-func NewRedactedKey(key []byte) RedactedKey { return RedactedKey{b: cloneBytes(key)} }
+// newRedactedKey wraps a copy of key.
+func newRedactedKey(key []byte) RedactedKey { return RedactedKey{b: cloneBytes(key)} }
 
 // Bytes returns the key.
 func (k RedactedKey) Bytes() []byte { return k.b }

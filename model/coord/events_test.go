@@ -37,7 +37,7 @@ func TestEveryEventKindIsEmitted(t *testing.T) {
 			func(r RunID) (Outcome, []Event, error) { return c.CancelRun(3, tenantA, r, 9) },
 		} {
 			r := RunID(10 + i)
-			add(CreateRunWithShards(c, 3, tenantA, r, RunConfig{}, []InitialShard{{1, spec("", "")}}, 1))
+			add(createRunWithShards(c, 3, tenantA, r, RunConfig{}, []InitialShard{{1, spec("", "")}}, 1))
 			add(f(r))
 		}
 		var kinds []EventKind
@@ -50,15 +50,15 @@ func TestEveryEventKindIsEmitted(t *testing.T) {
 			}
 		}
 		slices.Sort(kinds)
-		if !slices.Equal(kinds, AllEventKinds()) {
-			t.Fatalf("emitted kinds %v, want all %v", kinds, AllEventKinds())
+		if !slices.Equal(kinds, allEventKinds()) {
+			t.Fatalf("emitted kinds %v, want all %v", kinds, allEventKinds())
 		}
 	})
 }
 
 func TestEventKindClasses(t *testing.T) {
 	terminal := 0
-	for _, k := range AllEventKinds() {
+	for _, k := range allEventKinds() {
 		if k.IsShardEvent() == k.IsRunEvent() {
 			t.Errorf("%s is not exactly one of shard/run", k)
 		}

@@ -28,12 +28,12 @@ func (t Tier) String() string {
 	return "tier(?)"
 }
 
-// ClassifyOp places a request (op, kind, hash) against the op-log entry
+// classifyOp places a request (op, kind, hash) against the op-log entry
 // found for op, if any. Backends call it before validating the lease, so a
 // retry still replays after the lease expired or the shard became
 // terminal. With coord.opid-conflict-ignored a conflict is treated as new,
 // so the operation executes a second time.
-func ClassifyOp(found Opt[OpLogEntry], kind OpKind, hash uint64, b bugs.Set) Tier {
+func classifyOp(found Opt[OpLogEntry], kind OpKind, hash uint64, b bugs.Set) Tier {
 	if !found.Set {
 		return TierNew
 	}

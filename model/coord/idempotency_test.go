@@ -24,7 +24,7 @@ func TestClassifyOp(t *testing.T) {
 		{"other kind", e, OpKindComplete, 42, bugs.None, TierConflict},
 		{"conflict ignored", e, OpKindCheckpoint, 43, bugs.MustParse(bugs.CoordOpIDConflictIgnored), TierNew},
 	} {
-		if got := ClassifyOp(tc.found, tc.kind, tc.hash, tc.b); got != tc.want {
+		if got := classifyOp(tc.found, tc.kind, tc.hash, tc.b); got != tc.want {
 			t.Errorf("%s: %v want %v", tc.name, got, tc.want)
 		}
 	}
@@ -33,16 +33,16 @@ func TestClassifyOp(t *testing.T) {
 func TestPayloadHashesAreDomainSeparated(t *testing.T) {
 	c := cur("k")
 	hashes := []uint64{
-		HashCheckpoint(c), HashComplete(c), HashPark(ParkPoisoned), HashUnpark(),
-		HashSplitReplace(SplitReplacePlan{[]ShardSpec{spec("a", "b"), spec("b", "c")}}),
-		HashSplitResidual(SplitResidualPlan{spec("a", "b"), spec("b", "c")}),
-		HashRegisterShards([]InitialShard{{1, spec("a", "b")}}),
-		HashRunTransition(OpKindCompleteRun), HashRunTransition(OpKindFailRun), HashRunTransition(OpKindCancelRun),
-		HashCheckpoint(Cursor{LastKey: bs("k"), Token: bs("t")}),
-		HashCheckpoint(cur("kt")),
+		hashCheckpoint(c), hashComplete(c), hashPark(ParkPoisoned), hashUnpark(),
+		hashSplitReplace(SplitReplacePlan{[]ShardSpec{spec("a", "b"), spec("b", "c")}}),
+		hashSplitResidual(SplitResidualPlan{spec("a", "b"), spec("b", "c")}),
+		hashRegisterShards([]InitialShard{{1, spec("a", "b")}}),
+		hashRunTransition(OpKindCompleteRun), hashRunTransition(OpKindFailRun), hashRunTransition(OpKindCancelRun),
+		hashCheckpoint(Cursor{LastKey: bs("k"), Token: bs("t")}),
+		hashCheckpoint(cur("kt")),
 		// Length prefixes keep field boundaries apart.
-		HashSplitResidual(SplitResidualPlan{spec("a", "bb"), spec("b", "c")}),
-		HashSplitResidual(SplitResidualPlan{spec("a", "b"), spec("bb", "c")}),
+		hashSplitResidual(SplitResidualPlan{spec("a", "bb"), spec("b", "c")}),
+		hashSplitResidual(SplitResidualPlan{spec("a", "b"), spec("bb", "c")}),
 	}
 	seen := map[uint64]int{}
 	for i, h := range hashes {
@@ -51,7 +51,7 @@ func TestPayloadHashesAreDomainSeparated(t *testing.T) {
 		}
 		seen[h] = i
 	}
-	if HashCheckpoint(c) != HashCheckpoint(cur("k")) {
+	if hashCheckpoint(c) != hashCheckpoint(cur("k")) {
 		t.Fatal("hash is not deterministic")
 	}
 }
@@ -137,18 +137,18 @@ func TestOpLogEviction(t *testing.T) {
 		w := newWorld(t, b.make(t, DefaultConfig()))
 		l := w.acquire(1, w1)
 		key := func(i int) string { return fmt.Sprintf("b%03d", i) }
-		for i := 0; i < ShardOpLogCap+1; i++ {
+		for i := 0; i < shardOpLogCap+1; i++ {
 			_, _, err := w.c.Checkpoint(w.now, tenantA, l, cur(key(i)), OpID(100+i))
 			wantCode(t, err, codeNone)
 		}
 		r := w.record(1)
-		if r.OpLog.Len() != ShardOpLogCap {
+		if r.OpLog.Len() != shardOpLogCap {
 			t.Fatalf("op-log len %d", r.OpLog.Len())
 		}
 		if _, ok := r.OpLog.Find(100); ok {
 			t.Fatal("oldest entry not evicted")
 		}
-		if e := r.OpLog.Entries(); e[0].Op != 101 || e[len(e)-1].Op != OpID(100+ShardOpLogCap) {
+		if e := r.OpLog.Entries(); e[0].Op != 101 || e[len(e)-1].Op != OpID(100+shardOpLogCap) {
 			t.Fatalf("entries %v", e)
 		}
 		// The evicted op id is new again: with the cursor since advanced,
@@ -170,7 +170,7 @@ func TestResidualReplayAfterEviction(t *testing.T) {
 		plan := SplitResidualPlan{spec("a", "g"), spec("g", "m")}
 		first, _, err := w.c.SplitResidual(w.now, tenantA, l, plan, 50)
 		wantCode(t, err, codeNone)
-		for i := 0; i < ShardOpLogCap; i++ {
+		for i := 0; i < shardOpLogCap; i++ {
 			_, _, err := w.c.Checkpoint(w.now, tenantA, l, cur(fmt.Sprintf("b%02d", i)), OpID(60+i))
 			wantCode(t, err, codeNone)
 		}
@@ -205,15 +205,15 @@ func TestResidualReplayAfterEviction(t *testing.T) {
 }
 
 func TestRunOpLogEviction(t *testing.T) {
-	l := NewRunOpLog()
-	for i := 0; i < RunOpLogCap+3; i++ {
+	l := newRunOpLog()
+	for i := 0; i < runOpLogCap+3; i++ {
 		l.Push(OpLogEntry{Op: OpID(i), Kind: OpKindCancelRun})
 	}
-	if l.Len() != RunOpLogCap {
+	if l.Len() != runOpLogCap {
 		t.Fatalf("len %d", l.Len())
 	}
 	e := l.Entries()
-	if e[0].Op != 3 || e[RunOpLogCap-1].Op != RunOpLogCap+2 {
+	if e[0].Op != 3 || e[runOpLogCap-1].Op != runOpLogCap+2 {
 		t.Fatalf("entries %v", e)
 	}
 }
@@ -222,20 +222,20 @@ func TestOpLogRing(t *testing.T) {
 	var l ShardOpLog
 	for i := 0; i < 40; i++ {
 		l.Push(OpLogEntry{Op: OpID(i)})
-		want := max(0, i+1-ShardOpLogCap)
-		if got := l.Entries(); got[0].Op != OpID(want) || got[len(got)-1].Op != OpID(i) || len(got) != min(i+1, ShardOpLogCap) {
+		want := max(0, i+1-shardOpLogCap)
+		if got := l.Entries(); got[0].Op != OpID(want) || got[len(got)-1].Op != OpID(i) || len(got) != min(i+1, shardOpLogCap) {
 			t.Fatalf("after %d pushes: %v", i+1, got)
 		}
 	}
 	l.Remove(30)
-	if _, ok := l.Find(30); ok || l.Len() != ShardOpLogCap-1 {
+	if _, ok := l.Find(30); ok || l.Len() != shardOpLogCap-1 {
 		t.Fatal("remove failed")
 	}
 	l.Remove(999) // absent: no-op
-	if l.Len() != ShardOpLogCap-1 {
+	if l.Len() != shardOpLogCap-1 {
 		t.Fatal("remove of absent entry changed the log")
 	}
-	if !l.Equal(NewShardOpLog(l.Entries()...)) {
+	if !l.Equal(newShardOpLog(l.Entries()...)) {
 		t.Fatal("equal logs with different ring offsets differ")
 	}
 }

@@ -10,9 +10,11 @@ import (
 // package's internal tests (see judges_test.go).
 func init() {
 	coord.Judges = coord.StateJudges{
-		State:         func(s *coord.Snapshot) error { return asError(coordcheck.CheckState(s)) },
-		Step:          func(p, n *coord.Snapshot) error { return asError(coordcheck.CheckStep(p, n)) },
-		TenantStep:    func(p, n *coord.Snapshot, t coord.TenantID) error { return asError(coordcheck.CheckTenantStep(p, n, t)) },
+		State: func(s *coord.Snapshot) error { return asError(coordcheck.CheckState(s)) },
+		Step:  func(p, n *coord.Snapshot) error { return asError(coordcheck.CheckStep(p, n)) },
+		TenantStep: func(p, n *coord.Snapshot, t coord.TenantID) error {
+			return asError(coordcheck.CheckTenantStep(p, n, t))
+		},
 		AcceptedLease: func(p *coord.Snapshot, l coord.Lease) error { return asError(coordcheck.CheckAcceptedLease(p, l)) },
 	}
 }

@@ -19,19 +19,19 @@ type Lease struct {
 // Key returns the key of the leased shard.
 func (l Lease) Key() ShardKey { return ShardKey{Run: l.Run, Shard: l.Shard} }
 
-// CheckLeaseScope is the first gate of every lease-gated operation: a
+// checkLeaseScope is the first gate of every lease-gated operation: a
 // caller may only present a lease of its own tenant. It runs before the
 // record is even looked up (and before the op-log is consulted), so a
 // wrong-tenant request learns nothing. With coord.no-tenant-check the
 // comparison is skipped and the lease's tenant is trusted.
-func CheckLeaseScope(caller TenantID, l Lease, b bugs.Set) (CoordError, bool) {
+func checkLeaseScope(caller TenantID, l Lease, b bugs.Set) (CoordError, bool) {
 	if caller != l.Tenant && !b.Has(bugs.CoordNoTenantCheck) {
 		return CoordError{Code: CodeTenantMismatch, Tenant: caller}, false
 	}
 	return CoordError{}, true
 }
 
-// ValidateLease checks that l lets caller mutate rec at now. The checks run
+// validateLease checks that l lets caller mutate rec at now. The checks run
 // in a fixed priority order so that nothing is revealed to a caller that an
 // earlier check would have refused:
 //
@@ -42,12 +42,12 @@ func CheckLeaseScope(caller TenantID, l Lease, b bugs.Set) (CoordError, bool) {
 //  5. owner: that lease is held by the lease's worker.
 //
 // Bugs coord.no-tenant-check and coord.no-fence-check skip steps 1 and 3.
-func ValidateLease(rec *ShardRecord, caller TenantID, l Lease, now LogicalTime, b bugs.Set) (CoordError, bool) {
+func validateLease(rec *ShardRecord, caller TenantID, l Lease, now LogicalTime, b bugs.Set) (CoordError, bool) {
 	key := rec.Key()
 	if !b.Has(bugs.CoordNoTenantCheck) && (rec.Tenant != caller || l.Tenant != caller) {
 		return CoordError{Code: CodeTenantMismatch, Tenant: caller}, false
 	}
-	if rec.Status.Terminal() {
+	if rec.Status.Inactive() {
 		return CoordError{Code: CodeShardTerminal, Shard: key, ShardStatus: rec.Status}, false
 	}
 	if l.Fence != rec.Fence && !b.Has(bugs.CoordNoFenceCheck) {

@@ -35,7 +35,7 @@ func TestValidateLeaseOrder(t *testing.T) {
 			}
 			l := good
 			l.Fence, l.Owner = tc.fence, tc.owner
-			ce, ok := ValidateLease(&r, tc.caller, l, tc.now, bugs.None)
+			ce, ok := validateLease(&r, tc.caller, l, tc.now, bugs.None)
 			if ok != (tc.code == codeNone) || ce.Code != tc.code {
 				t.Fatalf("got %v ok=%t, want %v", ce.Code, ok, tc.code)
 			}
@@ -44,17 +44,17 @@ func TestValidateLeaseOrder(t *testing.T) {
 	t.Run("released lease counts as expired", func(t *testing.T) {
 		r := rec
 		r.Lease = None[LeaseHolder]()
-		if ce, _ := ValidateLease(&r, tenantA, good, 1, bugs.None); ce.Code != CodeLeaseExpired {
+		if ce, _ := validateLease(&r, tenantA, good, 1, bugs.None); ce.Code != CodeLeaseExpired {
 			t.Fatalf("got %v", ce.Code)
 		}
 	})
 	t.Run("lease of another tenant", func(t *testing.T) {
 		l := good
 		l.Tenant = tenantB
-		if ce, _ := ValidateLease(&rec, tenantA, l, 1, bugs.None); ce.Code != CodeTenantMismatch || ce.Tenant != tenantA {
+		if ce, _ := validateLease(&rec, tenantA, l, 1, bugs.None); ce.Code != CodeTenantMismatch || ce.Tenant != tenantA {
 			t.Fatalf("got %+v", ce)
 		}
-		if _, ok := CheckLeaseScope(tenantA, l, bugs.None); ok {
+		if _, ok := checkLeaseScope(tenantA, l, bugs.None); ok {
 			t.Fatal("scope check passed a foreign lease")
 		}
 	})

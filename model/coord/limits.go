@@ -6,23 +6,23 @@ import "fmt"
 const (
 	// MaxSplitChildren bounds the children of one split_replace.
 	MaxSplitChildren = 256
-	// MaxSpawnedPerShard bounds a shard's spawned list (children plus
+	// maxSpawnedPerShard bounds a shard's spawned list (children plus
 	// residuals, over its whole life).
-	MaxSpawnedPerShard = 1024
-	// ShardOpLogCap is the number of op-log entries a shard keeps.
-	ShardOpLogCap = 16
-	// RunOpLogCap is the number of op-log entries a run keeps.
-	RunOpLogCap = 8
+	maxSpawnedPerShard = 1024
+	// shardOpLogCap is the number of op-log entries a shard keeps.
+	shardOpLogCap = 16
+	// runOpLogCap is the number of op-log entries a run keeps.
+	runOpLogCap = 8
 )
 
 // One split_replace must fit in a fresh shard's spawned list; this array
 // has negative length (a compile error) if the constants ever disagree.
-var _ [MaxSpawnedPerShard - MaxSplitChildren]struct{}
+var _ [maxSpawnedPerShard - MaxSplitChildren]struct{}
 
 // Defaults for Config.
 const (
-	DefaultMaxShardsPerTenant = 100_000   // Config.Limits.MaxPerTenant
-	DefaultMaxTotalShards     = 1_000_000 // Config.Limits.MaxTotal
+	defaultMaxShardsPerTenant = 100_000   // Config.Limits.MaxPerTenant
+	defaultMaxTotalShards     = 1_000_000 // Config.Limits.MaxTotal
 )
 
 // ShardLimits are the ceilings on how many shard records may exist, per
@@ -59,10 +59,10 @@ func (v ShardLimitViolation) String() string {
 	return fmt.Sprintf("%s shard limit %d would be exceeded by %d new shards", scope, v.Max, v.Requested)
 }
 
-// CheckShardLimits reports whether adding shards to a tenant that holds
+// checkShardLimits reports whether adding shards to a tenant that holds
 // tenantCount shards, in a store that holds totalCount, stays within l.
 // Backends count their own records and share this decision.
-func CheckShardLimits(l ShardLimits, tenantCount, totalCount, adding int) (ShardLimitViolation, bool) {
+func checkShardLimits(l ShardLimits, tenantCount, totalCount, adding int) (ShardLimitViolation, bool) {
 	if tenantCount+adding > l.MaxPerTenant {
 		return ShardLimitViolation{Scope: LimitTenant, Max: l.MaxPerTenant, Requested: adding}, false
 	}

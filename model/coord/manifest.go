@@ -34,10 +34,10 @@ func (v ManifestViolation) String() string {
 	return "manifest violation(?)"
 }
 
-// ValidateManifest checks a register_shards manifest: non-empty, root ids
+// validateManifest checks a register_shards manifest: non-empty, root ids
 // (bit 63 clear) and unique, every range non-empty. Root ranges may overlap:
 // roots can describe different sources, told apart by their metadata.
-func ValidateManifest(shards []InitialShard) ManifestViolation {
+func validateManifest(shards []InitialShard) ManifestViolation {
 	if len(shards) == 0 {
 		return ManifestEmpty
 	}

@@ -93,7 +93,7 @@ func randomHistory(rt *rapid.T, cfg Config) {
 			rt.Fatal(err)
 		}
 		roots := []InitialShard{{1, spec("", "h")}, {2, spec("h", "q")}, {3, spec("q", "")}}
-		if _, _, err := CreateRunWithShards(r, 1, tenantA, run1, RunConfig{LeaseDuration: 5}, roots, 1); err != nil {
+		if _, _, err := createRunWithShards(r, 1, tenantA, run1, RunConfig{LeaseDuration: 5}, roots, 1); err != nil {
 			rt.Fatal(err)
 		}
 		now := LogicalTime(1)
@@ -255,7 +255,7 @@ func checkHistoryStep(t *rapid.T, prev, cur map[ShardID]ShardRecord, roots []Ini
 			t.Fatalf("%s: %v", id, err)
 		}
 		if old, ok := prev[id]; ok {
-			if err := CheckShardSuccession(&old, &rec); err != nil {
+			if err := checkShardSuccession(&old, &rec); err != nil {
 				t.Fatalf("%s: %v", id, err)
 			}
 		}

@@ -96,7 +96,7 @@ type OpLogEntry struct {
 // the oldest. It is an array, not a slice, so copying a record copies its
 // op-log and pure transitions can never alias a stored record's log.
 type opRing struct {
-	buf  [ShardOpLogCap]OpLogEntry
+	buf  [shardOpLogCap]OpLogEntry
 	head uint8 // index of the oldest entry
 	n    uint8
 }
@@ -176,7 +176,7 @@ func (r *opRing) equal(o *opRing) bool {
 	return true
 }
 
-// ShardOpLog is a shard's op-log: the last ShardOpLogCap operations.
+// ShardOpLog is a shard's op-log: the last shardOpLogCap operations.
 type ShardOpLog struct{ r opRing }
 
 // Len returns the number of entries held.
@@ -193,7 +193,7 @@ func (l *ShardOpLog) At(i int) OpLogEntry { return l.r.at(i) }
 func (l *ShardOpLog) Find(op OpID) (OpLogEntry, bool) { return l.r.find(op) }
 
 // Push records e, evicting the oldest entry when full.
-func (l *ShardOpLog) Push(e OpLogEntry) { l.r.push(e, ShardOpLogCap) }
+func (l *ShardOpLog) Push(e OpLogEntry) { l.r.push(e, shardOpLogCap) }
 
 // Remove forgets the entry for op (used only by the coord.opid-conflict-
 // ignored bug, which re-executes an op id and must not log it twice).
@@ -202,9 +202,9 @@ func (l *ShardOpLog) Remove(op OpID) { l.r.remove(op) }
 // Equal reports whether l and o hold the same entries in the same order.
 func (l ShardOpLog) Equal(o ShardOpLog) bool { return l.r.equal(&o.r) }
 
-// NewShardOpLog builds an op-log from entries, oldest first, keeping only
-// the newest ShardOpLogCap.
-func NewShardOpLog(entries ...OpLogEntry) ShardOpLog {
+// newShardOpLog builds an op-log from entries, oldest first, keeping only
+// the newest shardOpLogCap.
+func newShardOpLog(entries ...OpLogEntry) ShardOpLog {
 	var l ShardOpLog
 	for _, e := range entries {
 		l.Push(e)
@@ -212,7 +212,7 @@ func NewShardOpLog(entries ...OpLogEntry) ShardOpLog {
 	return l
 }
 
-// RunOpLog is a run's op-log: the last RunOpLogCap operations.
+// RunOpLog is a run's op-log: the last runOpLogCap operations.
 type RunOpLog struct{ r opRing }
 
 // Len returns the number of entries held.
@@ -228,7 +228,7 @@ func (l *RunOpLog) At(i int) OpLogEntry { return l.r.at(i) }
 func (l *RunOpLog) Find(op OpID) (OpLogEntry, bool) { return l.r.find(op) }
 
 // Push records e, evicting the oldest entry when full.
-func (l *RunOpLog) Push(e OpLogEntry) { l.r.push(e, RunOpLogCap) }
+func (l *RunOpLog) Push(e OpLogEntry) { l.r.push(e, runOpLogCap) }
 
 // Remove forgets the entry for op (see ShardOpLog.Remove).
 func (l *RunOpLog) Remove(op OpID) { l.r.remove(op) }
@@ -236,9 +236,9 @@ func (l *RunOpLog) Remove(op OpID) { l.r.remove(op) }
 // Equal reports whether l and o hold the same entries in the same order.
 func (l RunOpLog) Equal(o RunOpLog) bool { return l.r.equal(&o.r) }
 
-// NewRunOpLog builds an op-log from entries, oldest first, keeping only the
-// newest RunOpLogCap.
-func NewRunOpLog(entries ...OpLogEntry) RunOpLog {
+// newRunOpLog builds an op-log from entries, oldest first, keeping only the
+// newest runOpLogCap.
+func newRunOpLog(entries ...OpLogEntry) RunOpLog {
 	var l RunOpLog
 	for _, e := range entries {
 		l.Push(e)

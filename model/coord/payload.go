@@ -28,24 +28,24 @@ func payloadHash(tag string, fill func(e *encoder)) uint64 {
 	return payloads.sum64(e.b)
 }
 
-// HashCheckpoint fingerprints a checkpoint's payload (its cursor).
-func HashCheckpoint(c Cursor) uint64 {
+// hashCheckpoint fingerprints a checkpoint's payload (its cursor).
+func hashCheckpoint(c Cursor) uint64 {
 	return payloadHash(tagCheckpoint, func(e *encoder) { e.cursor(c) })
 }
 
-// HashComplete fingerprints a complete's payload (its final cursor).
-func HashComplete(c Cursor) uint64 {
+// hashComplete fingerprints a complete's payload (its final cursor).
+func hashComplete(c Cursor) uint64 {
 	return payloadHash(tagComplete, func(e *encoder) { e.cursor(c) })
 }
 
-// HashPark fingerprints a park's payload (its reason).
-func HashPark(r ParkReason) uint64 {
+// hashPark fingerprints a park's payload (its reason).
+func hashPark(r ParkReason) uint64 {
 	return payloadHash(tagPark, func(e *encoder) { e.u8(uint8(r)) })
 }
 
-// HashSplitReplace fingerprints a split_replace plan (its children, in
+// hashSplitReplace fingerprints a split_replace plan (its children, in
 // order, length-prefixed).
-func HashSplitReplace(p SplitReplacePlan) uint64 {
+func hashSplitReplace(p SplitReplacePlan) uint64 {
 	return payloadHash(tagSplitReplace, func(e *encoder) {
 		e.u32(uint32(len(p.Children)))
 		for _, c := range p.Children {
@@ -54,21 +54,21 @@ func HashSplitReplace(p SplitReplacePlan) uint64 {
 	})
 }
 
-// HashSplitResidual fingerprints a split_residual plan (the shrunk parent
+// hashSplitResidual fingerprints a split_residual plan (the shrunk parent
 // spec and the residual spec).
-func HashSplitResidual(p SplitResidualPlan) uint64 {
+func hashSplitResidual(p SplitResidualPlan) uint64 {
 	return payloadHash(tagSplitResidual, func(e *encoder) {
 		e.spec(p.Parent)
 		e.spec(p.Residual)
 	})
 }
 
-// HashUnpark fingerprints an unpark, which has no parameters beyond the
+// hashUnpark fingerprints an unpark, which has no parameters beyond the
 // shard the op-log belongs to.
-func HashUnpark() uint64 { return payloadHash(tagUnpark, nil) }
+func hashUnpark() uint64 { return payloadHash(tagUnpark, nil) }
 
-// HashRegisterShards fingerprints a shard manifest, in order.
-func HashRegisterShards(shards []InitialShard) uint64 {
+// hashRegisterShards fingerprints a shard manifest, in order.
+func hashRegisterShards(shards []InitialShard) uint64 {
 	return payloadHash(tagRegisterShards, func(e *encoder) {
 		e.u32(uint32(len(shards)))
 		for _, s := range shards {
@@ -78,9 +78,9 @@ func HashRegisterShards(shards []InitialShard) uint64 {
 	})
 }
 
-// HashRunTransition fingerprints complete_run, fail_run or cancel_run; the
+// hashRunTransition fingerprints complete_run, fail_run or cancel_run; the
 // kind is the whole payload, so reusing an op id across them conflicts.
-func HashRunTransition(kind OpKind) uint64 {
+func hashRunTransition(kind OpKind) uint64 {
 	switch kind {
 	case OpKindCompleteRun:
 		return payloadHash(tagCompleteRun, nil)
@@ -89,5 +89,5 @@ func HashRunTransition(kind OpKind) uint64 {
 	case OpKindCancelRun:
 		return payloadHash(tagCancelRun, nil)
 	}
-	panic("coord: HashRunTransition of a non-run-transition kind " + kind.String())
+	panic("coord: hashRunTransition of a non-run-transition kind " + kind.String())
 }

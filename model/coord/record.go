@@ -74,12 +74,12 @@ func invariantf(format string, args ...any) error {
 //  2. park reason is set iff the status is Parked;
 //  3. a terminal shard holds no lease;
 //  4. the fence is at least InitialFence;
-//  5. the op-log holds at most ShardOpLogCap entries, all of shard kinds;
+//  5. the op-log holds at most shardOpLogCap entries, all of shard kinds;
 //  6. a Split shard has spawned at least one shard;
 //  7. the parent is set iff the shard id is derived;
 //  8. every spawned id is derived;
 //  9. op ids in the op-log are unique;
-//  10. the spawned list holds at most MaxSpawnedPerShard ids;
+//  10. the spawned list holds at most maxSpawnedPerShard ids;
 //
 // plus that the key range is non-empty.
 func (r *ShardRecord) AssertInvariants() error {
@@ -95,13 +95,13 @@ func (r *ShardRecord) AssertInvariants() error {
 	if r.ParkReason.Set && !r.ParkReason.Val.Valid() {
 		return invariantf("unknown park reason %d", r.ParkReason.Val)
 	}
-	if r.Status.Terminal() && r.Lease.Set {
+	if r.Status.Inactive() && r.Lease.Set {
 		return invariantf("%s shard holds a lease", r.Status)
 	}
 	if r.Fence < InitialFence {
 		return invariantf("fence epoch %d below the initial epoch", r.Fence)
 	}
-	if r.OpLog.Len() > ShardOpLogCap {
+	if r.OpLog.Len() > shardOpLogCap {
 		return invariantf("op-log holds %d entries", r.OpLog.Len())
 	}
 	if r.Status == ShardSplit && len(r.Spawned) == 0 {
@@ -115,7 +115,7 @@ func (r *ShardRecord) AssertInvariants() error {
 			return invariantf("spawned shard %s is not a derived id", id)
 		}
 	}
-	if len(r.Spawned) > MaxSpawnedPerShard {
+	if len(r.Spawned) > maxSpawnedPerShard {
 		return invariantf("spawned list holds %d ids", len(r.Spawned))
 	}
 	if err := r.OpLog.r.check(OpKind.ShardKind); err != nil {

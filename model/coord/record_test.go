@@ -11,12 +11,12 @@ func validRecord() ShardRecord {
 		Status: ShardActive, Fence: 3,
 		Lease:  Some(LeaseHolder{Owner: w1, Deadline: 20}),
 		Cursor: cur("c"),
-		OpLog:  NewShardOpLog(OpLogEntry{Op: 1, Kind: OpKindCheckpoint}),
+		OpLog:  newShardOpLog(OpLogEntry{Op: 1, Kind: OpKindCheckpoint}),
 	}
 }
 
 func TestShardInvariants(t *testing.T) {
-	child := DeriveShardID(run1, 1, 1, DerivedChild, 0)
+	child := deriveShardID(run1, 1, 1, DerivedChild, 0)
 	for _, tc := range []struct {
 		name string
 		mut  func(*ShardRecord)
@@ -42,12 +42,12 @@ func TestShardInvariants(t *testing.T) {
 		{"7: derived without parent", func(r *ShardRecord) { r.Shard = child }, false},
 		{"8: root id spawned", func(r *ShardRecord) { r.Spawned = []ShardID{5} }, false},
 		{"9: duplicate op id", func(r *ShardRecord) {
-			r.OpLog = NewShardOpLog(OpLogEntry{Op: 1, Kind: OpKindCheckpoint}, OpLogEntry{Op: 1, Kind: OpKindPark})
+			r.OpLog = newShardOpLog(OpLogEntry{Op: 1, Kind: OpKindCheckpoint}, OpLogEntry{Op: 1, Kind: OpKindPark})
 		}, false},
-		{"run kind in shard log", func(r *ShardRecord) { r.OpLog = NewShardOpLog(OpLogEntry{Op: 1, Kind: OpKindFailRun}) }, false},
-		{"unknown op result", func(r *ShardRecord) { r.OpLog = NewShardOpLog(OpLogEntry{Op: 1, Result: 3}) }, false},
+		{"run kind in shard log", func(r *ShardRecord) { r.OpLog = newShardOpLog(OpLogEntry{Op: 1, Kind: OpKindFailRun}) }, false},
+		{"unknown op result", func(r *ShardRecord) { r.OpLog = newShardOpLog(OpLogEntry{Op: 1, Result: 3}) }, false},
 		{"10: too many spawned", func(r *ShardRecord) {
-			for i := 0; i <= MaxSpawnedPerShard; i++ {
+			for i := 0; i <= maxSpawnedPerShard; i++ {
 				r.Spawned = append(r.Spawned, derivedBit|ShardID(i))
 			}
 		}, false},
@@ -70,7 +70,7 @@ func TestShardInvariants(t *testing.T) {
 func TestRunInvariants(t *testing.T) {
 	valid := func() RunRecord {
 		return RunRecord{Tenant: tenantA, Run: run1, Config: RunConfig{LeaseDuration: 5}, Status: RunActive, CreatedAt: 3, RootShards: []ShardID{1, 2},
-			OpLog: NewRunOpLog(OpLogEntry{Op: 1, Kind: OpKindRegisterShards})}
+			OpLog: newRunOpLog(OpLogEntry{Op: 1, Kind: OpKindRegisterShards})}
 	}
 	for _, tc := range []struct {
 		name string
@@ -89,9 +89,9 @@ func TestRunInvariants(t *testing.T) {
 		{"active without roots", func(r *RunRecord) { r.RootShards = nil }, false},
 		{"derived root", func(r *RunRecord) { r.RootShards = []ShardID{derivedBit | 1} }, false},
 		{"duplicate root", func(r *RunRecord) { r.RootShards = []ShardID{1, 1} }, false},
-		{"shard kind in run log", func(r *RunRecord) { r.OpLog = NewRunOpLog(OpLogEntry{Op: 1, Kind: OpKindCheckpoint}) }, false},
+		{"shard kind in run log", func(r *RunRecord) { r.OpLog = newRunOpLog(OpLogEntry{Op: 1, Kind: OpKindCheckpoint}) }, false},
 		{"duplicate op", func(r *RunRecord) {
-			r.OpLog = NewRunOpLog(OpLogEntry{Op: 1, Kind: OpKindFailRun}, OpLogEntry{Op: 1, Kind: OpKindCancelRun})
+			r.OpLog = newRunOpLog(OpLogEntry{Op: 1, Kind: OpKindFailRun}, OpLogEntry{Op: 1, Kind: OpKindCancelRun})
 		}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -130,8 +130,8 @@ func TestShardSuccession(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			old, next := validRecord(), validRecord()
 			tc.mut(&old, &next)
-			if err := CheckShardSuccession(&old, &next); (err == nil) != tc.ok {
-				t.Fatalf("CheckShardSuccession = %v, want ok=%t", err, tc.ok)
+			if err := checkShardSuccession(&old, &next); (err == nil) != tc.ok {
+				t.Fatalf("checkShardSuccession = %v, want ok=%t", err, tc.ok)
 			}
 		})
 	}
@@ -149,13 +149,13 @@ func TestRunSuccession(t *testing.T) {
 	} {
 		old, next := base.Clone(), base.Clone()
 		old.Status, next.Status = tc.from, tc.to
-		if err := CheckRunSuccession(&old, &next); (err == nil) != tc.ok {
+		if err := checkRunSuccession(&old, &next); (err == nil) != tc.ok {
 			t.Errorf("%s -> %s: %v, want ok=%t", tc.from, tc.to, err, tc.ok)
 		}
 	}
 	old, next := base.Clone(), base.Clone()
 	next.RootShards = []ShardID{2}
-	if CheckRunSuccession(&old, &next) == nil {
+	if checkRunSuccession(&old, &next) == nil {
 		t.Error("root shards changed after activation")
 	}
 }

@@ -15,7 +15,7 @@ func TestErrorRedaction(t *testing.T) {
 		c := b.make(t, DefaultConfig())
 		secretKey := "SECRETKEY-0001"
 		for _, tn := range []TenantID{tenantA, tenantB} {
-			if _, _, err := CreateRunWithShards(c, 1, tn, run1, RunConfig{LeaseDuration: 100},
+			if _, _, err := createRunWithShards(c, 1, tn, run1, RunConfig{LeaseDuration: 100},
 				[]InitialShard{{1, spec("", "")}, {2, spec("", "")}}, 1); err != nil {
 				t.Fatal(err)
 			}
@@ -53,8 +53,8 @@ func TestErrorRedaction(t *testing.T) {
 		}
 		collect(c.UnparkShard(2, tenantA, ShardKey{run1, 2}, 12)) // the run ended
 
-		firstHash := HashCheckpoint(cur(secretKey))
-		otherHash := HashCheckpoint(cur(secretKey + "-other"))
+		firstHash := hashCheckpoint(cur(secretKey))
+		otherHash := hashCheckpoint(cur(secretKey + "-other"))
 		forbidden := []string{
 			tenantB.String(), tenantB.String()[:8],
 			w1.String(), strconv.FormatUint(uint64(w1), 10), strconv.FormatUint(uint64(w1), 16),
@@ -103,7 +103,7 @@ func coordErrorOf(err error) CoordError {
 }
 
 func TestEventKeyRedaction(t *testing.T) {
-	ev := Event{Kind: EventShardCheckpointed, LastKey: NewRedactedKey([]byte("SECRETKEY"))}
+	ev := Event{Kind: EventShardCheckpointed, LastKey: newRedactedKey([]byte("SECRETKEY"))}
 	for _, form := range []string{ev.String(), fmt.Sprintf("%v", ev), fmt.Sprintf("%+v", ev), fmt.Sprintf("%#v", ev), fmt.Sprintf("%s", ev.LastKey), fmt.Sprintf("%x", ev.LastKey)} {
 		if strings.Contains(form, "SECRETKEY") || strings.Contains(form, fmt.Sprintf("%x", "SECRETKEY")) {
 			t.Errorf("event rendering reveals the key: %s", form)
@@ -118,7 +118,7 @@ func TestErrorCodesPerOperation(t *testing.T) {
 	// Every code is allowed somewhere, and a disallowed one panics.
 	used := map[Code]bool{}
 	for op := Operation(0); op < operationEnd; op++ {
-		for _, c := range AllowedCodes(op) {
+		for _, c := range allowedCodes(op) {
 			used[c] = true
 		}
 	}

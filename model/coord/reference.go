@@ -29,7 +29,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		DefaultLeaseDuration: 10,
-		Limits:               ShardLimits{MaxPerTenant: DefaultMaxShardsPerTenant, MaxTotal: DefaultMaxTotalShards},
+		Limits:               ShardLimits{MaxPerTenant: defaultMaxShardsPerTenant, MaxTotal: defaultMaxTotalShards},
 	}
 }
 
@@ -53,7 +53,7 @@ func (c Config) Validate() error {
 // follow legally from its previous state. A failed check is a bug in the
 // coordinator and panics before anything is stored, so the stored state is
 // always the last valid one. Bugs that deliberately produce such states
-// (SelfCheckBlinded) switch the check off, so the harness's checkers can
+// (selfCheckBlinded) switch the check off, so the harness's checkers can
 // find them.
 type Reference struct {
 	cfg       Config
@@ -81,7 +81,7 @@ func NewReference(cfg Config) (*Reference, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Reference{cfg: cfg, selfCheck: !SelfCheckBlinded(cfg.Bugs), tenants: map[TenantID]*tenantState{}}, nil
+	return &Reference{cfg: cfg, selfCheck: !selfCheckBlinded(cfg.Bugs), tenants: map[TenantID]*tenantState{}}, nil
 }
 
 // Config returns the configuration the reference was built with.
@@ -145,7 +145,7 @@ func (r *Reference) admit(op Operation, tenant TenantID, rs *runState, created [
 	if len(created) == 0 {
 		return nil
 	}
-	if v, ok := CheckShardLimits(r.cfg.Limits, r.tenant(tenant).shardCount, r.total, len(created)); !ok {
+	if v, ok := checkShardLimits(r.cfg.Limits, r.tenant(tenant).shardCount, r.total, len(created)); !ok {
 		return newError(op, CoordError{Code: CodeShardLimit, Limit: v})
 	}
 	for i := range created {

@@ -67,7 +67,7 @@ func (r *Reference) GetRunProgress(now LogicalTime, tenant TenantID, run RunID) 
 	for _, id := range rs.order {
 		p.Tally(rs.shards[id], now)
 	}
-	p.Terminal = EvaluateRunTerminal(p)
+	p.Terminal = evaluateRunTerminal(p)
 	return p, nil
 }
 
@@ -118,11 +118,11 @@ func (r *Reference) runTransition(now LogicalTime, tenant TenantID, run RunID, o
 	return Executed, ch.Events, nil
 }
 
-// CreateRunWithShards is the convenience of create_run followed by
+// createRunWithShards is the convenience of create_run followed by
 // register_shards, over any Coordinator. It is safe to retry with the same
 // arguments: an existing run with the same configuration is taken as this
 // call's own earlier create, and register_shards replays by op id.
-func CreateRunWithShards(c Coordinator, now LogicalTime, tenant TenantID, run RunID, cfg RunConfig, shards []InitialShard, op OpID) (Outcome, []Event, error) {
+func createRunWithShards(c Coordinator, now LogicalTime, tenant TenantID, run RunID, cfg RunConfig, shards []InitialShard, op OpID) (Outcome, []Event, error) {
 	events, err := c.CreateRun(now, tenant, run, cfg)
 	if CodeOf(err) == CodeRunExists {
 		existing, gerr := c.GetRun(tenant, run)

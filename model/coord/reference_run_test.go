@@ -87,15 +87,15 @@ func TestCreateRunWithShards(t *testing.T) {
 	forBackends(t, func(t *testing.T, b backend) {
 		c := b.make(t, DefaultConfig())
 		roots := []InitialShard{{1, spec("", "")}}
-		out, evs, err := CreateRunWithShards(c, 1, tenantA, run1, RunConfig{}, roots, 7)
+		out, evs, err := createRunWithShards(c, 1, tenantA, run1, RunConfig{}, roots, 7)
 		if err != nil || out != Executed || len(evs) != 2 {
 			t.Fatalf("first: %v %v %v", out, evs, err)
 		}
-		out, _, err = CreateRunWithShards(c, 2, tenantA, run1, RunConfig{}, roots, 7)
+		out, _, err = createRunWithShards(c, 2, tenantA, run1, RunConfig{}, roots, 7)
 		if err != nil || out != Replayed {
 			t.Fatalf("retry: %v %v", out, err)
 		}
-		_, _, err = CreateRunWithShards(c, 2, tenantA, run1, RunConfig{LeaseDuration: 99}, roots, 7)
+		_, _, err = createRunWithShards(c, 2, tenantA, run1, RunConfig{LeaseDuration: 99}, roots, 7)
 		wantCode(t, err, CodeRunExists)
 	})
 }
@@ -228,7 +228,7 @@ func TestEvaluateRunTerminal(t *testing.T) {
 		{RunProgress{Done: 2, Split: 1}, AllDone},
 		{RunProgress{}, AllDone},
 	} {
-		if got := EvaluateRunTerminal(tc.p); got != tc.want {
+		if got := evaluateRunTerminal(tc.p); got != tc.want {
 			t.Errorf("%+v: %v want %v", tc.p, got, tc.want)
 		}
 	}

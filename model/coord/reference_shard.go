@@ -172,7 +172,7 @@ func (r *Reference) ClaimNextAvailable(now LogicalTime, tenant TenantID, worker 
 			last = Some(at)
 		}
 	}
-	if ce, ok := CheckClaimCooldown(last, now, r.cfg.ClaimCooldown); !ok {
+	if ce, ok := checkClaimCooldown(last, now, r.cfg.ClaimCooldown); !ok {
 		return AcquireResult{}, nil, newError(OpClaim, ce)
 	}
 	if !known {

@@ -243,7 +243,7 @@ func TestSplitReplace(t *testing.T) {
 				t.Fatalf("result %+v", res)
 			}
 			for i, id := range res.Children {
-				if id != DeriveShardID(run1, 1, 5, DerivedChild, uint32(i)) {
+				if id != deriveShardID(run1, 1, 5, DerivedChild, uint32(i)) {
 					t.Fatalf("child %d id %s not derived", i, id)
 				}
 				c := w.record(id)
@@ -317,7 +317,7 @@ func TestSplitResidual(t *testing.T) {
 			plan := SplitResidualPlan{Parent: spec("a", "g"), Residual: spec("g", "m")}
 			res, evs, err := w.c.SplitResidual(w.now, tenantA, l, plan, 2)
 			wantCode(t, err, codeNone)
-			if res.Outcome != Executed || res.Residual != DeriveShardID(run1, 1, 2, DerivedResidual, 0) {
+			if res.Outcome != Executed || res.Residual != deriveShardID(run1, 1, 2, DerivedResidual, 0) {
 				t.Fatalf("result %+v", res)
 			}
 			p := w.record(1)
@@ -371,7 +371,7 @@ func TestSplitResidual(t *testing.T) {
 func TestSpawnCap(t *testing.T) {
 	rec := ShardRecord{Tenant: tenantA, Run: run1, Shard: 1, Spec: spec("a", "m"), Fence: 2,
 		Lease: Some(LeaseHolder{Owner: w1, Deadline: 50})}
-	for i := 0; i < MaxSpawnedPerShard-1; i++ {
+	for i := 0; i < maxSpawnedPerShard-1; i++ {
 		rec.Spawned = append(rec.Spawned, derivedBit|ShardID(1000+i))
 	}
 	l := Lease{Tenant: tenantA, Run: run1, Shard: 1, Owner: w1, Fence: 2, Deadline: 50}
@@ -380,7 +380,7 @@ func TestSpawnCap(t *testing.T) {
 	// One residual still fits; two children do not.
 	ch, err := StepSplitResidual(env, &rec, l, SplitResidualPlan{spec("a", "g"), spec("g", "m")}, 1, none)
 	wantCode(t, err, codeNone)
-	if len(ch.Next.Spawned) != MaxSpawnedPerShard || ch.Next.AssertInvariants() != nil {
+	if len(ch.Next.Spawned) != maxSpawnedPerShard || ch.Next.AssertInvariants() != nil {
 		t.Fatalf("spawned %d", len(ch.Next.Spawned))
 	}
 	_, err = StepSplitReplace(env, &rec, l, SplitReplacePlan{[]ShardSpec{spec("a", "g"), spec("g", "m")}}, 2)

@@ -58,8 +58,8 @@ func TestDeterministic(t *testing.T) {
 			}
 		}
 		for _, tn := range []TenantID{tenantB, tenantA} {
-			log(CreateRunWithShards(r, 1, tn, 2, RunConfig{}, []InitialShard{{9, spec("", "k")}, {4, spec("k", "")}}, 1))
-			log(CreateRunWithShards(r, 1, tn, 1, RunConfig{}, []InitialShard{{1, spec("", "")}}, 1))
+			log(createRunWithShards(r, 1, tn, 2, RunConfig{}, []InitialShard{{9, spec("", "k")}, {4, spec("k", "")}}, 1))
+			log(createRunWithShards(r, 1, tn, 1, RunConfig{}, []InitialShard{{1, spec("", "")}}, 1))
 		}
 		for i := 0; i < 6; i++ {
 			res, evs, err := r.ClaimNextAvailable(LogicalTime(2+i), tenantA, WorkerID(i%2))

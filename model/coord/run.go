@@ -78,7 +78,7 @@ func (r *RunRecord) AssertInvariants() error {
 			return invariantf("root shard %s listed twice", id)
 		}
 	}
-	if r.OpLog.Len() > RunOpLogCap {
+	if r.OpLog.Len() > runOpLogCap {
 		return invariantf("run op-log holds %d entries", r.OpLog.Len())
 	}
 	return r.OpLog.r.check(OpKind.RunKind)
@@ -122,10 +122,10 @@ type RunProgress struct {
 	RootCount int
 }
 
-// EvaluateRunTerminal decides from progress counts whether the run's shards
+// evaluateRunTerminal decides from progress counts whether the run's shards
 // have settled: StillActive while any shard is Active, HasFailures when all
 // settled with at least one Parked, AllDone otherwise.
-func EvaluateRunTerminal(p RunProgress) RunTerminalEvaluation {
+func evaluateRunTerminal(p RunProgress) RunTerminalEvaluation {
 	switch {
 	case p.Active > 0:
 		return StillActive

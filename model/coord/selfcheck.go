@@ -14,9 +14,9 @@ var selfCheckBlindingBugs = []string{
 	bugs.CoordRunReopen,          // terminal run -> Done
 }
 
-// SelfCheckBlinded reports whether b holds a bug that the commit-time
+// selfCheckBlinded reports whether b holds a bug that the commit-time
 // self-check would otherwise turn into a panic.
-func SelfCheckBlinded(b bugs.Set) bool {
+func selfCheckBlinded(b bugs.Set) bool {
 	for _, n := range selfCheckBlindingBugs {
 		if b.Has(n) {
 			return true
@@ -32,7 +32,7 @@ func shardSelfCheck(old, next *ShardRecord) error {
 	if err := next.AssertInvariants(); err != nil || old == nil {
 		return err
 	}
-	return CheckShardSuccession(old, next)
+	return checkShardSuccession(old, next)
 }
 
 // runSelfCheck is shardSelfCheck for a run record.
@@ -40,5 +40,5 @@ func runSelfCheck(old, next *RunRecord) error {
 	if err := next.AssertInvariants(); err != nil || old == nil {
 		return err
 	}
-	return CheckRunSuccession(old, next)
+	return checkRunSuccession(old, next)
 }

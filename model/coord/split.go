@@ -114,11 +114,11 @@ func coverage(old ShardSpec, pieces []ShardSpec, allowGaps bool) SplitViolation 
 	return SplitOK
 }
 
-// ValidateSplitReplace checks a split_replace plan against the parent's
+// validateSplitReplace checks a split_replace plan against the parent's
 // range: between 2 and MaxSplitChildren children, each non-empty, exactly
 // partitioning the parent in key order. Bug coord.split-gap lets gaps
 // through.
-func ValidateSplitReplace(parent ShardSpec, p SplitReplacePlan, b bugs.Set) SplitViolation {
+func validateSplitReplace(parent ShardSpec, p SplitReplacePlan, b bugs.Set) SplitViolation {
 	switch {
 	case len(p.Children) < 2:
 		return SplitTooFewChildren
@@ -128,12 +128,12 @@ func ValidateSplitReplace(parent ShardSpec, p SplitReplacePlan, b bugs.Set) Spli
 	return coverage(parent, p.Children, b.Has(bugs.CoordSplitGap))
 }
 
-// ValidateSplitResidual checks a split_residual plan against the parent's
+// validateSplitResidual checks a split_residual plan against the parent's
 // current range and cursor: the shrunk parent keeps its start, parent and
 // residual (in that order) exactly partition the old range with neither
 // empty, and the parent's cursor stays inside the shrunk range. Bug
 // coord.split-gap lets a gap between or after the two through.
-func ValidateSplitResidual(old ShardSpec, cursor Cursor, p SplitResidualPlan, b bugs.Set) SplitViolation {
+func validateSplitResidual(old ShardSpec, cursor Cursor, p SplitResidualPlan, b bugs.Set) SplitViolation {
 	if !bytes.Equal(p.Parent.Start, old.Start) {
 		return SplitStartMoved
 	}
@@ -146,6 +146,6 @@ func ValidateSplitResidual(old ShardSpec, cursor Cursor, p SplitResidualPlan, b 
 	return SplitOK
 }
 
-// SpawnFits reports whether a shard that has spawned spawned shards may
+// spawnFits reports whether a shard that has spawned spawned shards may
 // spawn adding more.
-func SpawnFits(spawned, adding int) bool { return spawned+adding <= MaxSpawnedPerShard }
+func spawnFits(spawned, adding int) bool { return spawned+adding <= maxSpawnedPerShard }

@@ -20,8 +20,11 @@ const (
 // Valid reports whether s is a known discriminant.
 func (s ShardStatus) Valid() bool { return s <= ShardParked }
 
-// Terminal reports whether s is Done, Split or Parked.
-func (s ShardStatus) Terminal() bool { return s != ShardActive }
+// Inactive reports whether s is Done, Split or Parked: no worker may lease
+// or progress the shard. Done and Split are final; Parked is not, since an
+// unpark returns it to Active (the name says "inactive", not "terminal",
+// for that reason).
+func (s ShardStatus) Inactive() bool { return s != ShardActive }
 
 // String names the status.
 func (s ShardStatus) String() string {

@@ -38,7 +38,7 @@ func RunNotFound(op Operation) error { return newError(op, CoordError{Code: Code
 
 // classifyRun runs the idempotency tiers on a run's op-log.
 func classifyRun(env StepEnv, op Operation, rec *RunRecord, id OpID, kind OpKind, hash uint64) (Tier, error) {
-	t := ClassifyOp(findRunOp(rec, id), kind, hash, env.Bugs)
+	t := classifyOp(findRunOp(rec, id), kind, hash, env.Bugs)
 	if t == TierConflict {
 		return t, newError(op, CoordError{Code: CodeOpIDConflict})
 	}
@@ -49,7 +49,7 @@ func classifyRun(env StepEnv, op Operation, rec *RunRecord, id OpID, kind OpKind
 // its root shards: Active, unleased, at the initial fence and cursor, with
 // the run's cursor semantics. The run must be Initializing.
 func StepRegisterShards(env StepEnv, rec *RunRecord, shards []InitialShard, id OpID) (RunChange, error) {
-	hash := HashRegisterShards(shards)
+	hash := hashRegisterShards(shards)
 	switch tier, err := classifyRun(env, OpRegisterShards, rec, id, OpKindRegisterShards, hash); {
 	case err != nil:
 		return RunChange{}, err
@@ -59,7 +59,7 @@ func StepRegisterShards(env StepEnv, rec *RunRecord, shards []InitialShard, id O
 	if rec.Status != RunInitializing {
 		return RunChange{}, newError(OpRegisterShards, CoordError{Code: CodeRunState, RunStatus: rec.Status})
 	}
-	if v := ValidateManifest(shards); v != ManifestOK {
+	if v := validateManifest(shards); v != ManifestOK {
 		return RunChange{}, newError(OpRegisterShards, CoordError{Code: CodeManifestInvalid, Manifest: v})
 	}
 	next := rec.Clone()
@@ -101,7 +101,7 @@ func StepRunTransition(env StepEnv, rec *RunRecord, kind OpKind, id OpID) (RunCh
 	default:
 		panic("coord: StepRunTransition of kind " + kind.String())
 	}
-	hash := HashRunTransition(kind)
+	hash := hashRunTransition(kind)
 	switch tier, err := classifyRun(env, op, rec, id, kind, hash); {
 	case err != nil:
 		return RunChange{}, err

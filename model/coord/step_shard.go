@@ -36,9 +36,9 @@ type ShardChange struct {
 	Events   []Event
 }
 
-// ScopeLease runs CheckLeaseScope for op and returns op's error type.
+// ScopeLease runs checkLeaseScope for op and returns op's error type.
 func ScopeLease(op Operation, caller TenantID, l Lease, b bugs.Set) error {
-	if ce, ok := CheckLeaseScope(caller, l, b); !ok {
+	if ce, ok := checkLeaseScope(caller, l, b); !ok {
 		return newError(op, ce)
 	}
 	return nil
@@ -53,16 +53,16 @@ func ShardNotFound(op Operation, key ShardKey) error {
 // It comes before any lease check, so a retry replays even after the lease
 // expired, the fence moved on or the shard became terminal.
 func classify(env StepEnv, op Operation, rec *ShardRecord, id OpID, kind OpKind, hash uint64) (Tier, error) {
-	t := ClassifyOp(findShardOp(rec, id), kind, hash, env.Bugs)
+	t := classifyOp(findShardOp(rec, id), kind, hash, env.Bugs)
 	if t == TierConflict {
 		return t, newError(op, CoordError{Code: CodeOpIDConflict, Shard: rec.Key()})
 	}
 	return t, nil
 }
 
-// lease runs ValidateLease for op and returns op's error type.
+// lease runs validateLease for op and returns op's error type.
 func lease(env StepEnv, op Operation, rec *ShardRecord, l Lease) error {
-	if ce, ok := ValidateLease(rec, env.Tenant, l, env.Now, env.Bugs); !ok {
+	if ce, ok := validateLease(rec, env.Tenant, l, env.Now, env.Bugs); !ok {
 		return newError(op, ce)
 	}
 	return nil
@@ -159,35 +159,35 @@ func cursorError(op Operation, key ShardKey, v CursorViolation) error {
 
 // StepCheckpoint records cursor as the shard's progress.
 func StepCheckpoint(env StepEnv, rec *ShardRecord, l Lease, cursor Cursor, id OpID) (ShardChange, error) {
-	hash := HashCheckpoint(cursor)
+	hash := hashCheckpoint(cursor)
 	switch tier, err := gate(env, OpCheckpoint, rec, l, id, OpKindCheckpoint, hash); {
 	case err != nil:
 		return ShardChange{}, err
 	case tier == TierReplay:
 		return ShardChange{Outcome: Replayed}, nil
 	}
-	if v := CheckCursorUpdate(rec.Spec, rec.Cursor, cursor, cursorRules(env.Bugs, true)); v != CursorOK {
+	if v := checkCursorUpdate(rec.Spec, rec.Cursor, cursor, cursorRules(env.Bugs, true)); v != CursorOK {
 		return ShardChange{}, cursorError(OpCheckpoint, rec.Key(), v)
 	}
 	next := *rec
 	next.Cursor = cursor.Clone()
 	recordShardOp(&next, id, OpKindCheckpoint, hash, env.Now)
 	ev := shardEvent(rec, env.Now, EventShardCheckpointed)
-	ev.LastKey = NewRedactedKey(cursor.LastKey)
+	ev.LastKey = newRedactedKey(cursor.LastKey)
 	return ShardChange{Next: next, Events: []Event{ev}}, nil
 }
 
 // StepComplete records the final cursor, releases the lease (bug
 // coord.complete-keeps-lease keeps it) and makes the shard Done.
 func StepComplete(env StepEnv, rec *ShardRecord, l Lease, cursor Cursor, id OpID) (ShardChange, error) {
-	hash := HashComplete(cursor)
+	hash := hashComplete(cursor)
 	switch tier, err := gate(env, OpComplete, rec, l, id, OpKindComplete, hash); {
 	case err != nil:
 		return ShardChange{}, err
 	case tier == TierReplay:
 		return ShardChange{Outcome: Replayed}, nil
 	}
-	if v := CheckCursorUpdate(rec.Spec, rec.Cursor, cursor, cursorRules(env.Bugs, false)); v != CursorOK {
+	if v := checkCursorUpdate(rec.Spec, rec.Cursor, cursor, cursorRules(env.Bugs, false)); v != CursorOK {
 		return ShardChange{}, cursorError(OpComplete, rec.Key(), v)
 	}
 	next := *rec
@@ -202,7 +202,7 @@ func StepComplete(env StepEnv, rec *ShardRecord, l Lease, cursor Cursor, id OpID
 
 // StepPark releases the lease and parks the shard for reason.
 func StepPark(env StepEnv, rec *ShardRecord, l Lease, reason ParkReason, id OpID) (ShardChange, error) {
-	hash := HashPark(reason)
+	hash := hashPark(reason)
 	switch tier, err := gate(env, OpPark, rec, l, id, OpKindPark, hash); {
 	case err != nil:
 		return ShardChange{}, err
@@ -253,27 +253,27 @@ func spawnedAt(spawned []ShardID, at []int) []ShardID {
 // children with ids derived from (run, shard, op, child, index), indices
 // continuing the spawned list. A replay returns the same children.
 func StepSplitReplace(env StepEnv, rec *ShardRecord, l Lease, plan SplitReplacePlan, id OpID) (ShardChange, error) {
-	hash := HashSplitReplace(plan)
+	hash := hashSplitReplace(plan)
 	tier, err := gate(env, OpSplitReplace, rec, l, id, OpKindSplitReplace, hash)
 	if err != nil {
 		return ShardChange{}, err
 	}
 	if tier == TierReplay {
-		at := FindDerived(rec.Run, rec.Shard, rec.Spawned, id, DerivedChild)
+		at := findDerived(rec.Run, rec.Shard, rec.Spawned, id, DerivedChild)
 		return ShardChange{Outcome: Replayed, Children: spawnedAt(rec.Spawned, at)}, nil
 	}
 	key := rec.Key()
-	if v := ValidateSplitReplace(rec.Spec, plan, env.Bugs); v != SplitOK {
+	if v := validateSplitReplace(rec.Spec, plan, env.Bugs); v != SplitOK {
 		return ShardChange{}, newError(OpSplitReplace, CoordError{Code: CodeSplitInvalid, Shard: key, Split: v})
 	}
-	if !SpawnFits(len(rec.Spawned), len(plan.Children)) {
+	if !spawnFits(len(rec.Spawned), len(plan.Children)) {
 		return ShardChange{}, newError(OpSplitReplace, CoordError{Code: CodeSpawnCapExceeded, Shard: key})
 	}
 	ids := make([]ShardID, len(plan.Children))
 	created := make([]ShardRecord, len(plan.Children))
 	seen := make(map[ShardID]struct{}, len(ids))
 	for i, spec := range plan.Children {
-		ids[i] = DeriveShardID(rec.Run, rec.Shard, id, DerivedChild, uint32(len(rec.Spawned)+i))
+		ids[i] = deriveShardID(rec.Run, rec.Shard, id, DerivedChild, uint32(len(rec.Spawned)+i))
 		if _, dup := seen[ids[i]]; dup {
 			return ShardChange{}, newError(OpSplitReplace, CoordError{Code: CodeIDCollision, Shard: key})
 		}
@@ -304,13 +304,13 @@ type ShardLookup func(ShardID) (*ShardRecord, bool)
 // it finds starts where the retried plan's residual starts (a residual's
 // start never changes), and reports a conflict otherwise.
 func StepSplitResidual(env StepEnv, rec *ShardRecord, l Lease, plan SplitResidualPlan, id OpID, lookup ShardLookup) (ShardChange, error) {
-	hash := HashSplitResidual(plan)
+	hash := hashSplitResidual(plan)
 	key := rec.Key()
 	tier, err := classify(env, OpSplitResidual, rec, id, OpKindSplitResidual, hash)
 	if err != nil {
 		return ShardChange{}, err
 	}
-	at := FindDerived(rec.Run, rec.Shard, rec.Spawned, id, DerivedResidual)
+	at := findDerived(rec.Run, rec.Shard, rec.Spawned, id, DerivedResidual)
 	switch {
 	case tier == TierReplay && len(at) == 0:
 		return ShardChange{}, BackendError(OpSplitResidual, &InfraError{Operation: "split_residual.replay", Message: "logged residual split has no spawned residual"})
@@ -332,13 +332,13 @@ func StepSplitResidual(env StepEnv, rec *ShardRecord, l Lease, plan SplitResidua
 	if err := lease(env, OpSplitResidual, rec, l); err != nil {
 		return ShardChange{}, err
 	}
-	if v := ValidateSplitResidual(rec.Spec, rec.Cursor, plan, env.Bugs); v != SplitOK {
+	if v := validateSplitResidual(rec.Spec, rec.Cursor, plan, env.Bugs); v != SplitOK {
 		return ShardChange{}, newError(OpSplitResidual, CoordError{Code: CodeSplitInvalid, Shard: key, Split: v})
 	}
-	if !SpawnFits(len(rec.Spawned), 1) {
+	if !spawnFits(len(rec.Spawned), 1) {
 		return ShardChange{}, newError(OpSplitResidual, CoordError{Code: CodeSpawnCapExceeded, Shard: key})
 	}
-	rid := DeriveShardID(rec.Run, rec.Shard, id, DerivedResidual, uint32(len(rec.Spawned)))
+	rid := deriveShardID(rec.Run, rec.Shard, id, DerivedResidual, uint32(len(rec.Spawned)))
 	next := *rec
 	next.Spec = plan.Parent.Clone()
 	next.Spawned = withSpawned(rec.Spawned, rid)
@@ -360,7 +360,7 @@ func StepUnpark(env StepEnv, rec *ShardRecord, run RunStatus, id OpID) (ShardCha
 	if rec.Tenant != env.Tenant {
 		return ShardChange{}, ShardNotFound(OpUnpark, rec.Key())
 	}
-	hash := HashUnpark()
+	hash := hashUnpark()
 	switch tier, err := classify(env, OpUnpark, rec, id, OpKindUnpark, hash); {
 	case err != nil:
 		return ShardChange{}, err

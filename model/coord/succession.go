@@ -5,14 +5,14 @@ import (
 	"slices"
 )
 
-// CheckShardSuccession checks that next may follow old as the state of the
+// checkShardSuccession checks that next may follow old as the state of the
 // same shard: identity is fixed; status moves only out of Active, or from
 // Parked back to Active with a fence bump; the fence never decreases; the
 // spawned list only grows at its end; the cursor never moves back or
 // returns to no progress; and the range keeps its start and never grows.
 // The reference asserts it on every committed change; checkers may use it
 // on any two consecutive observations.
-func CheckShardSuccession(old, next *ShardRecord) error {
+func checkShardSuccession(old, next *ShardRecord) error {
 	if old.Tenant != next.Tenant || old.Run != next.Run || old.Shard != next.Shard || old.Parent != next.Parent {
 		return invariantf("shard identity changed")
 	}
@@ -53,12 +53,12 @@ func checkShardStatusStep(old, next *ShardRecord) error {
 	return invariantf("illegal transition %s -> %s", old.Status, next.Status)
 }
 
-// CheckRunSuccession checks that next may follow old as the state of the
+// checkRunSuccession checks that next may follow old as the state of the
 // same run: identity, configuration and creation time are fixed; status
 // follows Initializing -> Active -> {Done, Failed, Cancelled} or
 // Initializing -> Cancelled, and terminal states never change; root shards
 // are set once, on activation.
-func CheckRunSuccession(old, next *RunRecord) error {
+func checkRunSuccession(old, next *RunRecord) error {
 	if old.Tenant != next.Tenant || old.Run != next.Run || old.Config != next.Config || old.CreatedAt != next.CreatedAt {
 		return invariantf("run identity or configuration changed")
 	}
