@@ -1,0 +1,25 @@
+package bugs
+
+// Names of the key-level migration bugs (seed 002).
+const (
+	KeymoveSwapBeforeVerify       = "keymove.swap-before-verify"
+	KeymoveMapBeforeCopy          = "keymove.map-before-copy"
+	KeymoveCheckpointBeforeEffect = "keymove.checkpoint-before-effect"
+	KeymoveRetryUnbounded         = "keymove.retry-unbounded"
+	// KeymoveSwapIgnoresSourceRevision removes the race fix of model/keymove.
+	KeymoveSwapIgnoresSourceRevision = "keymove.swap-ignores-source-revision"
+	KeymoveCompensatingRollback      = "keymove.compensating-rollback"
+)
+
+func init() {
+	for _, b := range []Bug{
+		{KeymoveSwapBeforeVerify, "keymove", "swap does not wait for verification", []string{"KM.VerifiedBeforeSwap", "KM.NoLoss"}, "keymove", 100},
+		{KeymoveMapBeforeCopy, "keymove", "the shard map is updated before the copy completes", []string{"KM.NoDualMapping", "KM.NoLoss"}, "keymove", 50},
+		{KeymoveCheckpointBeforeEffect, "keymove", "the checkpoint is written before the step it records", []string{"KM.NoLoss", "KM.Idempotent", "KM.VerifiedBeforeSwap", "KM.Completes"}, "keymove-resume", 200},
+		{KeymoveRetryUnbounded, "keymove", "transient failures are retried forever", []string{"KM.Completes"}, "keymove", 100},
+		{KeymoveSwapIgnoresSourceRevision, "keymove", "the swap's fence does not compare the source's mod revision with the copied and verified one, so a client write between verification and swap is lost", []string{"KM.NoLoss", "KM.Linearizable"}, "keymove", 300},
+		{KeymoveCompensatingRollback, "keymove", "an unrecoverable swap batch is rolled back by writing the old assignments back, without reading whether an ambiguous swap landed", []string{"KM.SingleSwap", "KM.NoDualMapping"}, "keymove", 300},
+	} {
+		register(b)
+	}
+}
