@@ -154,6 +154,3 @@ func (e *Executor) retry(c Conn, what string, op func() error) error {
 var errAgain = errors.New("keymove: read again")
 
 const maxAgain = 8
-
-
-

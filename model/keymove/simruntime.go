@@ -40,14 +40,16 @@ func newSimConn(t *simclock.Task, dial Dialer) simConn {
 	return simConn{t: t, meta: m, shard: s}
 }
 
-func (c *simConn) Meta() simkv.KV               { return c.meta }
-func (c *simConn) Shard(id ShardID) simkv.KV    { return c.shard(id) }
-func (c *simConn) Sleep(d time.Duration)        { c.t.Sleep(d) }
-func (c *simConn) Now() int64                   { return int64(c.t.Local()) }
-func (c *simConn) task() *simclock.Task         { return c.t }
-func (c *simConn) context() *simclock.Context   { return c.t.Context() }
-func (r *SimRuntime) workerName(i int) string   { return fmt.Sprintf("%s/w%d.%d", r.t.Name(), r.seq, i) }
-func (r *SimRuntime) resumeLater(f func(any))   { r.context().Defer(0, func(*simclock.Context) { f(nil) }) }
+func (c *simConn) Meta() simkv.KV             { return c.meta }
+func (c *simConn) Shard(id ShardID) simkv.KV  { return c.shard(id) }
+func (c *simConn) Sleep(d time.Duration)      { c.t.Sleep(d) }
+func (c *simConn) Now() int64                 { return int64(c.t.Local()) }
+func (c *simConn) task() *simclock.Task       { return c.t }
+func (c *simConn) context() *simclock.Context { return c.t.Context() }
+func (r *SimRuntime) workerName(i int) string { return fmt.Sprintf("%s/w%d.%d", r.t.Name(), r.seq, i) }
+func (r *SimRuntime) resumeLater(f func(any)) {
+	r.context().Defer(0, func(*simclock.Context) { f(nil) })
+}
 
 // Parallel implements Runtime. The workers start from an event of the
 // actor (never from inside a running task) and the last one to finish
