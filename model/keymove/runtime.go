@@ -123,3 +123,7 @@ func (unreachable) LeaseTimeToLive(simkv.LeaseTimeToLiveRequest) (*simkv.LeaseTi
 	return nil, simkv.ErrUnavailable
 }
 func (unreachable) Sleep(time.Duration) {}
+
+// Unreachable returns a KV that refuses every request (ErrUnavailable): the
+// handle of a shard that a world does not have.
+func Unreachable() simkv.KV { return unreachable{} }
