@@ -150,5 +150,3 @@ func (kw *kmWorld) failedKeys() int {
 	}
 	return len(kw.summary.Failed)
 }
-
-

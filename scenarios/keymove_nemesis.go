@@ -95,4 +95,3 @@ func (k *kmShardChaos) heal(ctx *simclock.Context) {
 		srv.HealAll()
 	}
 }
-

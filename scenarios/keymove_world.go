@@ -99,7 +99,9 @@ func (kw *kmWorld) bootstrap(old, next keymove.Topology, ch *simclock.Choices) m
 		}
 	}
 	sortShardIDs(kw.ids)
-	put := func(s *simkv.Store, k, v []byte) { _, _ = s.Apply(0, simkv.Request{Put: &simkv.PutRequest{Key: k, Value: v}}) }
+	put := func(s *simkv.Store, k, v []byte) {
+		_, _ = s.Apply(0, simkv.Request{Put: &simkv.PutRequest{Key: k, Value: v}})
+	}
 	for _, k := range kw.keys {
 		owner := old.Owner(k)
 		put(meta, kw.ks.MapKey(k), []byte(owner))

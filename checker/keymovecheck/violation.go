@@ -13,13 +13,13 @@ func (v *Violation) Error() string { return v.Property + ": " + v.Detail }
 
 // Property names of the catalog this package checks.
 const (
-	SingleSwap        = "KM.SingleSwap"
-	NoDualMapping     = "KM.NoDualMapping"
+	SingleSwap         = "KM.SingleSwap"
+	NoDualMapping      = "KM.NoDualMapping"
 	VerifiedBeforeSwap = "KM.VerifiedBeforeSwap"
-	NoLoss            = "KM.NoLoss"
-	Idempotent        = "KM.Idempotent"
-	Completes         = "KM.Completes"
-	Linearizable      = "KM.Linearizable"
+	NoLoss             = "KM.NoLoss"
+	Idempotent         = "KM.Idempotent"
+	Completes          = "KM.Completes"
+	Linearizable       = "KM.Linearizable"
 )
 
 func violation(p, format string, args ...any) *Violation {

@@ -156,6 +156,9 @@ func (e *Executor) fence(c Conn, i int) (fenceOutcome, error) {
 		}
 		resp, err := c.Shard(mv.Source).Txn(simkv.TxnRequest{Compare: cmp,
 			Success: []simkv.RequestOp{{Put: &simkv.PutRequest{Key: CtlKey(mv.Key), Value: []byte(CtlMoved(e.plan.ID))}}}})
+		if err == nil || simkv.IsIndeterminate(err) {
+			e.mayBeFenced[i] = true
+		}
 		if err != nil {
 			return err
 		}
@@ -190,6 +193,9 @@ func readSource(kv simkv.KV, key string) (data, ctl *simkv.KeyValue, err error) 
 // fence's mod revision so that a late release cannot undo a later fence.
 // Only a key whose swap is known not to have landed is released.
 func (e *Executor) release(c Conn, i int) error {
+	if !e.mayBeFenced[i] {
+		return nil
+	}
 	mv := e.plan.Moves[i]
 	return e.retry(c, "release", func() error {
 		_, ctl, err := readSource(c.Shard(mv.Source), mv.Key)
@@ -197,6 +203,7 @@ func (e *Executor) release(c Conn, i int) error {
 			return err
 		}
 		if ctl == nil || string(ctl.Value) != CtlMoved(e.plan.ID) {
+			delete(e.mayBeFenced, i)
 			return nil
 		}
 		resp, err := c.Shard(mv.Source).Txn(simkv.TxnRequest{
@@ -209,6 +216,7 @@ func (e *Executor) release(c Conn, i int) error {
 		if !resp.Succeeded {
 			return errAgain
 		}
+		delete(e.mayBeFenced, i)
 		return nil
 	})
 }

@@ -29,6 +29,10 @@ type Executor struct {
 
 	copySem, verifySem, ckSem Sem
 	resumed                   bool
+	// mayBeFenced marks keys whose source this plan may have fenced: a
+	// fence attempt landed or its answer was lost, or an earlier
+	// incarnation left the key Swapping. Only those need a release.
+	mayBeFenced map[int]bool
 }
 
 // Config is what an executor needs besides its plan.
@@ -110,6 +114,12 @@ func (e *Executor) Run(rt Runtime) (Summary, error) {
 func (e *Executor) start(rt Runtime) error {
 	if err := e.load(rt); err != nil {
 		return err
+	}
+	e.mayBeFenced = map[int]bool{}
+	for i, ks := range e.ck.Keys {
+		if ks.State == Swapping || (ks.State == Failed && ks.Reason == "swap") {
+			e.mayBeFenced[i] = true
+		}
 	}
 	if e.resumed {
 		e.m.Resumes++
