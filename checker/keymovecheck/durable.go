@@ -88,6 +88,19 @@ func (d *Durable) get(s keymove.ShardID, key []byte) (simkv.KeyValue, bool) {
 	return resp.Range.Kvs[0], true
 }
 
+// getAt reads one key of a shard store as of revision rev (> 0).
+func (d *Durable) getAt(s keymove.ShardID, key []byte, rev int64) (simkv.KeyValue, bool) {
+	st := d.cfg.Shards[s]
+	if st == nil || rev <= 0 {
+		return simkv.KeyValue{}, false
+	}
+	resp, err := st.Apply(0, simkv.Request{Range: &simkv.RangeRequest{Key: key, Revision: rev}})
+	if err != nil || len(resp.Range.Kvs) != 1 {
+		return simkv.KeyValue{}, false
+	}
+	return resp.Range.Kvs[0], true
+}
+
 // Latest is the oracle's value of key: its last applied client write, else
 // its bootstrap value.
 func (d *Durable) Latest(key string) (string, bool) {

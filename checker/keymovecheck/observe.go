@@ -196,7 +196,9 @@ func (d *Durable) onCheckpoint() {
 
 // checkVerified is KM.VerifiedBeforeSwap at the swap of plan item i: the
 // checkpoint durable before it records a verification of the current copy
-// (or a forced one), and the target holds what the source holds.
+// (or a forced one), and the target holds exactly the source's value at the
+// revision that copy was taken from. (Whether the source moved on since is
+// KM.NoLoss's business.)
 func (d *Durable) checkVerified(i int, at simclock.Time) *Violation {
 	mv := d.cfg.Plan.Moves[i]
 	forced := d.cfg.Force && d.ck != nil && d.ck.Keys[i].Forced
@@ -210,10 +212,11 @@ func (d *Durable) checkVerified(i int, at simclock.Time) *Violation {
 	if forced {
 		return nil
 	}
-	src, sok := d.get(mv.Source, keymove.DataKey(mv.Key))
+	rev := d.ck.Keys[i].CopiedRev
+	src, sok := d.getAt(mv.Source, keymove.DataKey(mv.Key), rev)
 	dst, dok := d.get(mv.Target, keymove.DataKey(mv.Key))
-	if sok != dok || string(src.Value) != string(dst.Value) {
-		return violation(VerifiedBeforeSwap, "at %v key %q was swapped to %s holding %q while its source %s holds %q", at, mv.Key, mv.Target, dst.Value, mv.Source, src.Value)
+	if !sok || !dok || string(src.Value) != string(dst.Value) {
+		return violation(VerifiedBeforeSwap, "at %v key %q was swapped to %s holding %q (found=%v), but the copy recorded as verified, source %s at revision %d, is %q (found=%v)", at, mv.Key, mv.Target, dst.Value, dok, mv.Source, rev, src.Value, sok)
 	}
 	return nil
 }

@@ -13,12 +13,12 @@ const (
 
 func init() {
 	for _, b := range []Bug{
-		{KeymoveSwapBeforeVerify, "keymove", "swap does not wait for verification", []string{"KM.VerifiedBeforeSwap", "KM.NoLoss"}, "keymove", 100},
-		{KeymoveMapBeforeCopy, "keymove", "the shard map is updated before the copy completes", []string{"KM.NoDualMapping", "KM.NoLoss"}, "keymove", 50},
+		{KeymoveSwapBeforeVerify, "keymove", "swap does not wait for verification", []string{"KM.VerifiedBeforeSwap", "KM.NoLoss", "KM.Completes"}, "keymove", 100},
+		{KeymoveMapBeforeCopy, "keymove", "the shard map is updated before the copy completes", []string{"KM.NoDualMapping", "KM.NoLoss", "KM.VerifiedBeforeSwap"}, "keymove", 50},
 		{KeymoveCheckpointBeforeEffect, "keymove", "the checkpoint is written before the step it records", []string{"KM.NoLoss", "KM.Idempotent", "KM.VerifiedBeforeSwap", "KM.Completes"}, "keymove-resume", 200},
 		{KeymoveRetryUnbounded, "keymove", "transient failures are retried forever", []string{"KM.Completes"}, "keymove", 100},
-		{KeymoveSwapIgnoresSourceRevision, "keymove", "the swap's fence does not compare the source's mod revision with the copied and verified one, so a client write between verification and swap is lost", []string{"KM.NoLoss", "KM.Linearizable"}, "keymove", 300},
-		{KeymoveCompensatingRollback, "keymove", "an unrecoverable swap batch is rolled back by writing the old assignments back, without reading whether an ambiguous swap landed", []string{"KM.SingleSwap", "KM.NoDualMapping"}, "keymove", 300},
+		{KeymoveSwapIgnoresSourceRevision, "keymove", "the swap's fence does not compare the source's mod revision with the copied and verified one, so a client write between verification and swap is lost", []string{"KM.NoLoss", "KM.Linearizable", "KM.Idempotent"}, "keymove", 100},
+		{KeymoveCompensatingRollback, "keymove", "an unrecoverable swap batch is rolled back by writing the old assignments back, without reading whether an ambiguous swap landed", []string{"KM.SingleSwap", "KM.NoDualMapping"}, "keymove", 200},
 	} {
 		register(b)
 	}
