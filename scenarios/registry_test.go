@@ -52,6 +52,7 @@ func appliesTo(b bugs.Bug, name string) bool {
 	protocol := map[string]string{
 		"kv": "kv", "coord": "coord", "coord-zombie": "coord",
 		"migrate": "migrate", "migrate-abandon": "migrate", "hotspot": "migrate",
+		"keymove": "keymove", "keymove-resume": "keymove",
 	}
 	return protocol[name] == b.Protocol
 }

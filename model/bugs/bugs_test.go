@@ -46,6 +46,9 @@ func TestRegistryEntriesAreComplete(t *testing.T) {
 	if n := len(ForProtocol("coord")); n != 14 {
 		t.Errorf("coord bugs: %d, BUGS.md lists 14", n)
 	}
+	if n := len(ForProtocol("keymove")); n != 6 {
+		t.Errorf("keymove bugs: %d, BUGS.md lists 4 and the race fix and rollback bugs make 6", n)
+	}
 	if n := len(ForProtocol("migrate")); n != 11 {
 		t.Errorf("layer-1 migrate bugs: %d, BUGS.md lists 11", n)
 	}
