@@ -19,13 +19,13 @@ var kmShapes = []kmShape{
 	{
 		name:        "keymove",
 		description: "a key-level migration plan (seed 002) moves keys between shard stores while clients read and write them, through executor crashes, lost and ambiguous etcd and shard requests, shard outages, a shard that fails for good, torn copies and verification mismatches, then heal",
-		healAt:      1500 * time.Millisecond, convergeWithin: 20 * time.Second,
+		healAt:      3 * time.Second, convergeWithin: 20 * time.Second,
 		crashOn: 0.6, crashMax: 0.08, netOn: 0.6, outageOn: 0.5, deadOn: 0.25, tornOn: 0.6, maxKeys: 40,
 	},
 	{
 		name:        "keymove-resume",
 		description: "the keymove world with the executor crashing often and little else going wrong: every step must be safe to redo from whatever checkpoint the crash left",
-		healAt:      2 * time.Second, convergeWithin: 20 * time.Second,
+		healAt:      3 * time.Second, convergeWithin: 20 * time.Second,
 		crashOn: 1, crashMax: 0.25, netOn: 0.3, outageOn: 0.2, deadOn: 0.1, tornOn: 0.5, maxKeys: 30,
 	},
 }

@@ -81,7 +81,7 @@ func drawExecOptions(sw *nemesis.Swarm) keymove.Options {
 	e.VerifyConcurrency = sw.Int("verify_concurrency", 1, 4)
 	e.SwapBatchSize = sw.Int("swap_batch", 1, 6)
 	e.MaxRetries = sw.Int("max_retries", 1, 5)
-	e.RetryBaseDelay = sw.Duration("retry_base", 5*time.Millisecond, 40*time.Millisecond)
+	e.RetryBaseDelay = sw.Duration("retry_base", 2*time.Millisecond, 25*time.Millisecond)
 	e.RetryMaxDelay = 8 * e.RetryBaseDelay
 	e.InterleaveCopyAndVerify = sw.Flag("interleave", 0.6)
 	e.Verification = keymove.VerificationMode(sw.Int("verification", 0, 2))

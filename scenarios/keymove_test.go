@@ -52,8 +52,8 @@ var kmShowcase = []struct {
 	{"KM.NoDualMapping", "keymove", bugs.KeymoveMapBeforeCopy, 1},
 	{"KM.VerifiedBeforeSwap", "keymove", bugs.KeymoveSwapBeforeVerify, 1},
 	{"KM.NoLoss", "keymove", bugs.KeymoveSwapIgnoresSourceRevision, 1},
-	{"KM.Linearizable", "keymove", bugs.KeymoveSwapIgnoresSourceRevision, 6},
-	{"KM.Idempotent", "keymove-resume", bugs.KeymoveCheckpointBeforeEffect, 43},
+	{"KM.Linearizable", "keymove", bugs.KeymoveSwapIgnoresSourceRevision, 4},
+	{"KM.Idempotent", "keymove-resume", bugs.KeymoveCheckpointBeforeEffect, 3},
 	{"KM.Completes", "keymove", bugs.KeymoveRetryUnbounded, 4},
 }
 
