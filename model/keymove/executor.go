@@ -33,6 +33,7 @@ type Executor struct {
 	// fence attempt landed or its answer was lost, or an earlier
 	// incarnation left the key Swapping. Only those need a release.
 	mayBeFenced map[int]bool
+	unreleased  []int
 }
 
 // Config is what an executor needs besides its plan.
@@ -65,6 +66,9 @@ type Summary struct {
 	Failed   []FailedKey
 	Forced   int
 	Complete bool
+	// Unreleased lists Failed keys whose source this plan may have fenced
+	// and could not reopen (their shard stayed unreachable).
+	Unreleased []int
 }
 
 // FailedKey is one Failed key of a summary, by plan index (keys are not
@@ -142,6 +146,7 @@ func (e *Executor) finish(rt Runtime) error {
 	for i, ks := range e.ck.Keys {
 		if ks.State == Failed {
 			if err := e.release(rt, i); err != nil {
+				e.unreleased = append(e.unreleased, i)
 				e.log("release-failed", e.redacted(i))
 			}
 		}
@@ -166,7 +171,7 @@ func (e *Executor) allTerminal() bool {
 }
 
 func (e *Executor) summary() Summary {
-	s := Summary{PlanID: e.plan.ID, Total: len(e.plan.Moves), Complete: e.ck.Complete}
+	s := Summary{PlanID: e.plan.ID, Total: len(e.plan.Moves), Complete: e.ck.Complete, Unreleased: e.unreleased}
 	for i, ks := range e.ck.Keys {
 		switch ks.State {
 		case Done:

@@ -17,7 +17,7 @@ type testWorld struct {
 	values map[string]string
 }
 
-func newTestWorld(t testing.TB, nKeys int, old, next Topology, missing map[string]bool) *testWorld {
+func newTestWorld(t tb, nKeys int, old, next Topology, missing map[string]bool) *testWorld {
 	t.Helper()
 	w := &testWorld{meta: simkv.NewStore(simkv.StoreConfig{}), shards: map[ShardID]*simkv.Store{}, values: map[string]string{}}
 	for _, s := range append(append([]ShardID(nil), old.Shards...), next.Shards...) {
@@ -46,7 +46,7 @@ func newTestWorld(t testing.TB, nKeys int, old, next Topology, missing map[strin
 	return w
 }
 
-func mustApply(t testing.TB, s *simkv.Store, r simkv.Request) {
+func mustApply(t tb, s *simkv.Store, r simkv.Request) {
 	t.Helper()
 	if _, err := s.Apply(0, r); err != nil {
 		t.Fatal(err)
@@ -63,7 +63,7 @@ func (w *testWorld) runtime() *Sequential {
 }
 
 // owner reads the shard map entry of key.
-func (w *testWorld) owner(t testing.TB, key string) ShardID {
+func (w *testWorld) owner(t tb, key string) ShardID {
 	resp, err := w.meta.Apply(0, simkv.Request{Range: &simkv.RangeRequest{Key: Keyspace{}.MapKey(key)}})
 	if err != nil || len(resp.Range.Kvs) != 1 {
 		t.Fatalf("map entry of %s: %v", key, err)
@@ -84,6 +84,13 @@ func (w *testWorld) read(s ShardID, key string) (data string, found bool, ctl st
 		}
 	}
 	return
+}
+
+// tb is what the helpers need of a test (testing.T or rapid.T).
+type tb interface {
+	Helper()
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
 }
 
 var (
