@@ -10,7 +10,7 @@ MINTIME   ?= 3000x
 COORD_SCENARIO ?= coord-zombie
 BENCHTIME ?= 1s
 
-.PHONY: test vet bench bench-etcd fuzz sweep etcd-conformance corpus determinism bugtable sweep-coord fuzz-coord shrink-coord
+.PHONY: test vet bench bench-etcd fuzz sweep etcd-conformance corpus determinism bugtable sweep-coord fuzz-coord shrink-coord sweep-keymove
 
 ## test: vet, then every test (the real-etcd conformance test runs when etcd is installed)
 test: vet
@@ -75,3 +75,8 @@ shrink-coord:
 	$(GO) run ./cmd/simrun run -scenario $(COORD_SCENARIO) -seed $(SEED) -bug $(BUG) -record-fuzz $$dir/seeded-$(SEED) >/dev/null; \
 	SHARDSIM_FUZZ_BUG=$(BUG) $(GO) test -run '^$$' -fuzz '^FuzzCoordination$$' -fuzztime 30m -timeout 60m -fuzzminimizetime $(MINTIME) -parallel 1 ./scenarios/; \
 	ls -l scenarios/testdata/fuzz/FuzzCoordination/
+
+## sweep-keymove: both key-migration scenarios over SEEDS with every bug off (make sweep-keymove SEEDS=1-1000)
+sweep-keymove:
+	$(GO) run ./cmd/simrun sweep -scenario keymove -seeds $(SEEDS)
+	$(GO) run ./cmd/simrun sweep -scenario keymove-resume -seeds $(SEEDS)
