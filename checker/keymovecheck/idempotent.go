@@ -41,11 +41,11 @@ func (d *Durable) CheckIdempotent(r Rerun) *Violation {
 	actual := d.ends(d.cfg.Meta, d.cfg.Shards, d.ck)
 	for _, j := range rerunPoints(len(d.ckpts), r.MaxReruns) {
 		meta, shards := d.cloneStores()
-		ck, end, err := d.rerunFrom(meta, shards, d.ckpts[j], r.Config)
+		ck, _, err := d.rerunFrom(meta, shards, d.ckpts[j], r.Config)
 		if err != nil {
 			return violation(Idempotent, "re-running from checkpoint %d of %d failed: %v", j+1, len(d.ckpts), err)
 		}
-		if v := d.compareEnds(actual, d.ends(meta, shards, ck), end, j == len(d.ckpts)-1); v != "" {
+		if v := d.compareEnds(actual, d.ends(meta, shards, ck), ck, j == len(d.ckpts)-1); v != "" {
 			return violation(Idempotent, "re-running the plan from checkpoint %d of %d (seq %d): %s", j+1, len(d.ckpts), seqOf(d.ckpts[j]), v)
 		}
 	}
@@ -124,8 +124,10 @@ func (d *Durable) ends(meta *simkv.Store, shards map[keymove.ShardID]*simkv.Stor
 	return out
 }
 
-// compareEnds returns what differs, or "".
-func (d *Durable) compareEnds(actual, rerun map[string]keyEnd, _ keymove.Summary, strict bool) string {
+// compareEnds returns what differs, or "". A key the run Failed may end
+// Done in the re-run, holding its latest value (or, under force, the copy
+// the re-run forced).
+func (d *Durable) compareEnds(actual, rerun map[string]keyEnd, rerunCk *keymove.Checkpoint, strict bool) string {
 	for _, k := range d.sortedKeys() {
 		a, b := actual[k], rerun[k]
 		if a == b {
@@ -137,7 +139,8 @@ func (d *Durable) compareEnds(actual, rerun map[string]keyEnd, _ keymove.Summary
 				continue
 			}
 			want, has := d.Latest(k)
-			if b.state == keymove.Done && b.owner == d.cfg.Plan.Moves[i].Target && (!has || (b.found && b.data == want)) {
+			forced := d.cfg.Force && rerunCk.Keys[i].Forced
+			if b.state == keymove.Done && b.owner == d.cfg.Plan.Moves[i].Target && (!has || forced || (b.found && b.data == want)) {
 				continue
 			}
 		}
