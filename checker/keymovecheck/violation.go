@@ -9,6 +9,7 @@ type Violation struct {
 	Detail   string
 }
 
+// Error renders the violation as "property: detail".
 func (v *Violation) Error() string { return v.Property + ": " + v.Detail }
 
 // Property names of the catalog this package checks.

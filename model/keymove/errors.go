@@ -26,10 +26,12 @@ type TransientError struct {
 	Err error
 }
 
+// Error says which operation kept failing and how.
 func (e *TransientError) Error() string {
 	return fmt.Sprintf("keymove: %s: transient failure persisted: %v", e.Op, e.Err)
 }
 
+// Unwrap returns the last transport error.
 func (e *TransientError) Unwrap() error { return e.Err }
 
 // IsTransient reports whether err is (or wraps) a transient failure.

@@ -186,6 +186,7 @@ func (e *Executor) summary() Summary {
 	return s
 }
 
+// String renders the summary for logs (no key names).
 func (s Summary) String() string {
 	return fmt.Sprintf("plan=%s total=%d done=%d failed=%d forced=%d complete=%v", s.PlanID, s.Total, s.Done, len(s.Failed), s.Forced, s.Complete)
 }

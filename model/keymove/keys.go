@@ -17,6 +17,7 @@ import "strings"
 //	                   the key, CtlMoved(plan) once a move has fenced it;
 //	                   absent on a shard that never held it
 const (
+	// DataPrefix and CtlPrefix start a key's data and control word keys.
 	DataPrefix = "d/"
 	CtlPrefix  = "c/"
 	// CtlOpen is the control word of a key its shard serves.

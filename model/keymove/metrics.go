@@ -64,6 +64,7 @@ type Progress struct {
 	Final    bool
 }
 
+// String renders the event for logs.
 func (p Progress) String() string {
 	return fmt.Sprintf("plan=%s total=%d copied=%d verified=%d done=%d failed=%d final=%v",
 		p.PlanID, p.Total, p.Copied, p.Verified, p.Done, p.Failed, p.Final)

@@ -21,6 +21,7 @@ const (
 	VerifySampled
 )
 
+// String names the mode as the scenarios print it.
 func (m VerificationMode) String() string {
 	switch m {
 	case VerifyFull:

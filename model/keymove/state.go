@@ -21,6 +21,7 @@ const (
 
 var stateNames = [...]string{"Planned", "Copying", "Copied", "Verifying", "Verified", "Swapping", "Done", "Failed"}
 
+// String names the state as the seed does.
 func (s State) String() string {
 	if int(s) < len(stateNames) {
 		return stateNames[s]
