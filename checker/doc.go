@@ -1,6 +1,6 @@
 // Package checker holds what the per-protocol checkers share: turning a
 // porcupine result into a property verdict. The checkers themselves live
-// in one package per protocol (kvcheck, coordcheck, migratecheck), apart
+// in one package per protocol (kvcheck, coordcheck, migratecheck, keymovecheck), apart
 // from the code they judge: a protocol package never imports a checker.
 //
 // Checkers only observe. They never feed back into the world, so they may

@@ -30,7 +30,7 @@ type Entry struct {
 
 // Extras are the catalog entries this project adds to PROPERTIES.md. The
 // catalog test accepts exactly these as absent from the document.
-var Extras = []Name{HPanic}
+var Extras = []Name{HPanic, KMLinearizable}
 
 var catalog = []Entry{
 	{KVLinearizable, Safety, "client KV operations, ambiguous writes allowed either way, linearize against etcd's KV semantics"},
@@ -76,6 +76,7 @@ var catalog = []Entry{
 	{KMNoLoss, Safety, "after the plan ends every key's value is on its assigned shard"},
 	{KMIdempotent, Safety, "running the same plan again, from any checkpoint, ends in the same state"},
 	{KMCompletes, Liveness, "after heal the plan reaches Done with every key Done or Failed and reported"},
+	{KMLinearizable, Safety, "per-key client reads and writes are linearizable across the key migration"},
 	{LLinearizable, Safety, "list operations are linearizable against a deque model"},
 	{LNoLostItem, Safety, "no pushed item disappears unless a pop returned it"},
 	{LNoDoublePop, Safety, "no item is returned by two pops"},

@@ -66,6 +66,10 @@ const (
 	KMNoLoss             Name = "KM.NoLoss"
 	KMIdempotent         Name = "KM.Idempotent"
 	KMCompletes          Name = "KM.Completes"
+	// KMLinearizable is this project's addition (see Extras): client reads
+	// and writes of the keys being moved, per key, linearize against a
+	// register across the migration.
+	KMLinearizable Name = "KM.Linearizable"
 )
 
 // Delta and claim collection metadata (model/listdelta, seed 001).

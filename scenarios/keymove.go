@@ -6,13 +6,14 @@ import (
 
 	"shardsim/checker/keymovecheck"
 	"shardsim/model/keymove"
+	"shardsim/property"
 	"shardsim/simclock"
 )
 
 // kmProperties are the properties the key-migration scenarios judge.
-var kmProperties = []string{
-	"KM.SingleSwap", "KM.NoDualMapping", "KM.VerifiedBeforeSwap", "KM.NoLoss",
-	"KM.Idempotent", "KM.Completes", "KM.Linearizable",
+var kmProperties = []property.Name{
+	property.KMSingleSwap, property.KMNoDualMapping, property.KMVerifiedBeforeSwap, property.KMNoLoss,
+	property.KMIdempotent, property.KMCompletes, property.KMLinearizable,
 }
 
 var kmShapes = []kmShape{
@@ -54,7 +55,7 @@ func runKeymove(sh kmShape, cfg Config) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	w.Loop.Run()
+	w.Run()
 	kw.judge(cfg)
 	kw.stats()
 	return w.Result(), nil
@@ -67,28 +68,23 @@ func (kw *kmWorld) judge(cfg Config) {
 	if w.Failed() {
 		return
 	}
-	if v := d.CheckNoLoss(); v != nil {
-		w.Fail(v.Property, v.Detail)
+	if w.Fail(d.CheckNoLoss()); w.Failed() {
 		return
 	}
-	out := d.CheckLinearizable(kw.history(), cfg.checkTimeout())
-	if out.Violation != nil {
-		w.Fail(out.Violation.Property, out.Violation.Detail)
+	linVerdict, linV := d.CheckLinearizable(kw.history(), cfg.checkTimeout())
+	if linVerdict == property.VerdictViolation {
+		w.Fail(linV)
 		return
 	}
 	if kw.planDone() {
-		if v := d.CheckIdempotent(keymovecheck.Rerun{Config: kw.exCfg}); v != nil {
-			w.Fail(v.Property, v.Detail)
+		if w.Fail(d.CheckIdempotent(keymovecheck.Rerun{Config: kw.exCfg})); w.Failed() {
 			return
 		}
 	}
-	if v := d.CheckCompletes(kw.summary); v != nil {
-		w.Fail(v.Property, v.Detail)
+	if w.Fail(d.CheckCompletes(kw.summary)); w.Failed() {
 		return
 	}
-	if out.Unknown {
-		w.Undecided("KM.Linearizable", "porcupine ran out of time on the per-key histories")
-	}
+	w.Judge(linVerdict, linV)
 }
 
 // stats publishes what the run did, so a sweep shows that every failure

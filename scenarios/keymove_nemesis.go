@@ -4,94 +4,87 @@ import (
 	"time"
 
 	"shardsim/model/keymove"
+	"shardsim/nemesis"
 	"shardsim/simclock"
 	"shardsim/simkv"
 )
 
-// kmShardChaos hurts the shard stores: transient outages (one actor cut off
-// from one shard for a window), leader changes of a shard, and, when drawn,
-// one shard that fails for good at a drawn time and stays down after the
-// heal. At the heal every other shard becomes quiet and reachable.
-type kmShardChaos struct {
-	kw       *kmWorld
-	dead     keymove.ShardID
-	outages  int64
-	elects   int64
-	healed   bool
-	deadDone bool
+// kmMaxWindow is the longest crash, pause, partition or outage.
+const kmMaxWindow = 300 * time.Millisecond
+
+// faults is the keymove world's fault mix, in its fixed order: executor
+// crashes and pauses (clients pause too), etcd partitions and leader
+// changes, then per shard outages (one actor cut off from the shard) and
+// leader changes, and the shard that fails for good.
+func (kw *kmWorld) faults() []nemesis.Fault {
+	o := kw.opts
+	actors := kw.actors()
+	fs := []nemesis.Fault{
+		nemesis.Crashes{Rate: o.rates.Crash, MaxDown: kmMaxWindow},
+		nemesis.Pauses{Rate: o.rates.Pause, MaxFor: kmMaxWindow},
+		nemesis.Partitions{Server: kw.meta, Among: actors, Rate: o.rates.Partition, MaxFor: kmMaxWindow},
+		nemesis.LeaderChanges{Server: kw.meta, Rate: o.rates.LeaderChange, MaxWindow: kmMaxWindow / 4},
+	}
+	per := 1 / float64(len(kw.ids))
+	dead, hasDead := kw.deadShard()
+	for _, id := range kw.ids {
+		srv := kw.shards[id]
+		if !hasDead || id != dead { // an outage ending would revive the dead shard for a moment
+			fs = append(fs, nemesis.Partitions{Server: srv, Among: actors, Rate: o.outage * per, MaxFor: kmMaxWindow})
+		}
+		fs = append(fs, nemesis.LeaderChanges{Server: srv, Rate: o.shardLead * per, MaxWindow: kmMaxWindow / 6})
+	}
+	if id, ok := dead, hasDead; ok {
+		fs = append(fs, kmDeadShard{server: kw.shards[id], name: id, at: simclock.Time(o.deadAt), actors: actors})
+	}
+	return fs
 }
 
-type kmChaosTick struct{}
-
-type kmChaosEnd struct {
-	shard keymove.ShardID
-	actor simclock.ActorID
+// actors are the executor and the clients: everyone who talks to a store.
+func (kw *kmWorld) actors() []simclock.ActorID {
+	return append([]simclock.ActorID{kw.execActor}, kw.clientIDs...)
 }
 
-// Receive implements simclock.Actor.
-func (k *kmShardChaos) Receive(ctx *simclock.Context, msg any) {
-	kw := k.kw
-	switch m := msg.(type) {
-	case simclock.Started:
-		if kw.opts.dead {
-			k.dead = simclock.Pick(ctx.Choices(), kw.ids)
-			ctx.Defer(kw.opts.deadAt, k.kill)
-		}
-		ctx.After(50*time.Millisecond, kmChaosTick{})
-		ctx.Defer(kw.healAt.Sub(ctx.Now()), k.heal)
-	case kmChaosTick:
-		if k.healed {
-			return
-		}
-		k.inject(ctx)
-		ctx.After(50*time.Millisecond, kmChaosTick{})
-	case kmChaosEnd:
-		if !k.healed && !(k.deadDone && m.shard == k.dead) {
-			kw.shards[m.shard].Heal(m.actor)
+// deadShard names the shard that fails for good, if the run has one.
+func (kw *kmWorld) deadShard() (keymove.ShardID, bool) {
+	if !kw.opts.dead {
+		return "", false
+	}
+	return kw.ids[kw.opts.deadIndex%len(kw.ids)], true
+}
+
+// healedServers are the stores the heal makes quiet and reachable: all but
+// the dead shard.
+func (kw *kmWorld) healedServers() []*simkv.Server {
+	out := []*simkv.Server{kw.meta}
+	dead, _ := kw.deadShard()
+	for _, id := range kw.ids {
+		if !kw.opts.dead || id != dead {
+			out = append(out, kw.shards[id])
 		}
 	}
+	return out
 }
 
-func (k *kmShardChaos) actors() []simclock.ActorID {
-	return append([]simclock.ActorID{k.kw.execActor}, k.kw.clientIDs...)
+// kmDeadShard is a shard store that fails for good at a drawn time: from
+// then on every actor is cut off from it, and the heal does not bring it
+// back (it is not among the servers the heal reaches). It draws nothing.
+type kmDeadShard struct {
+	server *simkv.Server
+	name   keymove.ShardID
+	at     simclock.Time
+	actors []simclock.ActorID
 }
 
-func (k *kmShardChaos) inject(ctx *simclock.Context) {
-	kw, c := k.kw, ctx.Choices()
-	if c.Chance(kw.opts.outage) {
-		s := simclock.Pick(c, kw.ids)
-		a := simclock.Pick(c, k.actors())
-		if !(k.deadDone && s == k.dead) {
-			kw.shards[s].Partition(a)
-			k.outages++
-			ctx.After(c.Duration(50*time.Millisecond, 400*time.Millisecond), kmChaosEnd{shard: s, actor: a})
+// Strike implements nemesis.Fault.
+func (f kmDeadShard) Strike(_ *nemesis.Chaos, ctx *simclock.Context) {
+	if ctx.Now() < f.at {
+		return
+	}
+	for _, a := range f.actors {
+		if !f.server.Partitioned(a) {
+			f.server.Partition(a)
+			ctx.Log("nemesis.shard-dead", string(f.name))
 		}
-	}
-	if c.Chance(kw.opts.shardLead) {
-		s := simclock.Pick(c, kw.ids)
-		kw.shards[s].LeaderChange(c.Duration(time.Millisecond, 50*time.Millisecond))
-		k.elects++
-	}
-}
-
-// kill makes the dead shard unreachable for everyone, for good.
-func (k *kmShardChaos) kill(ctx *simclock.Context) {
-	k.deadDone = true
-	ctx.Log("nemesis.shard-dead", string(k.dead))
-	for _, a := range k.actors() {
-		k.kw.shards[k.dead].Partition(a)
-	}
-}
-
-// heal ends every shard fault except the dead shard.
-func (k *kmShardChaos) heal(ctx *simclock.Context) {
-	k.healed = true
-	for _, id := range k.kw.ids {
-		srv := k.kw.shards[id]
-		srv.SetFaults(simkv.DefaultFaults())
-		if id == k.dead && k.deadDone {
-			continue
-		}
-		srv.HealAll()
 	}
 }

@@ -37,6 +37,7 @@ type kmOptions struct {
 	rates             nemesis.Rates // executor crash and pause, meta partition and leader change
 	outage, shardLead float64
 	dead              bool
+	deadIndex         int // which shard (sorted ids, modulo their number)
 	deadAt            time.Duration
 	torn              float64
 	poisoned          int
@@ -70,6 +71,7 @@ func drawKMOptions(sw *nemesis.Swarm, sh kmShape) kmOptions {
 	o.deadAt = sw.Duration("dead_at", 0, sh.healAt)
 	o.torn = sw.Rate("torn_copies", sh.tornOn, 0.05, 0.3)
 	o.poisoned = sw.Int("poisoned_keys", 0, 2)
+	o.deadIndex = sw.Int("dead_shard_index", 0, 4)
 	return o
 }
 

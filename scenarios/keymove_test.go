@@ -3,8 +3,8 @@ package scenarios
 import (
 	"testing"
 
-	"shardsim/linearizability"
 	"shardsim/model/bugs"
+	"shardsim/property"
 )
 
 // TestKeymoveClean: both key-migration scenarios pass with every bug off,
@@ -21,7 +21,7 @@ func TestKeymoveClean(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.Verdict != linearizability.Ok {
+			if res.Verdict != property.VerdictOK {
 				t.Fatalf("%s seed %d: %s %s: %s", name, s, res.Verdict, res.Property, res.Detail)
 			}
 			for _, st := range res.Stats {
@@ -45,26 +45,27 @@ func TestKeymoveClean(t *testing.T) {
 // bug and seed whose world run is caught by exactly that property: every
 // KM.* checker fails in the world.
 var kmShowcase = []struct {
-	property, scenario, bug string
-	seed                    uint64
+	property      property.Name
+	scenario, bug string
+	seed          uint64
 }{
-	{"KM.SingleSwap", "keymove", bugs.KeymoveCompensatingRollback, 3},
-	{"KM.NoDualMapping", "keymove", bugs.KeymoveMapBeforeCopy, 1},
-	{"KM.VerifiedBeforeSwap", "keymove", bugs.KeymoveSwapBeforeVerify, 1},
-	{"KM.NoLoss", "keymove", bugs.KeymoveSwapIgnoresSourceRevision, 1},
-	{"KM.Linearizable", "keymove", bugs.KeymoveSwapIgnoresSourceRevision, 4},
-	{"KM.Idempotent", "keymove-resume", bugs.KeymoveCheckpointBeforeEffect, 3},
-	{"KM.Completes", "keymove", bugs.KeymoveRetryUnbounded, 4},
+	{property.KMSingleSwap, "keymove", bugs.KeymoveCompensatingRollback, 26},
+	{property.KMNoDualMapping, "keymove", bugs.KeymoveMapBeforeCopy, 1},
+	{property.KMVerifiedBeforeSwap, "keymove", bugs.KeymoveSwapBeforeVerify, 1},
+	{property.KMNoLoss, "keymove", bugs.KeymoveSwapIgnoresSourceRevision, 1},
+	{property.KMLinearizable, "keymove", bugs.KeymoveSwapIgnoresSourceRevision, 4},
+	{property.KMIdempotent, "keymove-resume", bugs.KeymoveCheckpointBeforeEffect, 24},
+	{property.KMCompletes, "keymove", bugs.KeymoveRetryUnbounded, 5},
 }
 
 func TestKeymoveEveryPropertyFailsInTheWorld(t *testing.T) {
-	seen := map[string]bool{}
+	seen := map[property.Name]bool{}
 	for _, c := range kmShowcase {
 		res, err := Run(c.scenario, Config{Seed: c.seed, Bugs: bugs.MustParse(c.bug)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Verdict != linearizability.Violation || res.Property != c.property {
+		if res.Verdict != property.VerdictViolation || res.Property != c.property {
 			t.Errorf("%s seed %d with %s: %s %s, want a violation of %s", c.scenario, c.seed, c.bug, res.Verdict, res.Property, c.property)
 		}
 		seen[c.property] = true
@@ -85,7 +86,7 @@ func TestKeymoveFailureReplays(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := Run("keymove", cfg)
-	if a.Verdict != linearizability.Violation || a.Verdict != b.Verdict || a.Property != b.Property || a.Digest != b.Digest {
+	if a.Verdict != property.VerdictViolation || a.Verdict != b.Verdict || a.Property != b.Property || a.Digest != b.Digest {
 		t.Fatalf("replay differs: %s %s %s vs %s %s %s", a.Verdict, a.Property, a.Digest, b.Verdict, b.Property, b.Digest)
 	}
 }

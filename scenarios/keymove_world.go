@@ -77,11 +77,7 @@ func buildKMWorld(w *World, sh kmShape, o kmOptions, cfg Config) (*kmWorld, erro
 	}
 	kw.torn = w.Choices.Fork("torn")
 	kw.spawn()
-	w.Loop.OnStep(func() {
-		if v := kw.durable.Err(); v != nil {
-			w.Fail(v.Property, v.Detail)
-		}
-	})
+	w.Loop.OnStep(func() { w.Fail(kw.durable.Err()) })
 	return kw, nil
 }
 
@@ -150,10 +146,9 @@ func (kw *kmWorld) spawn() {
 		targets = append(targets, nemesis.Target{ID: id})
 	}
 	loop.Spawn("nemesis", &nemesis.Chaos{
-		Server: kw.meta, Targets: targets, Rates: kw.opts.rates, Tick: 50 * time.Millisecond,
-		MaxWindow: 300 * time.Millisecond, HealAt: kw.healAt, Quiet: simkv.DefaultFaults(),
+		Targets: targets, Faults: kw.faults(), Tick: 50 * time.Millisecond, HealAt: kw.healAt,
+		Servers: kw.healedServers(), Quiet: simkv.DefaultFaults(),
 	}, nil, kw.w.Choices.Fork("nemesis"))
-	loop.Spawn("shard-nemesis", &kmShardChaos{kw: kw}, nil, kw.w.Choices.Fork("shard-nemesis"))
 }
 
 // dial opens a task's handles; the executor's copies go through the torn

@@ -17,4 +17,10 @@
 // KM.VerifiedBeforeSwap and KM.NoLoss and from linearizability (the operator
 // accepted that copy); a verification that ran but compared the wrong thing
 // is only caught when a differing copy is swapped.
+//
+// It reads the protocol's wire formats (key names, the checkpoint's
+// encoding) through model/keymove's exported names, and KM.Idempotent runs
+// model/keymove's executor, since re-running the plan is the property; the
+// judgements themselves (what a reader would see, what the oracle says the
+// value is) are this package's own.
 package keymovecheck

@@ -1,6 +1,7 @@
 package keymovecheck
 
 import (
+	"shardsim/property"
 	"strings"
 
 	"shardsim/model/keymove"
@@ -34,7 +35,7 @@ type Durable struct {
 	ckpts   [][]byte // every checkpoint value that landed, in order
 	sawVer  []bool   // a Verifying state was durable since the last copy
 	okSwap  []bool   // ... followed by Verified or Swapping
-	err     *Violation
+	first   property.First
 
 	// MapChanges and Checkpoints count what the checker saw.
 	MapChanges, Checkpoints int
@@ -67,13 +68,9 @@ func NewDurable(cfg Config) *Durable {
 }
 
 // Err returns the first violation seen.
-func (d *Durable) Err() *Violation { return d.err }
+func (d *Durable) Err() *property.Violation { return d.first.Err() }
 
-func (d *Durable) report(v *Violation) {
-	if d.err == nil && v != nil {
-		d.err = v
-	}
-}
+func (d *Durable) report(v *property.Violation) { d.first.Set(v) }
 
 // get reads one key of a shard store.
 func (d *Durable) get(s keymove.ShardID, key []byte) (simkv.KeyValue, bool) {

@@ -1,6 +1,7 @@
 package keymovecheck
 
 import (
+	"shardsim/property"
 	"testing"
 
 	"shardsim/model/keymove"
@@ -15,7 +16,7 @@ func TestGoodMovePassesEveryCheck(t *testing.T) {
 		t.Fatal(v)
 	}
 	sum := keymove.Summary{PlanID: "p1", Total: 1, Done: 1, Complete: true}
-	for _, v := range []*Violation{h.d.CheckNoLoss(), h.d.CheckCompletes(&sum)} {
+	for _, v := range []*property.Violation{h.d.CheckNoLoss(), h.d.CheckCompletes(&sum)} {
 		if v != nil {
 			t.Fatal(v)
 		}
@@ -26,20 +27,20 @@ func TestSingleSwapCatchesASecondChange(t *testing.T) {
 	h := newHarness(t, false)
 	h.goodMove(true)
 	h.setMap("a", "s1")
-	wantViolation(t, h.d.Err(), SingleSwap)
+	wantViolation(t, h.d.Err(), property.KMSingleSwap)
 }
 
 func TestSingleSwapCatchesAnUnplannedKey(t *testing.T) {
 	h := newHarness(t, false)
 	h.setMap("b", "s2")
-	wantViolation(t, h.d.Err(), SingleSwap)
+	wantViolation(t, h.d.Err(), property.KMSingleSwap)
 }
 
 func TestNoDualMappingCatchesAnUnfencedSource(t *testing.T) {
 	h := newHarness(t, false)
 	h.goodMove(true)
 	h.shardPut("s1", "executor", "c/a", keymove.CtlOpen) // the source reopens after the swap
-	wantViolation(t, h.d.Err(), NoDualMapping)
+	wantViolation(t, h.d.Err(), property.KMNoDualMapping)
 }
 
 func TestNoDualMappingCatchesAMissingKey(t *testing.T) {
@@ -48,7 +49,7 @@ func TestNoDualMappingCatchesAMissingKey(t *testing.T) {
 	h.checkpoint(keymove.Verified, 1, false)
 	h.shardPut("s1", "executor", "c/a", keymove.CtlMoved("p1"))
 	h.setMap("a", "s2") // s2 holds nothing
-	wantViolation(t, h.d.Err(), NoDualMapping)
+	wantViolation(t, h.d.Err(), property.KMNoDualMapping)
 }
 
 func TestVerifiedBeforeSwapCatchesAnUnverifiedSwap(t *testing.T) {
@@ -59,7 +60,7 @@ func TestVerifiedBeforeSwapCatchesAnUnverifiedSwap(t *testing.T) {
 	h.checkpoint(keymove.Verified, rev, false) // no Verifying recorded
 	h.shardPut("s1", "executor", "c/a", keymove.CtlMoved("p1"))
 	h.setMap("a", "s2")
-	wantViolation(t, h.d.Err(), VerifiedBeforeSwap)
+	wantViolation(t, h.d.Err(), property.KMVerifiedBeforeSwap)
 }
 
 func TestVerifiedBeforeSwapCatchesATornCopy(t *testing.T) {
@@ -72,7 +73,7 @@ func TestVerifiedBeforeSwapCatchesATornCopy(t *testing.T) {
 	h.checkpoint(keymove.Verified, rev, false)
 	h.shardPut("s1", "executor", "c/a", keymove.CtlMoved("p1"))
 	h.setMap("a", "s2")
-	wantViolation(t, h.d.Err(), VerifiedBeforeSwap)
+	wantViolation(t, h.d.Err(), property.KMVerifiedBeforeSwap)
 }
 
 func TestVerifiedBeforeSwapAllowsAForcedSwapOnlyUnderForce(t *testing.T) {
@@ -88,7 +89,7 @@ func TestVerifiedBeforeSwapAllowsAForcedSwapOnlyUnderForce(t *testing.T) {
 			t.Fatalf("force set: %v", h.d.Err())
 		}
 		if !force {
-			wantViolation(t, h.d.Err(), VerifiedBeforeSwap)
+			wantViolation(t, h.d.Err(), property.KMVerifiedBeforeSwap)
 		}
 	}
 }
@@ -108,13 +109,13 @@ func TestNoLossCatchesAWriteBetweenCopyAndSwap(t *testing.T) {
 	if v := h.d.Err(); v != nil {
 		t.Fatalf("step checks: %v", v)
 	}
-	wantViolation(t, h.d.CheckNoLoss(), NoLoss)
+	wantViolation(t, h.d.CheckNoLoss(), property.KMNoLoss)
 }
 
 func TestCompletesCatchesAnUnfinishedPlan(t *testing.T) {
 	h := newHarness(t, false)
 	h.goodMove(false)
-	wantViolation(t, h.d.CheckCompletes(nil), Completes)
+	wantViolation(t, h.d.CheckCompletes(nil), property.KMCompletes)
 }
 
 func TestCompletesCatchesDoneWithoutSwap(t *testing.T) {
@@ -122,15 +123,15 @@ func TestCompletesCatchesDoneWithoutSwap(t *testing.T) {
 	h.goodMove(false)
 	h.checkpoint(keymove.Done, 1, false)
 	sum := keymove.Summary{Total: 1, Done: 1, Complete: true}
-	wantViolation(t, h.d.CheckCompletes(&sum), Completes)
+	wantViolation(t, h.d.CheckCompletes(&sum), property.KMCompletes)
 }
 
 func TestCompletesCatchesAWrongSummary(t *testing.T) {
 	h := newHarness(t, false)
 	h.goodMove(true)
 	sum := keymove.Summary{Total: 1, Done: 0, Complete: true}
-	wantViolation(t, h.d.CheckCompletes(&sum), Completes)
-	wantViolation(t, h.d.CheckCompletes(nil), Completes)
+	wantViolation(t, h.d.CheckCompletes(&sum), property.KMCompletes)
+	wantViolation(t, h.d.CheckCompletes(nil), property.KMCompletes)
 }
 
 // TestIdempotentCatchesASkippedSwap: the run recorded the key Done
@@ -142,7 +143,7 @@ func TestIdempotentCatchesASkippedSwap(t *testing.T) {
 	h.goodMove(false)
 	h.checkpoint(keymove.Done, h.ck.Keys[0].CopiedRev, false)
 	v := h.d.CheckIdempotent(Rerun{Config: keymove.Config{Options: keymove.DefaultOptions(), Keys: h.ks}})
-	wantViolation(t, v, Idempotent)
+	wantViolation(t, v, property.KMIdempotent)
 }
 
 func TestIdempotentPassesAGoodRun(t *testing.T) {

@@ -1,6 +1,7 @@
 package keymovecheck
 
 import (
+	"shardsim/property"
 	"sort"
 
 	"shardsim/model/keymove"
@@ -14,7 +15,7 @@ func (d *Durable) forcedDone(i int) bool {
 // CheckNoLoss is KM.NoLoss once the plan has ended: every key's owner
 // holds the key's latest value (its last applied client write, or its
 // bootstrap value), acknowledged or not.
-func (d *Durable) CheckNoLoss() *Violation {
+func (d *Durable) CheckNoLoss() *property.Violation {
 	for _, key := range d.sortedKeys() {
 		want, has := d.Latest(key)
 		if !has || d.forcedDone(d.cfg.Plan.Index(key)) {
@@ -23,7 +24,7 @@ func (d *Durable) CheckNoLoss() *Violation {
 		owner := d.owner[key]
 		got, found := d.get(owner, keymove.DataKey(key))
 		if !found || string(got.Value) != want {
-			return violation(NoLoss, "key %q ends on %s holding %q (found=%v); its latest write is %q", key, owner, got.Value, found, want)
+			return violation(property.KMNoLoss, key, "key %q ends on %s holding %q (found=%v); its latest write is %q", key, owner, got.Value, found, want)
 		}
 	}
 	return nil
@@ -33,10 +34,10 @@ func (d *Durable) CheckNoLoss() *Violation {
 // checkpoint marks the plan complete, every key is Done (and mapped to its
 // target) or Failed (and still mapped to its source), and the executor's
 // summary reports the same counts.
-func (d *Durable) CheckCompletes(reported *keymove.Summary) *Violation {
+func (d *Durable) CheckCompletes(reported *keymove.Summary) *property.Violation {
 	ck := d.ck
 	if ck == nil || !ck.Complete {
-		return violation(Completes, "the plan (%d keys) did not reach its end after the heal", len(d.cfg.Plan.Moves))
+		return violation(property.KMCompletes, "", "the plan (%d keys) did not reach its end after the heal", len(d.cfg.Plan.Moves))
 	}
 	done, failed := 0, 0
 	for i, ks := range ck.Keys {
@@ -47,14 +48,14 @@ func (d *Durable) CheckCompletes(reported *keymove.Summary) *Violation {
 		case ks.State == keymove.Failed && d.owner[mv.Key] == mv.Source:
 			failed++
 		default:
-			return violation(Completes, "key %q ends %s but is mapped to %s (plan %s -> %s)", mv.Key, ks.State, d.owner[mv.Key], mv.Source, mv.Target)
+			return violation(property.KMCompletes, mv.Key, "key %q ends %s but is mapped to %s (plan %s -> %s)", mv.Key, ks.State, d.owner[mv.Key], mv.Source, mv.Target)
 		}
 	}
 	if reported == nil {
-		return violation(Completes, "the plan ended but the executor reported no summary")
+		return violation(property.KMCompletes, "", "the plan ended but the executor reported no summary")
 	}
 	if reported.Done != done || len(reported.Failed) != failed || !reported.Complete {
-		return violation(Completes, "the summary reports %d done, %d failed; the stores say %d and %d", reported.Done, len(reported.Failed), done, failed)
+		return violation(property.KMCompletes, "", "the summary reports %d done, %d failed; the stores say %d and %d", reported.Done, len(reported.Failed), done, failed)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package keymovecheck
 
 import (
+	"shardsim/property"
 	"testing"
 
 	"shardsim/model/keymove"
@@ -101,13 +102,13 @@ func (h *harness) goodMove(swap bool) int64 {
 	return rev
 }
 
-func wantViolation(t *testing.T, v *Violation, property string) {
+func wantViolation(t *testing.T, v *property.Violation, want property.Name) {
 	t.Helper()
 	if v == nil {
-		t.Fatalf("no violation, want %s", property)
+		t.Fatalf("no violation, want %s", want)
 	}
-	if v.Property != property {
-		t.Fatalf("violation of %s (%s), want %s", v.Property, v.Detail, property)
+	if v.Property != want {
+		t.Fatalf("violation of %s (%s), want %s", v.Property, v.Detail, want)
 	}
 	t.Logf("%s: %s", v.Property, v.Detail)
 }

@@ -2,6 +2,7 @@ package keymovecheck
 
 import (
 	"fmt"
+	"shardsim/property"
 
 	"shardsim/model/keymove"
 	"shardsim/simkv"
@@ -34,7 +35,7 @@ type keyEnd struct {
 // a faulty run gave up), and then its owner must hold its value; keys
 // outside the plan must not change. Re-running from the final checkpoint
 // must change nothing at all.
-func (d *Durable) CheckIdempotent(r Rerun) *Violation {
+func (d *Durable) CheckIdempotent(r Rerun) *property.Violation {
 	if d.ck == nil {
 		return nil
 	}
@@ -43,10 +44,10 @@ func (d *Durable) CheckIdempotent(r Rerun) *Violation {
 		meta, shards := d.cloneStores()
 		ck, _, err := d.rerunFrom(meta, shards, d.ckpts[j], r.Config)
 		if err != nil {
-			return violation(Idempotent, "re-running from checkpoint %d of %d failed: %v", j+1, len(d.ckpts), err)
+			return violation(property.KMIdempotent, "", "re-running from checkpoint %d of %d failed: %v", j+1, len(d.ckpts), err)
 		}
 		if v := d.compareEnds(actual, d.ends(meta, shards, ck), ck, j == len(d.ckpts)-1); v != "" {
-			return violation(Idempotent, "re-running the plan from checkpoint %d of %d (seq %d): %s", j+1, len(d.ckpts), seqOf(d.ckpts[j]), v)
+			return violation(property.KMIdempotent, "", "re-running the plan from checkpoint %d of %d (seq %d): %s", j+1, len(d.ckpts), seqOf(d.ckpts[j]), v)
 		}
 	}
 	return nil

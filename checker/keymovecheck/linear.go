@@ -3,11 +3,13 @@ package keymovecheck
 import (
 	"fmt"
 	"math"
+	"shardsim/property"
 	"sort"
 	"time"
 
 	"github.com/anishathalye/porcupine"
 
+	"shardsim/checker"
 	"shardsim/simclock"
 )
 
@@ -63,18 +65,12 @@ var keyModel = porcupine.Model{
 	},
 }
 
-// Outcome of a linearizability check.
-type Outcome struct {
-	Violation *Violation
-	Unknown   bool // porcupine ran out of time
-}
-
 // CheckLinearizable checks, per key, that the client operations linearize
 // against a register. A key's bootstrap value is a write before everything;
 // an ambiguous write the shards applied takes effect by the time they
 // applied it, one they never applied is dropped (the oracle sees every
 // apply). Keys swapped under force are skipped.
-func (d *Durable) CheckLinearizable(ops []Op, timeout time.Duration) Outcome {
+func (d *Durable) CheckLinearizable(ops []Op, timeout time.Duration) (property.Verdict, *property.Violation) {
 	byKey := map[string][]porcupine.Operation{}
 	for k := range d.owner {
 		if v, ok := d.initial[k]; ok {
@@ -109,19 +105,19 @@ func (d *Durable) CheckLinearizable(ops []Op, timeout time.Duration) Outcome {
 	spent := time.Duration(0)
 	for _, k := range keys {
 		if timeout-spent <= 0 {
-			return Outcome{Unknown: true}
+			return property.VerdictUnknown, property.Violated(property.KMLinearizable, "porcupine ran out of time before key %q", k)
 		}
 		start := time.Now() // wall time bounds the checker only; it never feeds the world
 		res := porcupine.CheckOperationsTimeout(keyModel, byKey[k], timeout-spent)
 		spent += time.Since(start)
-		switch res {
-		case porcupine.Illegal:
-			return Outcome{Violation: violation(Linearizable, "the %d client operations on key %q have no linearization", len(byKey[k]), k)}
-		case porcupine.Unknown:
-			return Outcome{Unknown: true}
+		switch checker.Verdict(res) {
+		case property.VerdictViolation:
+			return property.VerdictViolation, violation(property.KMLinearizable, k, "the %d client operations on key %q have no linearization", len(byKey[k]), k)
+		case property.VerdictUnknown:
+			return property.VerdictUnknown, property.Violated(property.KMLinearizable, "porcupine ran out of time on key %q", k)
 		}
 	}
-	return Outcome{}
+	return property.VerdictOK, nil
 }
 
 // appliedAt finds when a shard applied the client write of value to key.

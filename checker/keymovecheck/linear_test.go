@@ -1,6 +1,7 @@
 package keymovecheck
 
 import (
+	"shardsim/property"
 	"testing"
 	"time"
 )
@@ -12,8 +13,8 @@ func TestLinearizableCatchesAStaleRead(t *testing.T) {
 		{Client: 0, Key: "a", Call: 1, Return: 2, Write: true, Value: "c0.1"},
 		{Client: 1, Key: "a", Call: 3, Return: 4, Value: "v0-a", Found: true}, // older than an acknowledged write
 	}
-	out := h.d.CheckLinearizable(ops, 5*time.Second)
-	wantViolation(t, out.Violation, Linearizable)
+	_, v := h.d.CheckLinearizable(ops, 5*time.Second)
+	wantViolation(t, v, property.KMLinearizable)
 }
 
 func TestLinearizableResolvesAmbiguousWrites(t *testing.T) {
@@ -24,9 +25,10 @@ func TestLinearizableResolvesAmbiguousWrites(t *testing.T) {
 		{Client: 0, Key: "a", Call: 1, Write: true, Value: "c0.9", Ambiguous: true}, // never applied: dropped
 		{Client: 1, Key: "a", Call: 999999, Return: 1000000, Value: "c0.1", Found: true},
 	}
-	if out := h.d.CheckLinearizable(ops, 5*time.Second); out.Violation != nil || out.Unknown {
-		t.Fatalf("%+v", out)
+	if verdict, v := h.d.CheckLinearizable(ops, 5*time.Second); verdict != property.VerdictOK {
+		t.Fatalf("%s %v", verdict, v)
 	}
 	ops = append(ops, Op{Client: 2, Key: "a", Call: 2000000, Return: 2000001, Value: "c0.9", Found: true})
-	wantViolation(t, h.d.CheckLinearizable(ops, 5*time.Second).Violation, Linearizable)
+	_, v := h.d.CheckLinearizable(ops, 5*time.Second)
+	wantViolation(t, v, property.KMLinearizable)
 }

@@ -2,6 +2,7 @@ package keymovecheck
 
 import (
 	"fmt"
+	"shardsim/property"
 
 	"shardsim/model/keymove"
 	"shardsim/simclock"
@@ -126,17 +127,17 @@ func (d *Durable) onMapEntry(key string, at simclock.Time) {
 }
 
 // checkSwap is KM.SingleSwap for one change of key's assignment.
-func (d *Durable) checkSwap(key string, old, now keymove.ShardID, at simclock.Time) *Violation {
+func (d *Durable) checkSwap(key string, old, now keymove.ShardID, at simclock.Time) *property.Violation {
 	i := d.cfg.Plan.Index(key)
 	if i < 0 {
-		return violation(SingleSwap, "at %v key %q, not in the plan, was reassigned %s -> %s", at, key, old, now)
+		return violation(property.KMSingleSwap, key, "at %v key %q, not in the plan, was reassigned %s -> %s", at, key, old, now)
 	}
 	mv := d.cfg.Plan.Moves[i]
 	if d.changes[key] > 1 {
-		return violation(SingleSwap, "at %v key %q changed assignment a %s time (%s -> %s; plan %s -> %s)", at, key, ordinal(d.changes[key]), old, now, mv.Source, mv.Target)
+		return violation(property.KMSingleSwap, key, "at %v key %q changed assignment a %s time (%s -> %s; plan %s -> %s)", at, key, ordinal(d.changes[key]), old, now, mv.Source, mv.Target)
 	}
 	if old != mv.Source || now != mv.Target {
-		return violation(SingleSwap, "at %v key %q was reassigned %s -> %s; the plan moves it %s -> %s", at, key, old, now, mv.Source, mv.Target)
+		return violation(property.KMSingleSwap, key, "at %v key %q was reassigned %s -> %s; the plan moves it %s -> %s", at, key, old, now, mv.Source, mv.Target)
 	}
 	return nil
 }
@@ -145,7 +146,7 @@ func (d *Durable) checkSwap(key string, old, now keymove.ShardID, at simclock.Ti
 // reader follows some map entry the key has had, so every shard it was ever
 // mapped to other than its owner must refuse it ("both" otherwise), and the
 // owner must hold the key's data if the key has any ("neither" otherwise).
-func (d *Durable) checkServing(key string) *Violation {
+func (d *Durable) checkServing(key string) *property.Violation {
 	owner, ok := d.owner[key]
 	if !ok {
 		return nil
@@ -155,12 +156,12 @@ func (d *Durable) checkServing(key string) *Violation {
 			continue
 		}
 		if ctl, ok := d.get(s, keymove.CtlKey(key)); ok && string(ctl.Value) == keymove.CtlOpen {
-			return violation(NoDualMapping, "key %q is mapped to %s but %s, which it was mapped to before, still serves it: readers by the old and the new map see both", key, owner, s)
+			return violation(property.KMNoDualMapping, key, "key %q is mapped to %s but %s, which it was mapped to before, still serves it: readers by the old and the new map see both", key, owner, s)
 		}
 	}
 	if v, has := d.Latest(key); has {
 		if _, found := d.get(owner, keymove.DataKey(key)); !found {
-			return violation(NoDualMapping, "key %q (value %q) is mapped to %s, which does not hold it: readers find neither", key, v, owner)
+			return violation(property.KMNoDualMapping, key, "key %q (value %q) is mapped to %s, which does not hold it: readers find neither", key, v, owner)
 		}
 	}
 	return nil
@@ -176,7 +177,7 @@ func (d *Durable) onCheckpoint() {
 	raw := resp.Range.Kvs[0].Value
 	ck, err := keymove.DecodeCheckpoint(raw, d.cfg.Plan.ID, len(d.cfg.Plan.Moves))
 	if err != nil {
-		d.report(violation(Completes, "the checkpoint does not decode: %v", err))
+		d.report(violation(property.KMCompletes, "", "the checkpoint does not decode: %v", err))
 		return
 	}
 	d.Checkpoints++
@@ -199,7 +200,7 @@ func (d *Durable) onCheckpoint() {
 // (or a forced one), and the target holds exactly the source's value at the
 // revision that copy was taken from. (Whether the source moved on since is
 // KM.NoLoss's business.)
-func (d *Durable) checkVerified(i int, at simclock.Time) *Violation {
+func (d *Durable) checkVerified(i int, at simclock.Time) *property.Violation {
 	mv := d.cfg.Plan.Moves[i]
 	forced := d.cfg.Force && d.ck != nil && d.ck.Keys[i].Forced
 	if !d.okSwap[i] && !forced {
@@ -207,7 +208,7 @@ func (d *Durable) checkVerified(i int, at simclock.Time) *Violation {
 		if d.ck != nil {
 			state = d.ck.Keys[i].State.String()
 		}
-		return violation(VerifiedBeforeSwap, "at %v key %q was swapped to %s with no verification of its copy recorded (durable state %s)", at, mv.Key, mv.Target, state)
+		return violation(property.KMVerifiedBeforeSwap, mv.Key, "at %v key %q was swapped to %s with no verification of its copy recorded (durable state %s)", at, mv.Key, mv.Target, state)
 	}
 	if forced {
 		return nil
@@ -216,7 +217,7 @@ func (d *Durable) checkVerified(i int, at simclock.Time) *Violation {
 	src, sok := d.getAt(mv.Source, keymove.DataKey(mv.Key), rev)
 	dst, dok := d.get(mv.Target, keymove.DataKey(mv.Key))
 	if !sok || !dok || string(src.Value) != string(dst.Value) {
-		return violation(VerifiedBeforeSwap, "at %v key %q was swapped to %s holding %q (found=%v), but the copy recorded as verified, source %s at revision %d, is %q (found=%v)", at, mv.Key, mv.Target, dst.Value, dok, mv.Source, rev, src.Value, sok)
+		return violation(property.KMVerifiedBeforeSwap, mv.Key, "at %v key %q was swapped to %s holding %q (found=%v), but the copy recorded as verified, source %s at revision %d, is %q (found=%v)", at, mv.Key, mv.Target, dst.Value, dok, mv.Source, rev, src.Value, sok)
 	}
 	return nil
 }

@@ -1,28 +1,12 @@
 package keymovecheck
 
-import "fmt"
+import "shardsim/property"
 
-// Violation is one broken property. (It becomes property.Violation when the
-// shared property package lands.)
-type Violation struct {
-	Property string
-	Detail   string
-}
-
-// Error renders the violation as "property: detail".
-func (v *Violation) Error() string { return v.Property + ": " + v.Detail }
-
-// Property names of the catalog this package checks.
-const (
-	SingleSwap         = "KM.SingleSwap"
-	NoDualMapping      = "KM.NoDualMapping"
-	VerifiedBeforeSwap = "KM.VerifiedBeforeSwap"
-	NoLoss             = "KM.NoLoss"
-	Idempotent         = "KM.Idempotent"
-	Completes          = "KM.Completes"
-	Linearizable       = "KM.Linearizable"
-)
-
-func violation(p, format string, args ...any) *Violation {
-	return &Violation{Property: p, Detail: fmt.Sprintf(format, args...)}
+// violation builds a violation of p about key (empty: no subject).
+func violation(p property.Name, key, format string, args ...any) *property.Violation {
+	v := property.Violated(p, format, args...)
+	if key != "" {
+		v = v.About(property.SubjectKey, key)
+	}
+	return v
 }

@@ -1,5 +1,7 @@
 package bugs
 
+import "shardsim/property"
+
 // Names of the key-level migration bugs (seed 002).
 const (
 	KeymoveSwapBeforeVerify       = "keymove.swap-before-verify"
@@ -13,12 +15,12 @@ const (
 
 func init() {
 	for _, b := range []Bug{
-		{KeymoveSwapBeforeVerify, "keymove", "swap does not wait for verification", []string{"KM.VerifiedBeforeSwap", "KM.NoLoss", "KM.Completes"}, "keymove", 100},
-		{KeymoveMapBeforeCopy, "keymove", "the shard map is updated before the copy completes", []string{"KM.NoDualMapping", "KM.NoLoss", "KM.VerifiedBeforeSwap"}, "keymove", 50},
-		{KeymoveCheckpointBeforeEffect, "keymove", "the checkpoint is written before the step it records", []string{"KM.NoLoss", "KM.Idempotent", "KM.VerifiedBeforeSwap", "KM.Completes"}, "keymove-resume", 200},
-		{KeymoveRetryUnbounded, "keymove", "transient failures are retried forever", []string{"KM.Completes"}, "keymove", 100},
-		{KeymoveSwapIgnoresSourceRevision, "keymove", "the swap's fence does not compare the source's mod revision with the copied and verified one, so a client write between verification and swap is lost", []string{"KM.NoLoss", "KM.Linearizable", "KM.Idempotent"}, "keymove", 100},
-		{KeymoveCompensatingRollback, "keymove", "an unrecoverable swap batch is rolled back by writing the old assignments back, without reading whether an ambiguous swap landed", []string{"KM.SingleSwap", "KM.NoDualMapping"}, "keymove", 200},
+		{KeymoveSwapBeforeVerify, "keymove", "swap does not wait for verification", []property.Name{property.KMVerifiedBeforeSwap, property.KMNoLoss, property.KMCompletes}, "keymove", 100},
+		{KeymoveMapBeforeCopy, "keymove", "the shard map is updated before the copy completes", []property.Name{property.KMNoDualMapping, property.KMNoLoss, property.KMVerifiedBeforeSwap}, "keymove", 50},
+		{KeymoveCheckpointBeforeEffect, "keymove", "the checkpoint is written before the step it records", []property.Name{property.KMNoLoss, property.KMIdempotent, property.KMVerifiedBeforeSwap, property.KMCompletes}, "keymove-resume", 200},
+		{KeymoveRetryUnbounded, "keymove", "transient failures are retried forever", []property.Name{property.KMCompletes}, "keymove", 100},
+		{KeymoveSwapIgnoresSourceRevision, "keymove", "the swap's fence does not compare the source's mod revision with the copied and verified one, so a client write between verification and swap is lost", []property.Name{property.KMNoLoss, property.KMLinearizable, property.KMIdempotent}, "keymove", 100},
+		{KeymoveCompensatingRollback, "keymove", "an unrecoverable swap batch is rolled back by writing the old assignments back, without reading whether an ambiguous swap landed", []property.Name{property.KMSingleSwap, property.KMNoDualMapping}, "keymove", 200},
 	} {
 		register(b)
 	}

@@ -7,7 +7,7 @@ import (
 
 // swapPhase swaps every verified key, SwapBatchSize keys per etcd
 // transaction, batches one after another in plan order.
-func (e *Executor) swapPhase(c Conn) {
+func (e *Executor) swapPhase(rt Runtime) {
 	var ready []int
 	for i := e.ck.LastProcessedIndex; i < len(e.ck.Keys); i++ {
 		if s := e.ck.Keys[i].State; s == Verified || s == Swapping {
@@ -16,27 +16,37 @@ func (e *Executor) swapPhase(c Conn) {
 	}
 	for len(ready) > 0 && e.abort == nil {
 		n := min(e.opts.SwapBatchSize, len(ready))
-		e.swapBatch(c, ready[:n])
+		e.swapBatch(rt, ready[:n])
 		ready = ready[n:]
 	}
 }
 
-// swapBatch runs one batch: record Swapping, fence each source, swap the
-// fenced keys' map entries in one transaction, record the outcome.
-func (e *Executor) swapBatch(c Conn, batch []int) {
+// swapBatch runs one batch: record Swapping, fence each source (up to
+// CopyConcurrency at once), swap the fenced keys' map entries in one
+// transaction, record the outcome.
+func (e *Executor) swapBatch(rt Runtime, batch []int) {
 	for _, i := range batch {
 		e.move(i, Swapping)
 	}
-	if e.persist(c) != nil {
+	if e.persist(rt) != nil {
+		return
+	}
+	held := make([]bool, len(batch))
+	next := 0
+	rt.Parallel(min(e.opts.CopyConcurrency, len(batch)), func(_ int, c Conn) {
+		for e.abort == nil && next < len(batch) {
+			j := next
+			next++
+			held[j] = e.fenceKey(c, batch[j])
+		}
+	})
+	if e.abort != nil {
 		return
 	}
 	var fenced []int
-	for _, i := range batch {
-		if e.fenceKey(c, i) {
+	for j, i := range batch {
+		if held[j] {
 			fenced = append(fenced, i)
-		}
-		if e.abort != nil {
-			return
 		}
 	}
 	if len(fenced) > 0 {
@@ -44,31 +54,59 @@ func (e *Executor) swapBatch(c Conn, batch []int) {
 			for _, i := range fenced {
 				e.move(i, Done)
 			}
-			if e.persist(c) != nil {
+			if e.persist(rt) != nil {
 				return
 			}
 		}
-		e.settleSwap(c, fenced)
+		e.settleSwap(rt, fenced)
 	}
-	e.persist(c)
+	e.persist(rt)
 }
 
 // fenceKey fences key i at its source and reports whether it is fenced;
-// otherwise it has moved the key on (back to Copying, Copied or Failed).
+// otherwise it has moved the key on (back to Copied, or Failed). A key
+// whose source moved under its copy (a racing write) is re-copied,
+// verified and fenced again at once, within its race budget, so that the
+// window a writer can race is a few round trips, not a whole round.
 func (e *Executor) fenceKey(c Conn, i int) bool {
-	out, err := e.fence(c, i)
-	switch {
-	case err != nil && !IsTransient(err):
-		e.setAbort(err)
-	case err != nil:
-		e.rollback(c, []int{i})
-	case out == fenceMoved:
-		e.release(c, i)
-		e.raced(i)
-	case out == fenceForeign:
-		e.fail(i, "owner")
-	default:
-		return true
+	for e.abort == nil {
+		out, err := e.fence(c, i)
+		switch {
+		case err != nil && !IsTransient(err):
+			e.setAbort(err)
+		case err != nil:
+			e.rollback(c, []int{i})
+		case out == fenceMoved:
+			e.release(c, i)
+			e.raced(i)
+			if e.redo(c, i) {
+				continue
+			}
+		case out == fenceForeign:
+			e.fail(i, "owner")
+		default:
+			return true
+		}
+		return false
+	}
+	return false
+}
+
+// redo takes a raced key through copy and verification back to Swapping;
+// it reports whether the key got there.
+func (e *Executor) redo(c Conn, i int) bool {
+	for e.abort == nil {
+		switch e.ck.Keys[i].State {
+		case Planned, Copying:
+			e.copyKey(c, i)
+		case Copied, Verifying:
+			e.verifyKey(c, i)
+		case Verified:
+			e.move(i, Swapping)
+			return e.persist(c) == nil
+		default:
+			return false
+		}
 	}
 	return false
 }
