@@ -39,8 +39,9 @@
 //     source shard that sets the key's control word to "moved" and compares
 //     the source data's mod revision with the one that was copied and
 //     verified. A write since then fails the compare; the key goes back to
-//     Copying and is re-copied (counted as a racing write, bounded by
-//     RaceBudget). After the fence the source refuses the key, so a stale
+//     Copying and is re-copied, verified and fenced again at once (counted
+//     as a racing write, bounded by RaceBudget), so a busy key is caught
+//     between two writes rather than chased round after round. After the fence the source refuses the key, so a stale
 //     router re-reads the map: old or new is visible, never both.
 //   - The swap transaction compares each key's map entry with its source and
 //     the plan's swap epoch. Before "rollback batch to Copied" releases the
