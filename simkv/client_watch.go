@@ -1,8 +1,6 @@
 package simkv
 
 import (
-	"fmt"
-
 	"shardsim/simclock"
 )
 
@@ -44,7 +42,7 @@ func (c *Client) Watch(ctx *simclock.Context, req WatchRequest,
 		}
 		w.storeID = id
 		s.streams = append(s.streams, w)
-		s.loop.Log("kv.watch", c.name, fmt.Sprintf("watch=%d from=%d", id, req.StartRevision))
+		s.loop.Rec("kv.watch", c.name).Int("watch", id).Int("from", req.StartRevision).End()
 		s.flushWatches()
 	})
 	return w

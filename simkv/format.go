@@ -1,209 +1,197 @@
 package simkv
 
-import (
-	"strconv"
-	"strings"
-)
+import "shardsim/simclock"
 
-// String renders the request briefly and deterministically, for traces.
+// String renders the request briefly and deterministically (its trace
+// detail as text).
 func (r Request) String() string {
-	var b strings.Builder
-	switch {
-	case r.Range != nil:
-		writeRange(&b, r.Range)
-	case r.Put != nil:
-		writePut(&b, r.Put)
-	case r.DeleteRange != nil:
-		writeDelete(&b, r.DeleteRange)
-	case r.Txn != nil:
-		writeTxn(&b, r.Txn)
-	case r.Compact != nil:
-		b.WriteString("compact(" + itoa(r.Compact.Revision) + ")")
-	case r.LeaseGrant != nil:
-		b.WriteString("grant(id=" + itoa(r.LeaseGrant.ID) + " ttl=" + itoa(r.LeaseGrant.TTL) + ")")
-	case r.LeaseRevoke != nil:
-		b.WriteString("revoke(" + itoa(r.LeaseRevoke.ID) + ")")
-	case r.LeaseKeepAlive != nil:
-		b.WriteString("keepalive(" + itoa(r.LeaseKeepAlive.ID) + ")")
-	case r.LeaseTimeToLive != nil:
-		b.WriteString("ttl(" + itoa(r.LeaseTimeToLive.ID) + ")")
-	case r.LeaseLeases != nil:
-		b.WriteString("leases()")
-	default:
-		b.WriteString("empty()")
-	}
-	return b.String()
+	d := simclock.NewDetail()
+	r.AppendDetail(d)
+	return d.String()
 }
 
-// String renders the response briefly and deterministically, for traces.
+// String renders the response briefly and deterministically (its trace
+// detail as text).
 func (r Response) String() string {
-	var b strings.Builder
-	b.WriteString("rev=" + itoa(r.Header().Revision))
+	d := simclock.NewDetail()
+	r.AppendDetail(d)
+	return d.String()
+}
+
+// AppendDetail adds the request to a trace detail as one group named after
+// its kind: range(...), put(...), delete(...), txn(...), compact(...), and
+// the lease calls. Keys and values go in as bytes, unformatted.
+func (r Request) AppendDetail(d *simclock.Detail) {
 	switch {
 	case r.Range != nil:
-		writeRangeResp(&b, r.Range)
+		appendRange(d, r.Range)
+	case r.Put != nil:
+		appendPut(d, r.Put)
+	case r.DeleteRange != nil:
+		appendDelete(d, r.DeleteRange)
+	case r.Txn != nil:
+		appendTxn(d, r.Txn)
+	case r.Compact != nil:
+		d.Open("compact").Int("", r.Compact.Revision).Close()
+	case r.LeaseGrant != nil:
+		d.Open("grant").Int("id", r.LeaseGrant.ID).Int("ttl", r.LeaseGrant.TTL).Close()
+	case r.LeaseRevoke != nil:
+		d.Open("revoke").Int("", r.LeaseRevoke.ID).Close()
+	case r.LeaseKeepAlive != nil:
+		d.Open("keepalive").Int("", r.LeaseKeepAlive.ID).Close()
+	case r.LeaseTimeToLive != nil:
+		d.Open("ttl").Int("", r.LeaseTimeToLive.ID).Close()
+	case r.LeaseLeases != nil:
+		d.Open("leases").Close()
+	default:
+		d.Open("empty").Close()
+	}
+}
+
+// AppendDetail adds the response to a trace detail: its revision, then what
+// its kind returned (key-values, counts, a txn's branch and answers).
+func (r Response) AppendDetail(d *simclock.Detail) {
+	d.Int("rev", r.Header().Revision)
+	switch {
+	case r.Range != nil:
+		appendRangeResp(d, r.Range)
 	case r.Put != nil:
 		if r.Put.PrevKv != nil {
-			b.WriteString(" prev=")
-			writeKV(&b, r.Put.PrevKv)
+			d.Open("prev")
+			appendKV(d, r.Put.PrevKv)
+			d.Close()
 		}
 	case r.DeleteRange != nil:
-		b.WriteString(" deleted=" + itoa(r.DeleteRange.Deleted))
+		d.Int("deleted", r.DeleteRange.Deleted)
 	case r.Txn != nil:
-		writeTxnResp(&b, r.Txn)
+		appendTxnResp(d, r.Txn)
 	case r.LeaseGrant != nil:
-		b.WriteString(" id=" + itoa(r.LeaseGrant.ID) + " ttl=" + itoa(r.LeaseGrant.TTL))
+		d.Int("id", r.LeaseGrant.ID).Int("ttl", r.LeaseGrant.TTL)
 	case r.LeaseKeepAlive != nil:
-		b.WriteString(" id=" + itoa(r.LeaseKeepAlive.ID) + " ttl=" + itoa(r.LeaseKeepAlive.TTL))
+		d.Int("id", r.LeaseKeepAlive.ID).Int("ttl", r.LeaseKeepAlive.TTL)
 	case r.LeaseTimeToLive != nil:
 		t := r.LeaseTimeToLive
-		b.WriteString(" id=" + itoa(t.ID) + " ttl=" + itoa(t.TTL) + "/" + itoa(t.GrantedTTL) + " keys=" + strconv.Itoa(len(t.Keys)))
+		d.Int("id", t.ID).Int("ttl", t.TTL).Int("granted", t.GrantedTTL).Uint("keys", uint64(len(t.Keys)))
 	case r.LeaseLeases != nil:
-		b.WriteString(" leases=" + strconv.Itoa(len(r.LeaseLeases.Leases)))
-	}
-	return b.String()
-}
-
-func itoa(i int64) string { return strconv.FormatInt(i, 10) }
-
-func quote(b []byte) string { return strconv.Quote(string(b)) }
-
-func writeSpan(b *strings.Builder, key, end []byte) {
-	b.WriteString(quote(key))
-	switch {
-	case len(end) == 1 && end[0] == 0:
-		b.WriteString("..")
-	case len(end) > 0:
-		b.WriteString(".." + quote(end))
+		d.Uint("leases", uint64(len(r.LeaseLeases.Leases)))
 	}
 }
 
-func writeRange(b *strings.Builder, r *RangeRequest) {
-	b.WriteString("range(")
-	writeSpan(b, r.Key, r.RangeEnd)
-	opt := func(name string, v int64) {
-		if v != 0 {
-			b.WriteString(" " + name + "=" + itoa(v))
-		}
+// appendSpan adds a key range: the key, and its end when there is one
+// (0x00 for "every key from here on").
+func appendSpan(d *simclock.Detail, key, end []byte) {
+	d.Bytes("", key)
+	if len(end) > 0 {
+		d.Bytes("end", end)
 	}
-	opt("rev", r.Revision)
-	opt("limit", r.Limit)
-	opt("order", int64(r.SortOrder))
-	opt("target", int64(r.SortTarget))
-	opt("minmod", r.MinModRevision)
-	opt("maxmod", r.MaxModRevision)
-	opt("mincreate", r.MinCreateRevision)
-	opt("maxcreate", r.MaxCreateRevision)
-	if r.KeysOnly {
-		b.WriteString(" keys")
-	}
-	if r.CountOnly {
-		b.WriteString(" count")
-	}
-	b.WriteString(")")
 }
 
-func writePut(b *strings.Builder, p *PutRequest) {
-	b.WriteString("put(" + quote(p.Key) + "=" + quote(p.Value))
-	if p.Lease != 0 {
-		b.WriteString(" lease=" + itoa(p.Lease))
+// intIf adds a named integer when it is not zero.
+func intIf(d *simclock.Detail, name string, v int64) {
+	if v != 0 {
+		d.Int(name, v)
 	}
-	if p.PrevKv {
-		b.WriteString(" prev")
-	}
-	if p.IgnoreValue {
-		b.WriteString(" ignore-value")
-	}
-	if p.IgnoreLease {
-		b.WriteString(" ignore-lease")
-	}
-	b.WriteString(")")
 }
 
-func writeDelete(b *strings.Builder, d *DeleteRangeRequest) {
-	b.WriteString("delete(")
-	writeSpan(b, d.Key, d.RangeEnd)
-	if d.PrevKv {
-		b.WriteString(" prev")
-	}
-	b.WriteString(")")
+func appendRange(d *simclock.Detail, r *RangeRequest) {
+	d.Open("range")
+	appendSpan(d, r.Key, r.RangeEnd)
+	intIf(d, "rev", r.Revision)
+	intIf(d, "limit", r.Limit)
+	intIf(d, "order", int64(r.SortOrder))
+	intIf(d, "target", int64(r.SortTarget))
+	intIf(d, "minmod", r.MinModRevision)
+	intIf(d, "maxmod", r.MaxModRevision)
+	intIf(d, "mincreate", r.MinCreateRevision)
+	intIf(d, "maxcreate", r.MaxCreateRevision)
+	d.FlagIf("keys", r.KeysOnly).FlagIf("count", r.CountOnly).Close()
+}
+
+func appendPut(d *simclock.Detail, p *PutRequest) {
+	d.Open("put").Bytes("", p.Key).Bytes("", p.Value)
+	intIf(d, "lease", p.Lease)
+	d.FlagIf("prev", p.PrevKv).FlagIf("ignore-value", p.IgnoreValue).FlagIf("ignore-lease", p.IgnoreLease).Close()
+}
+
+func appendDelete(d *simclock.Detail, r *DeleteRangeRequest) {
+	d.Open("delete")
+	appendSpan(d, r.Key, r.RangeEnd)
+	d.FlagIf("prev", r.PrevKv).Close()
 }
 
 var compareOps = [...]string{"=", ">", "<", "!="}
 var compareTargets = [...]string{"version", "create", "mod", "value", "lease"}
 
-func writeTxn(b *strings.Builder, t *TxnRequest) {
-	b.WriteString("txn(if")
+// appendTxn adds txn(if(cmp(...)...) then(...) else(...)); each compare is
+// cmp(target key [end=...] op operand).
+func appendTxn(d *simclock.Detail, t *TxnRequest) {
+	d.Open("txn").Open("if")
 	for _, c := range t.Compare {
-		b.WriteString(" ")
+		d.Open("cmp")
 		if int(c.Target) < len(compareTargets) {
-			b.WriteString(compareTargets[c.Target])
+			d.Str("", compareTargets[c.Target])
+		} else {
+			d.Int("target", int64(c.Target))
 		}
-		b.WriteString("(")
-		writeSpan(b, c.Key, c.RangeEnd)
-		b.WriteString(")")
+		appendSpan(d, c.Key, c.RangeEnd)
 		if int(c.Result) < len(compareOps) {
-			b.WriteString(compareOps[c.Result])
+			d.Str("", compareOps[c.Result])
+		} else {
+			d.Int("result", int64(c.Result))
 		}
 		switch c.Target {
 		case CompareVersion:
-			b.WriteString(itoa(c.Version))
+			d.Int("", c.Version)
 		case CompareCreate:
-			b.WriteString(itoa(c.CreateRevision))
+			d.Int("", c.CreateRevision)
 		case CompareMod:
-			b.WriteString(itoa(c.ModRevision))
+			d.Int("", c.ModRevision)
 		case CompareValue:
-			b.WriteString(quote(c.Value))
+			d.Bytes("", c.Value)
 		case CompareLease:
-			b.WriteString(itoa(c.Lease))
+			d.Int("", c.Lease)
 		}
+		d.Close()
 	}
-	writeOps(b, " then", t.Success)
-	writeOps(b, " else", t.Failure)
-	b.WriteString(")")
+	d.Close()
+	appendOps(d, "then", t.Success)
+	appendOps(d, "else", t.Failure)
+	d.Close()
 }
 
-func writeOps(b *strings.Builder, label string, ops []RequestOp) {
-	b.WriteString(label)
+func appendOps(d *simclock.Detail, label string, ops []RequestOp) {
+	d.Open(label)
 	for _, op := range ops {
-		b.WriteString(" ")
-		b.WriteString(Request{Range: op.Range, Put: op.Put, DeleteRange: op.DeleteRange, Txn: op.Txn}.String())
+		Request{Range: op.Range, Put: op.Put, DeleteRange: op.DeleteRange, Txn: op.Txn}.AppendDetail(d)
 	}
+	d.Close()
 }
 
-func writeKV(b *strings.Builder, kv *KeyValue) {
-	b.WriteString(quote(kv.Key) + "=" + quote(kv.Value) + "@" + itoa(kv.CreateRevision) + "/" + itoa(kv.ModRevision) + "/v" + itoa(kv.Version))
-	if kv.Lease != 0 {
-		b.WriteString("/l" + itoa(kv.Lease))
-	}
+// appendKV adds one key-value as key value create=.. mod=.. ver=.. [lease=..].
+func appendKV(d *simclock.Detail, kv *KeyValue) {
+	d.Bytes("", kv.Key).Bytes("", kv.Value).Int("create", kv.CreateRevision).Int("mod", kv.ModRevision).Int("ver", kv.Version)
+	intIf(d, "lease", kv.Lease)
 }
 
-func writeRangeResp(b *strings.Builder, r *RangeResponse) {
-	b.WriteString(" count=" + itoa(r.Count))
-	if r.More {
-		b.WriteString(" more")
-	}
-	b.WriteString(" [")
+func appendRangeResp(d *simclock.Detail, r *RangeResponse) {
+	d.Int("count", r.Count).FlagIf("more", r.More)
 	for i := range r.Kvs {
-		if i > 0 {
-			b.WriteString(" ")
-		}
-		writeKV(b, &r.Kvs[i])
+		d.Open("kv")
+		appendKV(d, &r.Kvs[i])
+		d.Close()
 	}
-	b.WriteString("]")
 }
 
-func writeTxnResp(b *strings.Builder, t *TxnResponse) {
+func appendTxnResp(d *simclock.Detail, t *TxnResponse) {
+	branch := "else"
 	if t.Succeeded {
-		b.WriteString(" then[")
-	} else {
-		b.WriteString(" else[")
+		branch = "then"
 	}
-	for i, op := range t.Responses {
-		if i > 0 {
-			b.WriteString("; ")
-		}
-		b.WriteString(Response{Range: op.Range, Put: op.Put, DeleteRange: op.DeleteRange, Txn: op.Txn}.String())
+	d.Open(branch)
+	for _, op := range t.Responses {
+		d.Open("resp")
+		Response{Range: op.Range, Put: op.Put, DeleteRange: op.DeleteRange, Txn: op.Txn}.AppendDetail(d)
+		d.Close()
 	}
-	b.WriteString("]")
+	d.Close()
 }

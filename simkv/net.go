@@ -1,7 +1,6 @@
 package simkv
 
 import (
-	"fmt"
 	"time"
 
 	"shardsim/simclock"
@@ -129,7 +128,9 @@ func (s *Server) submit(ctx *simclock.Context, c *Client, req Request, reply fun
 		cl.fate = Refused
 		s.stats.Refused++
 		ctx.Defer(s.faults.MinLatency, func(ctx *simclock.Context) { s.finish(ctx, cl, Response{}, ErrUnavailable) })
-		s.loop.Log("kv.refused", c.name, fmt.Sprintf("call=%d %s", cl.id, req))
+		d := s.loop.Rec("kv.refused", c.name).Uint("call", cl.id)
+		req.AppendDetail(d)
+		d.End()
 		return cl.id
 	}
 	// The draw order is fixed (fate, latency, delay) so a replay decides alike.
@@ -148,7 +149,9 @@ func (s *Server) submit(ctx *simclock.Context, c *Client, req Request, reply fun
 		lat += s.choices.Duration(0, s.faults.MaxDelay)
 		s.stats.Delayed++
 	}
-	s.loop.Log("kv.send", c.name, fmt.Sprintf("call=%d fate=%s in=%v %s", cl.id, cl.fate, lat, req))
+	d := s.loop.Rec("kv.send", c.name).Uint("call", cl.id).Str("fate", cl.fate.String()).Dur("in", lat)
+	req.AppendDetail(d)
+	d.End()
 	if cl.fate == LostRequest && s.mutate == PhantomAck {
 		// The mutant acknowledges what it never applied.
 		ok := phantomResponse(req, s.store.Revision())
@@ -170,14 +173,14 @@ func (s *Server) arrive(cl *call) {
 	if s.loop.Now() < s.electionUntil {
 		// No leader: the request is rejected before it is proposed. The
 		// answer is a leader-change error, which clients treat as ambiguous.
-		s.loop.Log("kv.no-leader", cl.client.name, fmt.Sprintf("call=%d", cl.id))
+		s.loop.Rec("kv.no-leader", cl.client.name).Uint("call", cl.id).End()
 		s.answer(cl, Response{}, ErrLeaderChanged)
 		return
 	}
 	resp, err := s.apply(cl.id, cl.req)
 	cl.applied = true
 	if cl.fate == LostResponse || s.partitioned[cl.client.owner] {
-		s.loop.Log("kv.answer-lost", cl.client.name, fmt.Sprintf("call=%d", cl.id))
+		s.loop.Rec("kv.answer-lost", cl.client.name).Uint("call", cl.id).End()
 		s.forget(cl)
 		return
 	}
@@ -208,7 +211,13 @@ func (s *Server) apply(id uint64, req Request) (Response, error) {
 	for _, o := range s.observers {
 		o.OnApply(id, s.loop.Now(), req, resp, err, before, after)
 	}
-	s.loop.Log("kv.apply", "", fmt.Sprintf("call=%d rev=%d->%d %s err=%v", id, before, after, resp, err))
+	d := s.loop.Rec("kv.apply", "").Uint("call", id).Int("before", before).Int("after", after)
+	if err != nil {
+		d.Err("err", err)
+	} else {
+		resp.AppendDetail(d)
+	}
+	d.End()
 	s.afterApply()
 	return resp, err
 }
@@ -252,7 +261,7 @@ func (s *Server) finish(ctx *simclock.Context, cl *call, resp Response, err erro
 	for _, o := range s.observers {
 		o.OnReturn(cl.id, s.loop.Now(), resp, err)
 	}
-	s.loop.Log("kv.return", cl.client.name, fmt.Sprintf("call=%d err=%v", cl.id, err))
+	s.loop.Rec("kv.return", cl.client.name).Uint("call", cl.id).Err("err", err).End()
 	cl.reply(ctx, resp, err)
 }
 
@@ -272,7 +281,7 @@ func (s *Server) forget(cl *call) {
 // leader refreshes every lease's deadline, so no lease expires because of the
 // election.
 func (s *Server) LeaderChange(window time.Duration) {
-	s.loop.Log("kv.leader-change", "", fmt.Sprintf("inflight=%d window=%v", len(s.inflight), window))
+	s.loop.Rec("kv.leader-change", "").Uint("inflight", uint64(len(s.inflight))).Dur("window", window).End()
 	s.stats.LeaderChanges++
 	pending := s.inflight
 	s.inflight = nil

@@ -2,6 +2,7 @@ package simkv
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -305,7 +306,7 @@ func TestWatch(t *testing.T) {
 	ws = s.TakeWatchResponses()
 	var got []string
 	for _, w := range ws {
-		got = append(got, itoa(w.WatchID)+"@"+itoa(w.Header.Revision)+"x"+itoa(int64(len(w.Events))))
+		got = append(got, fmt.Sprintf("%d@%dx%d", w.WatchID, w.Header.Revision, len(w.Events)))
 	}
 	if diff := cmp.Diff([]string{"0@6x1", "1@6x2", "0@7x1", "2@7x1"}, got); diff != "" {
 		t.Fatal(diff)
@@ -362,7 +363,7 @@ func TestStrings(t *testing.T) {
 		Success: []RequestOp{{Put: &PutRequest{Key: b("k"), Value: b("v"), PrevKv: true}}},
 		Failure: []RequestOp{{Range: &RangeRequest{Key: b("k"), RangeEnd: []byte{0}, Limit: 1}}},
 	}}
-	if got, want := req.String(), `txn(if mod("k")<4 then put("k"="v" prev) else range("k".. limit=1))`; got != want {
+	if got, want := req.String(), `txn(if(cmp(mod "k" < 4)) then(put("k" "v" prev)) else(range("k" end=0x00 limit=1)))`; got != want {
 		t.Fatalf("got %s\nwant %s", got, want)
 	}
 	if !req.IsWrite() || (Request{Txn: &TxnRequest{Success: []RequestOp{{Range: &RangeRequest{}}}}}).IsWrite() {
@@ -370,7 +371,7 @@ func TestStrings(t *testing.T) {
 	}
 	s := NewStore(StoreConfig{})
 	resp := mustApply(t, s, 0, req)
-	if got, want := resp.String(), `rev=2 then[rev=2]`; got != want {
+	if got, want := resp.String(), `rev=2 then(resp(rev=2))`; got != want {
 		t.Fatalf("got %s want %s", got, want)
 	}
 }

@@ -1,0 +1,142 @@
+package simclock
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"lukechampine.com/blake3"
+)
+
+func TestDetailRendersEveryKindOfField(t *testing.T) {
+	d := NewDetail().
+		Uint("call", 7).
+		Int("rev", -3).
+		Dur("in", 1500*time.Microsecond).
+		Open("put").Bytes("", []byte("/a/b")).Bytes("", []byte{0, 0xff, 'x'}).Flag("prev").Close().
+		Str("err", "etcdserver: leader changed").
+		Str("fate", "lost-request").
+		Err("none", nil).
+		FlagIf("off", false).
+		Open("empty").Close().
+		Bytes("q", []byte(`a"b`)).
+		Text("free -> text")
+	want := `call=7 rev=-3 in=1.5ms put("/a/b" 0x00ff78 prev) err="etcdserver: leader changed" fate=lost-request empty() q=0x612262 free -> text`
+	if got := d.String(); got != want {
+		t.Fatalf("rendered\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestDetailBinaryIsUnambiguous(t *testing.T) {
+	// Field boundaries and types are part of the encoding.
+	pairs := [][2]*Detail{
+		{NewDetail().Str("a", "bc"), NewDetail().Str("ab", "c")},
+		{NewDetail().Uint("n", 1), NewDetail().Int("n", 1)},
+		{NewDetail().Bytes("", []byte("x")), NewDetail().Str("", "x")},
+		{NewDetail().Open("g").Flag("f").Close().Flag("h"), NewDetail().Open("g").Flag("f").Flag("h").Close()},
+	}
+	for _, p := range pairs {
+		if bytes.Equal(p[0].Binary(), p[1].Binary()) {
+			t.Fatalf("%s and %s encode alike", p[0], p[1])
+		}
+	}
+}
+
+func TestRenderDetailMarksMalformedInput(t *testing.T) {
+	good := NewDetail().Str("s", "hello").Binary()
+	for _, b := range [][]byte{good[:len(good)-2], {0x7f}, {tagEnd}} {
+		if got := RenderDetail(b); !strings.Contains(got, "!malformed") {
+			t.Fatalf("RenderDetail(%x) = %q, want a malformed marker", b, got)
+		}
+	}
+}
+
+func TestTraceDigestCoversDetails(t *testing.T) {
+	mk := func(v uint64) string {
+		tr := NewTrace(2)
+		tr.Rec(1, "k", "a").Uint("n", v).End()
+		tr.Add(2, "k", "a", "text")
+		return tr.Digest()
+	}
+	if mk(1) != mk(1) {
+		t.Fatal("same records, different digests")
+	}
+	if mk(1) == mk(2) {
+		t.Fatal("different details, same digest")
+	}
+	// A record's end is part of the encoding: one record with two fields
+	// differs from two records.
+	a, b := NewTrace(1), NewTrace(1)
+	a.Rec(1, "k", "").Uint("n", 1).Uint("n", 2).End()
+	b.Rec(1, "k", "").Uint("n", 1).End()
+	b.seq-- // same sequence number for the second record
+	b.Rec(1, "k", "").Uint("n", 2).End()
+	if a.Digest() == b.Digest() {
+		t.Fatal("record boundaries are not part of the digest")
+	}
+}
+
+func TestTraceDigestIsIndependentOfHashBlocking(t *testing.T) {
+	// Large details cross hash blocks; the digest must be blake3 of the
+	// records' encodings laid end to end, whatever the block boundaries.
+	big := bytes.Repeat([]byte{0xab}, 4*hashBlock)
+	tr := NewTrace(1)
+	var whole []byte
+	for i := 0; i < 9; i++ {
+		tr.Rec(Time(i), "k", "x").Bytes("v", big[:i*400]).End()
+		whole = binary.AppendUvarint(whole, uint64(i+1))
+		whole = binary.AppendVarint(whole, int64(i))
+		whole = append(whole, 1, 'k', 1, 'x')
+		whole = append(whole, NewDetail().Bytes("v", big[:i*400]).Binary()...)
+		whole = append(whole, tagEnd)
+	}
+	sum := blake3.Sum256(whole)
+	if got, want := tr.Digest(), hex.EncodeToString(sum[:]); got != want {
+		t.Fatalf("trace digest %s, blake3 of the encoding %s", got, want)
+	}
+}
+
+func TestTraceTailRendersTheLastRecords(t *testing.T) {
+	tr := NewTrace(2)
+	for i := 0; i < 5; i++ {
+		tr.Rec(Time(i), "k", "a").Uint("i", uint64(i)).End()
+	}
+	tail := tr.Tail()
+	if len(tail) != 2 || tail[0].Seq != 4 || tail[1].Seq != 5 || tail[0].Detail != "i=3" || tail[1].Detail != "i=4" {
+		t.Fatalf("tail = %+v", tail)
+	}
+}
+
+func TestTraceRecordsDoNotNest(t *testing.T) {
+	tr := NewTrace(1)
+	tr.Rec(1, "outer", "")
+	defer func() {
+		if recover() == nil {
+			t.Fatal("a second record started before the first ended")
+		}
+	}()
+	tr.Rec(1, "inner", "")
+}
+
+func TestTraceJSONLinesAreUnescaped(t *testing.T) {
+	var out bytes.Buffer
+	tr := NewTrace(1)
+	tr.WriteJSON(&out)
+	tr.Rec(5, "kv.apply", "").Int("rev", 1).Text("->").Int("", 2).Err("err", errors.New("a <b>")).End()
+	line := out.String()
+	if strings.Contains(line, `\u00`) {
+		t.Fatalf("escaped JSON line: %s", line)
+	}
+	var r Record
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Seq != 1 || r.At != 5 || r.Kind != "kv.apply" || r.Detail != `rev=1 -> 2 err="a <b>"` {
+		t.Fatalf("record = %+v", r)
+	}
+}
