@@ -2,8 +2,9 @@ package simkv
 
 import (
 	"errors"
-	"fmt"
 	"time"
+
+	"shardsim/fate"
 )
 
 // Client-visible transport errors. They mirror what etcd's Go client reports
@@ -35,65 +36,27 @@ func IsTransport(err error) bool {
 	return IsIndeterminate(err) || errors.Is(err, ErrUnavailable)
 }
 
-// FaultConfig sets the request-level faults of a simulated etcd. Rates are
-// probabilities per request; zero everywhere is a perfect network.
-type FaultConfig struct {
-	MinLatency time.Duration // one-way network latency, lower bound
-	MaxLatency time.Duration // one-way network latency, upper bound
-	Timeout    time.Duration // client deadline per request (default 1s)
+// FaultConfig is the request-level faults of a simulated etcd: the shared
+// request-fate configuration of package fate, under the name simkv's users
+// know.
+type FaultConfig = fate.Config
 
-	LoseRequest  float64       // dropped before apply: the client times out, nothing applied
-	LoseResponse float64       // applied, answer dropped: the client times out (ambiguous)
-	Delay        float64       // held back by up to MaxDelay more (may outlive the deadline and still apply)
-	MaxDelay     time.Duration // upper bound of an extra delay
-}
+// defaultTimeout is a client's deadline when the configuration sets none.
+const defaultTimeout = time.Second
 
 // DefaultFaults is a quiet network with loopback-like latencies.
 func DefaultFaults() FaultConfig {
-	return FaultConfig{MinLatency: 100 * time.Microsecond, MaxLatency: 2 * time.Millisecond, Timeout: time.Second}
+	return FaultConfig{MinLatency: 100 * time.Microsecond, MaxLatency: 2 * time.Millisecond, Timeout: defaultTimeout}
 }
 
-func (f FaultConfig) timeout() time.Duration {
-	if f.Timeout <= 0 {
-		return time.Second
-	}
-	return f.Timeout
-}
+// Fate is what the network decided for one request (package fate's).
+type Fate = fate.Fate
 
-// String renders the configuration for traces and swarm reports.
-func (f FaultConfig) String() string {
-	return fmt.Sprintf("latency=%v..%v timeout=%v lose_req=%.3f lose_resp=%.3f delay=%.3f/%v",
-		f.MinLatency, f.MaxLatency, f.timeout(), f.LoseRequest, f.LoseResponse, f.Delay, f.MaxDelay)
-}
-
-// Fate is what the network decided for one request.
-type Fate int
-
+// The request fates, as package fate names them.
 const (
-	// Delivered: applied and answered.
-	Delivered Fate = iota
-	// LostRequest: dropped before the server saw it.
-	LostRequest
-	// LostResponse: applied, but the answer never arrives.
-	LostResponse
-	// Refused: the client is partitioned from the cluster.
-	Refused
-	// Overtaken: a leader change hit the request in flight.
-	Overtaken
+	Delivered    = fate.Delivered
+	LostRequest  = fate.LostRequest
+	LostResponse = fate.LostResponse
+	Refused      = fate.Refused
+	Overtaken    = fate.Overtaken
 )
-
-func (f Fate) String() string {
-	switch f {
-	case Delivered:
-		return "delivered"
-	case LostRequest:
-		return "lost-request"
-	case LostResponse:
-		return "lost-response"
-	case Refused:
-		return "refused"
-	case Overtaken:
-		return "leader-change"
-	}
-	return fmt.Sprintf("Fate(%d)", int(f))
-}

@@ -112,9 +112,7 @@ type call struct {
 	ctx      *simclock.Context
 }
 
-func (s *Server) latency() time.Duration {
-	return s.choices.Duration(s.faults.MinLatency, s.faults.MaxLatency)
-}
+func (s *Server) latency() time.Duration { return s.faults.Latency(s.choices) }
 
 // submit starts a call on behalf of the actor behind ctx.
 func (s *Server) submit(ctx *simclock.Context, c *Client, req Request, reply func(*simclock.Context, Response, error)) uint64 {
@@ -133,20 +131,16 @@ func (s *Server) submit(ctx *simclock.Context, c *Client, req Request, reply fun
 		d.End()
 		return cl.id
 	}
-	// The draw order is fixed (fate, latency, delay) so a replay decides alike.
-	lat := s.latency()
-	switch {
-	case s.choices.Chance(s.faults.LoseRequest):
-		cl.fate = LostRequest
+	drawn := s.faults.Draw(s.choices)
+	cl.fate = drawn.Fate
+	lat := drawn.Latency
+	switch cl.fate {
+	case LostRequest:
 		s.stats.LostRequests++
-	case s.choices.Chance(s.faults.LoseResponse):
-		cl.fate = LostResponse
+	case LostResponse:
 		s.stats.LostResponses++
-	default:
-		cl.fate = Delivered
 	}
-	if s.choices.Chance(s.faults.Delay) {
-		lat += s.choices.Duration(0, s.faults.MaxDelay)
+	if drawn.Delayed {
 		s.stats.Delayed++
 	}
 	d := s.loop.Rec("kv.send", c.name).Uint("call", cl.id).Str("fate", cl.fate.String()).Dur("in", lat)
@@ -161,7 +155,7 @@ func (s *Server) submit(ctx *simclock.Context, c *Client, req Request, reply fun
 		cl.arrive = s.loop.After(lat, func() { s.arrive(cl) })
 		s.inflight = append(s.inflight, cl)
 	}
-	cl.deadline = ctx.Defer(s.faults.timeout(), func(ctx *simclock.Context) {
+	cl.deadline = ctx.Defer(s.faults.TimeoutOr(defaultTimeout), func(ctx *simclock.Context) {
 		s.finish(ctx, cl, Response{}, ErrDeadlineExceeded)
 	})
 	return cl.id

@@ -1,7 +1,8 @@
 // Package rpc is the simulated network between callers (coordinators, the
 // migrator) and group leaders: each request draws its fate (delivered, lost
 // before the leader saw it, or answered into the void), its latency and
-// maybe an extra delay, from the network's choices. A caller that gets no
+// maybe an extra delay, from the network's choices, through package fate as
+// every simulated network does. A caller that gets no
 // answer by its deadline gets errs.ErrTimeout and cannot know whether the
 // request took effect.
 package rpc
@@ -9,23 +10,21 @@ package rpc
 import (
 	"time"
 
+	"shardsim/fate"
 	"shardsim/model/migrate/errs"
 	"shardsim/simclock"
 )
 
-// Faults sets the network's behaviour; zero rates are a perfect network.
-type Faults struct {
-	MinLatency, MaxLatency time.Duration
-	Timeout                time.Duration // caller deadline per request
-	LoseRequest            float64
-	LoseResponse           float64
-	Delay                  float64
-	MaxDelay               time.Duration
-}
+// Faults sets the network's behaviour: the shared request-fate
+// configuration of package fate (zero rates are a perfect network).
+type Faults = fate.Config
+
+// defaultTimeout is a caller's deadline when the faults set none.
+const defaultTimeout = 500 * time.Millisecond
 
 // Quiet is a loss-free network with loopback-like latencies.
 func Quiet() Faults {
-	return Faults{MinLatency: 100 * time.Microsecond, MaxLatency: 1 * time.Millisecond, Timeout: 500 * time.Millisecond}
+	return Faults{MinLatency: 100 * time.Microsecond, MaxLatency: 1 * time.Millisecond, Timeout: defaultTimeout}
 }
 
 // Stats counts what the network did.
@@ -70,9 +69,7 @@ type answer struct {
 	err  error
 }
 
-func (n *Network) latency() time.Duration {
-	return n.choices.Duration(n.faults.MinLatency, n.faults.MaxLatency)
-}
+func (n *Network) latency() time.Duration { return n.faults.Latency(n.choices) }
 
 // Call sends req to group's leader from inside task t and waits for the
 // answer or the deadline.
@@ -85,17 +82,13 @@ func (n *Network) Call(t *simclock.Task, group int, req any) (any, error) {
 		t.Sleep(n.faults.MinLatency + time.Millisecond)
 		return nil, errs.ErrNoLeader
 	}
-	lat := n.latency()
-	loseReq := n.choices.Chance(n.faults.LoseRequest)
-	loseResp := !loseReq && n.choices.Chance(n.faults.LoseResponse)
-	if n.choices.Chance(n.faults.Delay) {
-		lat += n.choices.Duration(0, n.faults.MaxDelay)
+	drawn := n.faults.Draw(n.choices)
+	lat := drawn.Latency
+	loseReq, loseResp := drawn.Fate == fate.LostRequest, drawn.Fate == fate.LostResponse
+	if drawn.Delayed {
 		n.stats.Delayed++
 	}
-	timeout := n.faults.Timeout
-	if timeout <= 0 {
-		timeout = 500 * time.Millisecond
-	}
+	timeout := n.faults.TimeoutOr(defaultTimeout)
 	a := t.Await(func(resume func(any)) {
 		deadline := ctx.Defer(timeout, func(*simclock.Context) {
 			n.stats.Timeouts++
