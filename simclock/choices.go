@@ -134,20 +134,19 @@ func (c *Choices) Bytes(n int) []byte {
 	return out
 }
 
-// deriveKey returns blake3(domain || 0x00 || parts...) as a 32-byte key.
+// deriveKey returns blake3(domain || 0x00 || parts...) as a 32-byte key,
+// each part preceded by its length (8 bytes, big-endian). The input is laid
+// out in one buffer and hashed in one call: a fork is made for every actor
+// and task, and a streaming hasher would be a heap allocation each time.
 func deriveKey(domain []byte, parts ...[]byte) [32]byte {
-	h := blake3.New(32, nil)
-	h.Write(domain)
-	h.Write([]byte{0})
+	var buf [160]byte
+	in := append(buf[:0], domain...)
+	in = append(in, 0)
 	for _, p := range parts {
-		var n [8]byte
-		binary.BigEndian.PutUint64(n[:], uint64(len(p)))
-		h.Write(n[:])
-		h.Write(p)
+		in = binary.BigEndian.AppendUint64(in, uint64(len(p)))
+		in = append(in, p...)
 	}
-	var k [32]byte
-	copy(k[:], h.Sum(nil))
-	return k
+	return blake3.Sum256(in)
 }
 
 // prngSource is a PCG generator keyed by a 32-byte derivation key.
