@@ -49,9 +49,13 @@ etcd-conformance:
 determinism:
 	$(GO) test -count=1 -run 'Determinism' -v ./scenarios/
 
-## corpus: re-record corpus digests deliberately (after an intended behaviour change)
+## corpus: re-record corpus digests and golden trace excerpts deliberately (after an intended behaviour
+## change); entries whose verdict or property changed are refused. Prints what moved per entry, then the
+## files it rewrote (git status); review them with git diff corpus/.
 corpus:
-	SHARDSIM_UPDATE_CORPUS=1 $(GO) test -count=1 ./corpus/
+	@log=$$(mktemp); SHARDSIM_UPDATE_CORPUS=1 $(GO) test -count=1 -v -run '^TestReplayCorpus$$' ./corpus/ >$$log 2>&1; st=$$?; \
+	  grep -v -e '^=== RUN' -e '--- PASS' -e '^PASS$$' $$log; rm -f $$log; \
+	  echo "files rewritten:"; git status --short -- corpus/; exit $$st
 
 ## bugtable: every registered bug against its scenario's sweep; prints bug, property, seeds to first detection
 bugtable:

@@ -3,6 +3,7 @@ package corpus
 import (
 	"encoding/base64"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -10,9 +11,13 @@ import (
 )
 
 // TestReplayCorpus is H.Replayable: every saved run replays to its recorded
-// verdict, property and digest. With SHARDSIM_UPDATE_CORPUS=1 (make corpus)
-// it rewrites the recorded verdicts and digests instead — do that only after
-// a deliberate change of behaviour, and review the diff.
+// verdict, property and digest, and to its golden trace excerpt
+// (testdata/<scenario>/<name>.trace), whose first difference is shown when
+// it does not. With SHARDSIM_UPDATE_CORPUS=1 (make corpus) it re-records the
+// digests and excerpts instead, and says per entry what moved — only for
+// entries whose verdict and property are unchanged: a changed verdict fails
+// unless SHARDSIM_UPDATE_CORPUS=verdicts. Do that only after a deliberate
+// change of behaviour, and review the diff.
 func TestReplayCorpus(t *testing.T) {
 	files, err := Files(".")
 	if err != nil {
@@ -21,7 +26,7 @@ func TestReplayCorpus(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatal("the corpus is empty")
 	}
-	update := os.Getenv("SHARDSIM_UPDATE_CORPUS") == "1"
+	mode := os.Getenv("SHARDSIM_UPDATE_CORPUS")
 	for _, path := range files {
 		if strings.HasPrefix(path, "testdata") {
 			continue
@@ -31,32 +36,62 @@ func TestReplayCorpus(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cfg, err := e.Config()
+			res, excerpt, err := Replay(e)
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := scenarios.Run(e.Scenario, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if update {
-				e.Verdict, e.Property, e.Digest = string(res.Verdict), res.Property, res.Digest
-				data, err := Encode(e)
-				if err != nil {
-					t.Fatal(err)
+			golden := ExcerptPath(path)
+			old, _ := os.ReadFile(golden)
+			sameVerdict := string(res.Verdict) == e.Verdict && res.Property == e.Property
+			if mode == "1" || mode == "verdicts" {
+				if !sameVerdict && mode != "verdicts" {
+					t.Fatalf("replayed to %s %s, recorded %s %s: not re-recorded (SHARDSIM_UPDATE_CORPUS=verdicts accepts it)", res.Verdict, res.Property, e.Verdict, e.Property)
 				}
-				if err := os.WriteFile(path, data, 0o644); err != nil {
-					t.Fatal(err)
-				}
+				rerecord(t, path, e, res, excerpt, string(old))
 				return
 			}
-			if string(res.Verdict) != e.Verdict || res.Property != e.Property {
+			if !sameVerdict {
 				t.Fatalf("replayed to %s %s, recorded %s %s", res.Verdict, res.Property, e.Verdict, e.Property)
+			}
+			if old == nil {
+				t.Errorf("no trace excerpt %s (make corpus records it)", golden)
+			} else if diff := ExcerptDiff(string(old), excerpt); diff != "" {
+				t.Errorf("trace excerpt %s differs (make corpus re-records it): %s", golden, diff)
 			}
 			if res.Digest != e.Digest {
 				t.Fatalf("replayed digest %s, recorded %s", res.Digest, e.Digest)
 			}
 		})
+	}
+}
+
+// rerecord writes the entry's new verdict, digest and excerpt, and logs
+// what changed.
+func rerecord(t *testing.T, path string, e Entry, res scenarios.Result, excerpt, old string) {
+	t.Helper()
+	before := e
+	e.Verdict, e.Property, e.Digest = string(res.Verdict), res.Property, res.Digest
+	data, err := Encode(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	golden := ExcerptPath(path)
+	if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(golden, []byte(excerpt), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	switch diff := ExcerptDiff(old, excerpt); {
+	case before.Digest == e.Digest && diff == "":
+		t.Logf("%s: unchanged", path)
+	case old == "":
+		t.Logf("%s: re-recorded: digest %.12s -> %.12s; new excerpt %s", path, before.Digest, e.Digest, golden)
+	default:
+		t.Logf("%s: re-recorded: verdict %s %s, digest %.12s -> %.12s; %s", path, e.Verdict, e.Property, before.Digest, e.Digest, diff)
 	}
 }
 

@@ -3,9 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 
 	"shardsim/corpus"
-	"shardsim/scenarios"
 )
 
 // cmdReplay runs a saved corpus entry and says whether it reproduced: the
@@ -33,11 +33,7 @@ func cmdReplay(args []string, stdout io.Writer) (int, error) {
 	if err != nil {
 		return 0, usageError{err.Error()}
 	}
-	cfg, err := e.Config()
-	if err != nil {
-		return 0, usageError{err.Error()}
-	}
-	res, err := scenarios.Run(e.Scenario, cfg)
+	res, excerpt, err := corpus.Replay(e)
 	if err != nil {
 		return 0, usageError{err.Error()}
 	}
@@ -52,6 +48,12 @@ func cmdReplay(args []string, stdout io.Writer) (int, error) {
 		fmt.Fprintf(stdout, "record   reproduced: %s, digest %s\n", want, e.Digest)
 	} else {
 		fmt.Fprintf(stdout, "record   DIFFERS: recorded %s, digest %s\n", want, e.Digest)
+		// The golden excerpt, when there is one, says where the run moved.
+		if golden, err := os.ReadFile(corpus.ExcerptPath(path)); err == nil {
+			if diff := corpus.ExcerptDiff(string(golden), excerpt); diff != "" {
+				fmt.Fprintf(stdout, "trace    %s\n", diff)
+			}
+		}
 	}
 	if *asJSON {
 		printRunJSON(stdout, res)
