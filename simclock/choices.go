@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"lukechampine.com/blake3"
+	"github.com/zeebo/blake3"
 )
 
 // Source produces raw draws. Draw(n) returns a value in [0, n) for n >= 1.

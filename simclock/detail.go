@@ -26,7 +26,7 @@ import (
 // Methods return the detail so calls chain. A detail started by Loop.Rec or
 // Context.Rec becomes a trace record when End is called.
 type Detail struct {
-	b     []byte // the tokens (after start); for a trace record, the trace's pending buffer
+	b     []byte // the tokens (after start); for a trace record, after its header
 	start int    // where this detail's tokens begin in b
 	tr    *Trace // the trace this record goes to, nil for a free-standing detail
 	at    Time

@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"io"
 
-	"lukechampine.com/blake3"
+	"github.com/zeebo/blake3"
 )
 
 // Record is one line of a run's trace, rendered as text.
@@ -27,7 +27,7 @@ type Record struct {
 type Trace struct {
 	hash    *blake3.Hasher
 	seq     uint64
-	pending []byte // encoded records not yet hashed
+	scratch []byte // the record under construction, encoded
 	ring    []tailRecord
 	ringPos int
 	out     *json.Encoder
@@ -45,17 +45,12 @@ type tailRecord struct {
 	detail []byte
 }
 
-// hashBlock is how many pending bytes are hashed at once. blake3's hasher
-// takes writes of up to one chunk (1 KiB) on the calling goroutine; larger
-// writes fan out to goroutines, which a deterministic world does not want.
-const hashBlock = 1024
-
 // NewTrace returns a trace that keeps the last tailCap records in memory.
 func NewTrace(tailCap int) *Trace {
 	if tailCap < 1 {
 		tailCap = 1
 	}
-	return &Trace{hash: blake3.New(32, nil), ring: make([]tailRecord, 0, tailCap), pending: make([]byte, 0, 4*hashBlock)}
+	return &Trace{hash: blake3.New(), ring: make([]tailRecord, 0, tailCap), scratch: make([]byte, 0, 1024)}
 }
 
 // WriteJSON makes the trace also write every record to w as one JSON object
@@ -73,7 +68,7 @@ func (t *Trace) Rec(at Time, kind, actor string) *Detail {
 	}
 	t.open = true
 	t.seq++
-	b := binary.AppendUvarint(t.pending, t.seq)
+	b := binary.AppendUvarint(t.scratch[:0], t.seq)
 	b = binary.AppendVarint(b, int64(at))
 	b = binary.AppendUvarint(b, uint64(len(kind)))
 	b = append(b, kind...)
@@ -103,11 +98,9 @@ func (t *Trace) end(d *Detail) {
 	if t.out != nil && t.outErr == nil {
 		t.writeJSON(d, body)
 	}
-	t.pending = append(d.b, tagEnd)
+	t.scratch = append(d.b, tagEnd)
 	d.b = nil
-	if len(t.pending) >= hashBlock {
-		t.flush(false)
-	}
+	t.hash.Write(t.scratch) // the hasher buffers, and compresses 8 chunks at once
 }
 
 // keep puts the record into the tail ring, reusing the slot's buffer.
@@ -128,28 +121,11 @@ func (t *Trace) writeJSON(d *Detail, body []byte) {
 	t.outErr = t.out.Encode(Record{Seq: t.seq, At: d.at, Kind: d.kind, Actor: d.actor, Detail: RenderDetail(body)})
 }
 
-// flush hashes the pending bytes: whole blocks only, unless all is set.
-func (t *Trace) flush(all bool) {
-	p := t.pending
-	for len(p) >= hashBlock {
-		t.hash.Write(p[:hashBlock])
-		p = p[hashBlock:]
-	}
-	if all && len(p) > 0 {
-		t.hash.Write(p)
-		p = p[len(p):]
-	}
-	t.pending = append(t.pending[:0], p...)
-}
-
 // Len returns how many records the trace holds in all.
 func (t *Trace) Len() uint64 { return t.seq }
 
 // Digest returns the hex blake3 digest of every record so far.
-func (t *Trace) Digest() string {
-	t.flush(true)
-	return hex.EncodeToString(t.hash.Sum(nil))
-}
+func (t *Trace) Digest() string { return hex.EncodeToString(t.hash.Sum(nil)) }
 
 // Tail returns the last records kept in memory, oldest first, rendered.
 func (t *Trace) Tail() []Record {
