@@ -17,19 +17,24 @@ type entry struct {
 type keyspace struct {
 	keys []string           // sorted
 	hist map[string][]entry // writes by ascending (main, sub)
+	cow  bool               // keys and hist may be shared with a clone: own them before changing
 }
 
 func newKeyspace() keyspace { return keyspace{hist: map[string][]entry{}} }
 
-// clone copies the index in O(keys). Histories are append-only and their
-// entries are never modified, so the copy shares them, capped so that an
-// append on either side reallocates instead of writing into the other.
-func (ks keyspace) clone() keyspace {
-	c := keyspace{keys: append([]string(nil), ks.keys...), hist: make(map[string][]entry, len(ks.hist))}
-	for k, h := range ks.hist {
-		c.hist[k] = h[:len(h):len(h)]
+// own makes a shared index this keyspace's own before a change, in
+// O(keys). Histories are append-only and their entries are never modified,
+// so the copy still shares them, capped so that an append on either side
+// reallocates instead of writing into the other.
+func (ks *keyspace) own() {
+	if !ks.cow {
+		return
 	}
-	return c
+	hist := make(map[string][]entry, len(ks.hist))
+	for k, h := range ks.hist {
+		hist[k] = h[:len(h):len(h)]
+	}
+	ks.keys, ks.hist, ks.cow = append([]string(nil), ks.keys...), hist, false
 }
 
 // at returns the version of key visible at revision rev, or nil when the
@@ -116,6 +121,7 @@ func (ks keyspace) live(sp span, rev int64, limit int) (kvs []KeyValue, count in
 
 // append records a write, adding the key to the sorted index if new.
 func (ks *keyspace) append(key string, e entry) {
+	ks.own()
 	h, ok := ks.hist[key]
 	if !ok {
 		i := sort.SearchStrings(ks.keys, key)
@@ -130,6 +136,7 @@ func (ks *keyspace) append(key string, e entry) {
 // each key, the writes before its last write at or below rev, and that last
 // write too when it is a delete. Keys left without history leave the index.
 func (ks *keyspace) compact(rev int64) {
+	ks.own()
 	kept := ks.keys[:0]
 	for _, k := range ks.keys {
 		h := ks.hist[k]

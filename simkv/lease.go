@@ -47,12 +47,14 @@ func deadlineAfter(from simclock.Time, ttl int64) simclock.Time {
 }
 
 func (s *Store) attach(id int64, key string) {
+	s.ownLeases()
 	if l := s.leases[id]; l != nil {
 		l.keys[key] = true
 	}
 }
 
 func (s *Store) detach(id int64, key string) {
+	s.ownLeases()
 	if l := s.leases[id]; l != nil {
 		delete(l.keys, key)
 	}
@@ -88,6 +90,7 @@ func (s *Store) leaseGrant(now simclock.Time, r *LeaseGrantRequest) (*LeaseGrant
 		return nil, ErrLeaseExist
 	}
 	ttl := max(r.TTL, s.cfg.MinLeaseTTL)
+	s.ownLeases()
 	s.leases[id] = &lease{id: id, ttl: ttl, deadline: deadlineAfter(now, ttl), keys: map[string]bool{}}
 	return &LeaseGrantResponse{Header: s.header(), ID: id, TTL: ttl}, nil
 }
@@ -103,6 +106,7 @@ func (s *Store) leaseRevoke(r *LeaseRevokeRequest) (*LeaseRevokeResponse, error)
 
 // revoke deletes the lease's keys in key order, in one write, and drops it.
 func (s *Store) revoke(id int64) {
+	s.ownLeases()
 	l := s.leases[id]
 	w := s.newWriter()
 	for _, k := range l.sortedKeys() {
@@ -123,6 +127,8 @@ func (s *Store) leaseKeepAlive(now simclock.Time, r *LeaseKeepAliveRequest) *Lea
 	if l == nil || l.deadline <= now {
 		return resp
 	}
+	s.ownLeases()
+	l = s.leases[r.ID]
 	l.deadline = deadlineAfter(now, l.ttl)
 	resp.TTL = l.ttl
 	return resp
@@ -216,6 +222,7 @@ func (s *Store) NextLeaseDeadline() (simclock.Time, bool) {
 // lessor does when a new leader takes over (Promote): no lease expires
 // because of an election.
 func (s *Store) RefreshLeases(until simclock.Time) {
+	s.ownLeases()
 	for _, l := range s.leases {
 		l.deadline = deadlineAfter(until, l.ttl)
 	}

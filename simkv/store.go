@@ -37,6 +37,7 @@ type Store struct {
 	compactRev int64 // -1 until the first compaction, as in etcd
 	ks         keyspace
 	leases     map[int64]*lease
+	leasesCOW  bool   // leases (map and values) may be shared with a clone: copy before changing
 	leaseSeq   uint64 // how many ids were drawn for ID-0 grants
 	log        []revEvents
 	watch      watchState
@@ -76,18 +77,29 @@ func (s *Store) CompactRevision() int64 {
 	return s.compactRev
 }
 
-// Clone returns a deep copy of the store, watches and pending watch
-// responses included.
+// Clone returns a copy of the store, watches and pending watch responses
+// included, that behaves as a deep copy. The key index and the leases are
+// shared copy-on-write: a linearizability check clones the model store at
+// every step it tries, and most steps (reads, refused writes) change
+// nothing, so the copy is made only by the first change on either side.
 func (s *Store) Clone() *Store {
+	s.ks.cow, s.leasesCOW = true, true
 	c := *s
-	c.ks = s.ks.clone()
-	c.leases = make(map[int64]*lease, len(s.leases))
-	for id, l := range s.leases {
-		c.leases[id] = l.clone()
-	}
 	c.log = s.log[:len(s.log):len(s.log)] // append-only, shared like histories
 	c.watch = s.watch.clone()
 	return &c
+}
+
+// ownLeases makes the leases this store's own before it changes one.
+func (s *Store) ownLeases() {
+	if !s.leasesCOW {
+		return
+	}
+	own := make(map[int64]*lease, len(s.leases))
+	for id, l := range s.leases {
+		own[id] = l.clone()
+	}
+	s.leases, s.leasesCOW = own, false
 }
 
 // Apply applies one request at virtual time now and returns etcd's answer.

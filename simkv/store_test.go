@@ -357,6 +357,49 @@ func TestCloneIsIndependent(t *testing.T) {
 	}
 }
 
+// Clone shares the key index and the leases copy-on-write: every kind of
+// change, on either side, must leave the other side as it was.
+func TestCloneIsCopyOnWrite(t *testing.T) {
+	changes := map[string]func(s *Store){
+		"put":       func(s *Store) { s.Apply(0, Request{Put: &PutRequest{Key: b("a"), Value: b("9")}}) },
+		"delete":    func(s *Store) { s.Apply(0, Request{DeleteRange: &DeleteRangeRequest{Key: b("a")}}) },
+		"attach":    func(s *Store) { s.Apply(0, Request{Put: &PutRequest{Key: b("c"), Lease: 3}}) },
+		"detach":    func(s *Store) { s.Apply(0, Request{DeleteRange: &DeleteRangeRequest{Key: b("b")}}) },
+		"grant":     func(s *Store) { s.Apply(0, Request{LeaseGrant: &LeaseGrantRequest{ID: 4, TTL: 10}}) },
+		"revoke":    func(s *Store) { s.Apply(0, Request{LeaseRevoke: &LeaseRevokeRequest{ID: 3}}) },
+		"keepalive": func(s *Store) { s.Apply(simclock.Time(time.Second), Request{LeaseKeepAlive: &LeaseKeepAliveRequest{ID: 3}}) },
+		"refresh":   func(s *Store) { s.RefreshLeases(simclock.Time(5 * time.Second)) },
+		"expire":    func(s *Store) { s.ExpireLeases(simclock.Time(time.Hour)) },
+		"compact":   func(s *Store) { s.Apply(0, Request{Compact: &CompactRequest{Revision: 3}}) },
+	}
+	base := func() *Store {
+		s := NewStore(StoreConfig{})
+		put(t, s, "a", "1")
+		put(t, s, "a", "2")
+		mustApply(t, s, 0, Request{LeaseGrant: &LeaseGrantRequest{ID: 3, TTL: 10}})
+		mustApply(t, s, 0, Request{Put: &PutRequest{Key: b("b"), Value: b("x"), Lease: 3}})
+		return s
+	}
+	for name, change := range changes {
+		for _, side := range []string{"original", "clone"} {
+			s := base()
+			c := s.Clone()
+			changed, other := s, c
+			if side == "clone" {
+				changed, other = c, s
+			}
+			before := other.Fingerprint()
+			change(changed)
+			if changed.Fingerprint() == before {
+				t.Fatalf("%s on the %s changed nothing: the test shows nothing", name, side)
+			}
+			if other.Fingerprint() != before {
+				t.Fatalf("%s on the %s reached the other side", name, side)
+			}
+		}
+	}
+}
+
 func TestStrings(t *testing.T) {
 	req := Request{Txn: &TxnRequest{
 		Compare: []Compare{{Key: b("k"), Target: CompareMod, Result: CompareLess, ModRevision: 4}},
