@@ -37,12 +37,12 @@ type Inbound struct {
 	Group int
 	Req   any
 	From  string
-	reply func(resp any, err error)
+	call  *pending
 }
 
 // Reply answers the request (at most once matters; later calls are
 // ignored by the caller).
-func (in *Inbound) Reply(resp any, err error) { in.reply(resp, err) }
+func (in *Inbound) Reply(resp any, err error) { in.call.reply(resp, err) }
 
 // Network carries requests to group leaders.
 type Network struct {
@@ -64,12 +64,24 @@ func (n *Network) SetFaults(f Faults) { n.faults = f }
 // Stats returns the counters.
 func (n *Network) Stats() Stats { return n.stats }
 
-type answer struct {
-	resp any
-	err  error
-}
-
 func (n *Network) latency() time.Duration { return n.faults.Latency(n.choices) }
+
+// pending is one call in flight: the request as the leader receives it and
+// what the caller waits with, in one allocation.
+type pending struct {
+	n        *Network
+	ctx      *simclock.Context // the caller's
+	in       Inbound
+	to       simclock.ActorID
+	lat      time.Duration // the request's way there
+	timeout  time.Duration
+	loseReq  bool
+	loseResp bool
+	resume   func(any)
+	deadline simclock.Timer
+	resp     any
+	err      error
+}
 
 // Call sends req to group's leader from inside task t and waits for the
 // answer or the deadline.
@@ -83,33 +95,52 @@ func (n *Network) Call(t *simclock.Task, group int, req any) (any, error) {
 		return nil, errs.ErrNoLeader
 	}
 	drawn := n.faults.Draw(n.choices)
-	lat := drawn.Latency
-	loseReq, loseResp := drawn.Fate == fate.LostRequest, drawn.Fate == fate.LostResponse
 	if drawn.Delayed {
 		n.stats.Delayed++
 	}
-	timeout := n.faults.TimeoutOr(defaultTimeout)
-	a := t.Await(func(resume func(any)) {
-		deadline := ctx.Defer(timeout, func(*simclock.Context) {
-			n.stats.Timeouts++
-			resume(answer{err: errs.ErrTimeout})
-		})
-		if loseReq {
-			n.stats.LostRequests++
-			return
-		}
-		in := &Inbound{Group: group, Req: req, From: ctx.Name()}
-		in.reply = func(resp any, err error) {
-			if loseResp {
-				n.stats.LostResponses++
-				return
-			}
-			ctx.Defer(n.latency(), func(*simclock.Context) {
-				deadline.Cancel()
-				resume(answer{resp, err})
-			})
-		}
-		n.loop.Send(to, in, lat)
-	}).(answer)
-	return a.resp, a.err
+	p := &pending{n: n, ctx: ctx, to: to, lat: drawn.Latency, timeout: n.faults.TimeoutOr(defaultTimeout),
+		loseReq: drawn.Fate == fate.LostRequest, loseResp: drawn.Fate == fate.LostResponse}
+	p.in = Inbound{Group: group, Req: req, From: ctx.Name(), call: p}
+	t.Await(p.send)
+	return p.resp, p.err
+}
+
+// send starts the call once the task has parked: the caller's deadline,
+// then the request, unless the network loses it.
+func (p *pending) send(resume func(any)) {
+	p.resume = resume
+	p.deadline = p.ctx.Defer(p.timeout, p.timedOut)
+	if p.loseReq {
+		p.n.stats.LostRequests++
+		return
+	}
+	p.n.loop.Send(p.to, &p.in, p.lat)
+}
+
+func (p *pending) timedOut(*simclock.Context) {
+	p.n.stats.Timeouts++
+	p.answer(nil, errs.ErrTimeout)
+}
+
+// reply carries the leader's answer back, unless the network loses it.
+func (p *pending) reply(resp any, err error) {
+	if p.loseResp {
+		p.n.stats.LostResponses++
+		return
+	}
+	p.ctx.Defer(p.n.latency(), func(*simclock.Context) {
+		p.deadline.Cancel()
+		p.answer(resp, err)
+	})
+}
+
+// answer resumes the caller with the first answer (or timeout) to arrive;
+// the task ignores later resumptions, so later answers change nothing.
+func (p *pending) answer(resp any, err error) {
+	if p.resume == nil {
+		return
+	}
+	p.resp, p.err = resp, err
+	p.resume(nil)
+	p.resume = nil
 }
