@@ -33,15 +33,29 @@ func (c *Client) Do(ctx *simclock.Context, req Request, reply func(ctx *simclock
 
 // Call sends req from inside a task and parks the task until the answer.
 func (c *Client) Call(t *simclock.Task, req Request) (Response, error) {
-	var resp Response
-	var err error
-	t.Await(func(resume func(any)) {
-		c.Do(t.Context(), req, func(_ *simclock.Context, r Response, e error) {
-			resp, err = r, e
-			resume(nil)
-		})
-	})
-	return resp, err
+	w := &waiting{c: c, t: t, req: req}
+	t.Await(w.send)
+	return w.resp, w.err
+}
+
+// waiting is a task's call in flight: the request, then its answer.
+type waiting struct {
+	c      *Client
+	t      *simclock.Task
+	req    Request
+	resume func(any)
+	resp   Response
+	err    error
+}
+
+func (w *waiting) send(resume func(any)) {
+	w.resume = resume
+	w.c.Do(w.t.Context(), w.req, w.done)
+}
+
+func (w *waiting) done(_ *simclock.Context, r Response, e error) {
+	w.resp, w.err = r, e
+	w.resume(nil)
 }
 
 // In returns the synchronous KV view of the client for a task.
