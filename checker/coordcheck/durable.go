@@ -41,11 +41,12 @@ type Durable struct {
 	cooldown coord.LogicalDuration
 	history  *History
 
-	calls map[uint64]*Request // in-flight call id -> the request that sent it
-	cache map[string]cachedKV
-	keys  []string // the cached keys, sorted (the namespace's key order)
-	prev  *coord.Snapshot
-	err   *property.Violation
+	calls   map[uint64]*Request // in-flight call id -> the request that sent it
+	cache   map[string]*cachedKV
+	keys    []string    // the cached keys, sorted (the namespace's key order)
+	entries []*cachedKV // the cached records, in the order of keys
+	prev    *coord.Snapshot
+	err     *property.Violation
 
 	// Listeners, called after each checked change (nil: none).
 	onChange []func(prev, next *coord.Snapshot, at simclock.Time, seq uint64)
@@ -66,7 +67,7 @@ type cachedKV struct {
 // logical unit is unit of virtual time and claims must be cooldown apart.
 func NewDurable(store *simkv.Store, ns string, unit time.Duration, cooldown coord.LogicalDuration, h *History) *Durable {
 	d := &Durable{store: store, ns: []byte(ns), unit: unit, cooldown: cooldown, history: h,
-		calls: map[uint64]*Request{}, cache: map[string]cachedKV{}}
+		calls: map[uint64]*Request{}, cache: map[string]*cachedKV{}}
 	d.prev = &coord.Snapshot{}
 	return d
 }
@@ -221,10 +222,37 @@ func (d *Durable) read(req simkv.Request, resp simkv.Response) (*coord.Snapshot,
 	if v != nil {
 		return nil, nil, v
 	}
-	next := &coord.Snapshot{}
-	var active []coord.EtcdKey
-	for _, k := range d.keys {
-		c := d.cache[k]
+	next, active := d.snapshot()
+	return next, changed, checkActiveIndex(next, active)
+}
+
+// snapshot builds the durable state from the cache, each kind's records in
+// key order, every slice allocated once at its final size: a record is
+// hundreds of bytes, and the state is rebuilt after every write.
+func (d *Durable) snapshot() (*coord.Snapshot, []coord.EtcdKey) {
+	var runs, shards, owners, claims, active int
+	for _, c := range d.entries {
+		switch c.key.Kind {
+		case coord.KeyRun:
+			runs++
+		case coord.KeyShard:
+			shards++
+		case coord.KeyOwner:
+			owners++
+		case coord.KeyClaim:
+			claims++
+		case coord.KeyActiveRun:
+			active++
+		}
+	}
+	next := &coord.Snapshot{
+		Runs:     make([]coord.RunRecord, 0, runs),
+		Shards:   make([]coord.ShardRecord, 0, shards),
+		Bindings: make([]coord.TenantBinding, 0, owners),
+		Claims:   make([]coord.TenantClaim, 0, claims),
+	}
+	keys := make([]coord.EtcdKey, 0, active)
+	for _, c := range d.entries {
 		switch c.key.Kind {
 		case coord.KeyRun:
 			next.Runs = append(next.Runs, c.run)
@@ -235,10 +263,10 @@ func (d *Durable) read(req simkv.Request, resp simkv.Response) (*coord.Snapshot,
 		case coord.KeyClaim:
 			next.Claims = append(next.Claims, coord.TenantClaim{Tenant: c.key.Tenant, Claim: c.claim})
 		case coord.KeyActiveRun:
-			active = append(active, c.key)
+			keys = append(keys, c.key)
 		}
 	}
-	return next, changed, checkActiveIndex(next, active)
+	return next, keys
 }
 
 // writtenKeys lists the keys a write request may have changed, when the
@@ -331,20 +359,23 @@ func (d *Durable) refreshAll() ([]string, *property.Violation) {
 // learn caches kv, decoding it if its mod revision moved; it reports
 // whether it changed.
 func (d *Durable) learn(kv *simkv.KeyValue) (bool, *property.Violation) {
-	k := string(kv.Key)
-	c, ok := d.cache[k]
-	if ok && c.mod == kv.ModRevision {
+	old, ok := d.cache[string(kv.Key)]
+	if ok && old.mod == kv.ModRevision {
 		return false, nil
 	}
 	c, v := d.decode(kv)
 	if v != nil {
 		return false, v
 	}
-	if !ok {
-		i, _ := slices.BinarySearch(d.keys, k)
-		d.keys = slices.Insert(d.keys, i, k)
+	if ok {
+		*old = c
+		return true, nil
 	}
-	d.cache[k] = c
+	k := string(kv.Key)
+	i, _ := slices.BinarySearch(d.keys, k)
+	d.keys = slices.Insert(d.keys, i, k)
+	d.entries = slices.Insert(d.entries, i, &c)
+	d.cache[k] = &c
 	return true, nil
 }
 
@@ -356,6 +387,7 @@ func (d *Durable) forget(k string) bool {
 	delete(d.cache, k)
 	if i, found := slices.BinarySearch(d.keys, k); found {
 		d.keys = slices.Delete(d.keys, i, i+1)
+		d.entries = slices.Delete(d.entries, i, i+1)
 	}
 	return true
 }
