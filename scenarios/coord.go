@@ -101,6 +101,22 @@ type coordEnv struct {
 	stalls  nemesis.Stalls
 	// instances counts the coordinators built so far (nextInstance).
 	instances uint64
+	// opStats holds the counter name of each request kind ("op_claim"),
+	// made once rather than per request.
+	opStats map[coordcheck.RequestKind]string
+}
+
+// opStat returns the name of the counter of requests of kind k.
+func (env *coordEnv) opStat(k coordcheck.RequestKind) string {
+	name, ok := env.opStats[k]
+	if !ok {
+		if env.opStats == nil {
+			env.opStats = map[coordcheck.RequestKind]string{}
+		}
+		name = "op_" + k.String()
+		env.opStats[k] = name
+	}
+	return name
 }
 
 // allRunsTerminal asks the coordinator whether every run has ended.

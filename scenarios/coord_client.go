@@ -70,8 +70,10 @@ func (c *coordCaller) do(op coordcheck.Request, call func(o *coordcheck.Answer) 
 		}
 	}
 	c.env.history.End(o, c.t.Now(), out)
-	c.t.Context().Log("coord."+op.Kind.String(), o.String())
-	c.env.w.Count("op_"+op.Kind.String(), 1)
+	d := c.t.Context().Rec(op.Kind.RecordKind())
+	o.AppendDetail(d)
+	d.End()
+	c.env.w.Count(c.env.opStat(op.Kind), 1)
 	switch {
 	case out.Ambiguous:
 		c.env.w.Count("op_ambiguous", 1)

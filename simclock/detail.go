@@ -18,7 +18,8 @@ import (
 //
 // Text rendering: fields of one group are separated by a space; a named
 // field renders as name=value, an unnamed one as its value; a flag as its
-// name; a group as name(fields); integers in decimal, durations as
+// name; a group as name(fields); integers in decimal (Hex ones in
+// hexadecimal), durations as
 // time.Duration prints them; byte strings quoted when every byte is
 // printable ASCII and as 0x-prefixed hex otherwise; strings bare when they
 // are one plain word, quoted otherwise; text verbatim.
@@ -48,6 +49,7 @@ const (
 	tagOpen              // name
 	tagClose             // (nothing)
 	tagText              // uvarint length, bytes: verbatim text
+	tagHex               // name, uvarint: an identifier shown in hexadecimal
 )
 
 // NewDetail returns an empty free-standing detail, for rendering a value's
@@ -71,6 +73,14 @@ func (d *Detail) Uint(name string, v uint64) *Detail {
 func (d *Detail) Int(name string, v int64) *Detail {
 	d.name(tagInt, name)
 	d.b = binary.AppendVarint(d.b, v)
+	return d
+}
+
+// Hex adds an unsigned integer field shown in hexadecimal (identifiers that
+// are printed that way elsewhere).
+func (d *Detail) Hex(name string, v uint64) *Detail {
+	d.name(tagHex, name)
+	d.b = binary.AppendUvarint(d.b, v)
 	return d
 }
 
@@ -225,7 +235,7 @@ func (r *detailReader) render(sb *strings.Builder) {
 			sb.Write(r.bytes())
 			continue
 		}
-		if tag == tagEnd || tag > tagText {
+		if tag == tagEnd || tag > tagHex {
 			r.bad = true
 			break
 		}
@@ -259,6 +269,8 @@ func (r *detailReader) field(sb *strings.Builder, tag byte, name []byte) {
 	switch tag {
 	case tagUint:
 		sb.Write(strconv.AppendUint(buf[:0], r.uvarint(), 10))
+	case tagHex:
+		sb.Write(strconv.AppendUint(buf[:0], r.uvarint(), 16))
 	case tagInt:
 		sb.Write(strconv.AppendInt(buf[:0], r.varint(), 10))
 	case tagDur:

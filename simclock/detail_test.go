@@ -16,6 +16,7 @@ import (
 func TestDetailRendersEveryKindOfField(t *testing.T) {
 	d := NewDetail().
 		Uint("call", 7).
+		Hex("shard", 0xbe0e).
 		Int("rev", -3).
 		Dur("in", 1500*time.Microsecond).
 		Open("put").Bytes("", []byte("/a/b")).Bytes("", []byte{0, 0xff, 'x'}).Flag("prev").Close().
@@ -26,7 +27,7 @@ func TestDetailRendersEveryKindOfField(t *testing.T) {
 		Open("empty").Close().
 		Bytes("q", []byte(`a"b`)).
 		Text("free -> text")
-	want := `call=7 rev=-3 in=1.5ms put("/a/b" 0x00ff78 prev) err="etcdserver: leader changed" fate=lost-request empty() q=0x612262 free -> text`
+	want := `call=7 shard=be0e rev=-3 in=1.5ms put("/a/b" 0x00ff78 prev) err="etcdserver: leader changed" fate=lost-request empty() q=0x612262 free -> text`
 	if got := d.String(); got != want {
 		t.Fatalf("rendered\n%s\nwant\n%s", got, want)
 	}
@@ -37,6 +38,7 @@ func TestDetailBinaryIsUnambiguous(t *testing.T) {
 	pairs := [][2]*Detail{
 		{NewDetail().Str("a", "bc"), NewDetail().Str("ab", "c")},
 		{NewDetail().Uint("n", 1), NewDetail().Int("n", 1)},
+		{NewDetail().Uint("n", 1), NewDetail().Hex("n", 1)},
 		{NewDetail().Bytes("", []byte("x")), NewDetail().Str("", "x")},
 		{NewDetail().Open("g").Flag("f").Close().Flag("h"), NewDetail().Open("g").Flag("f").Flag("h").Close()},
 	}

@@ -41,6 +41,22 @@ func (k RequestKind) String() string {
 	return "coord-op(?)"
 }
 
+// RecordKind is the kind of the trace record a request of kind k leaves:
+// "coord." and the kind's name.
+func (k RequestKind) RecordKind() string {
+	if k < reqKindEnd {
+		return recordKinds[k]
+	}
+	return "coord.?"
+}
+
+var recordKinds = func() (out [reqKindEnd]string) {
+	for k := range out {
+		out[k] = "coord." + requestKindNames[k]
+	}
+	return out
+}()
+
 // Gated reports whether the request presents a lease.
 func (k RequestKind) Gated() bool { return k >= ReqRenew && k <= ReqSplitResidual }
 
@@ -121,6 +137,32 @@ func (o *Request) String() string {
 		s += " -> " + o.Out.Outcome.String()
 	}
 	return s
+}
+
+// AppendDetail adds the request to a trace record as typed fields: its
+// id, caller, logical time, target (tenant prefix, run, shard), fence, op
+// id and outcome, the same facts String gives a report.
+func (o *Request) AppendDetail(d *simclock.Detail) {
+	d.Uint("id", o.ID).Str("by", o.Actor).Int("now", int64(o.Now))
+	if t, k, ok := o.Target(); ok {
+		d.Bytes("tenant", t[:3]).Hex("run", uint64(k.Run)).Hex("shard", uint64(k.Shard))
+	}
+	if o.Kind.Gated() {
+		d.Uint("fence", uint64(o.Lease.Fence))
+	}
+	if o.Op != 0 {
+		d.Hex("op", uint64(o.Op))
+	}
+	switch {
+	case !o.Out.Done:
+		d.Str("out", "open")
+	case o.Out.Ambiguous:
+		d.Str("out", "ambiguous")
+	case o.Out.Code != 0:
+		d.Str("out", o.Out.Code.String())
+	default:
+		d.Str("out", o.Out.Outcome.String())
+	}
 }
 
 // ShardRef names a shard across tenants.
