@@ -118,8 +118,10 @@ func (ix stateIndex) shard(t coord.TenantID, run coord.RunID, id coord.ShardID) 
 //   - C.SplitCoverage: the unsplit shards of each root's tree tile one
 //     contiguous range from the root's start, without overlap;
 //   - C.MutualExclusion: an owner binding agrees with its record's lease.
-func CheckState(s *coord.Snapshot) *property.Violation {
-	ix := indexState(s)
+func CheckState(s *coord.Snapshot) *property.Violation { return checkState(s, indexState(s)) }
+
+// checkState is CheckState over an index of s already built.
+func checkState(s *coord.Snapshot, ix stateIndex) *property.Violation {
 	for i := range s.Runs {
 		r := &s.Runs[i]
 		if why := runInvariant(r); why != "" {
@@ -355,10 +357,10 @@ func checkTiling(ix stateIndex, root *coord.ShardRecord) *property.Violation {
 //     appends to its spawned list; a run keeps its configuration and
 //     manifest and takes only its lifecycle's transitions.
 func CheckStep(prev, next *coord.Snapshot) *property.Violation {
-	if v := CheckState(next); v != nil {
+	ix := indexState(next) // built once, for the state and the step checks
+	if v := checkState(next, ix); v != nil {
 		return v
 	}
-	ix := indexState(next)
 	for i := range prev.Shards {
 		p := &prev.Shards[i]
 		n, ok := ix.shards[ShardRef{p.Tenant, p.Key()}]
