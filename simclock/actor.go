@@ -146,8 +146,26 @@ func (s *actorSlot) context(l *Loop, id ActorID) *Context {
 // Send delivers msg to actor to after delay, from outside any actor (the
 // nemesis, a scenario driver, the KV server).
 func (l *Loop) Send(to ActorID, msg any, delay time.Duration) {
-	s := l.actors[to]
-	l.deliver(to, s.incarnation, delay, func(ctx *Context) { s.actor.Receive(ctx, msg) })
+	l.post(to, l.actors[to].incarnation, delay, msg)
+}
+
+// post schedules msg for the actor's incarnation inc after d: deliver with
+// the actor's Receive as the callback, without a closure for it.
+func (l *Loop) post(id ActorID, inc uint64, d time.Duration, msg any) Timer {
+	return l.After(d, func() { l.receive(id, inc, msg) })
+}
+
+// receive hands msg to the actor, if the incarnation inc is still up.
+func (l *Loop) receive(id ActorID, inc uint64, msg any) {
+	s := l.actors[id]
+	if s.down || s.incarnation != inc {
+		return
+	}
+	if s.paused {
+		s.held = append(s.held, func() { l.receive(id, inc, msg) })
+		return
+	}
+	s.actor.Receive(s.context(l, id), msg)
 }
 
 // Context is an actor's handle on the world while it handles one event.
@@ -186,7 +204,7 @@ func (c *Context) Send(to ActorID, msg any, delay time.Duration) { c.loop.Send(t
 // timer dies with the incarnation and waits while the actor is paused.
 func (c *Context) After(d time.Duration, msg any) Timer {
 	d = c.loop.actors[c.id].clock.RealDuration(d)
-	return c.Defer(d, func(ctx *Context) { c.loop.actors[c.id].actor.Receive(ctx, msg) })
+	return c.loop.post(c.id, c.inc, d, msg)
 }
 
 // Defer runs fn as an event of this actor's current incarnation after d of

@@ -23,6 +23,8 @@ type Task struct {
 	yield func(struct{}) bool
 
 	register   func(resume func(any)) // set by Await before yielding
+	sleepFor   time.Duration          // the virtual time the current Sleep waits
+	sleepReg   func(resume func(any)) // t.registerSleep, made once per task
 	value      any                    // the value Await returns
 	token      uint64                 // identifies the current Await
 	fired      bool                   // the current Await was resumed
@@ -94,10 +96,17 @@ func (t *Task) Await(register func(resume func(any))) any {
 // Sleep parks the task for d, measured on the owning actor's clock.
 func (t *Task) Sleep(d time.Duration) {
 	c := t.ctx
-	real := c.loop.actors[c.id].clock.RealDuration(d)
-	t.Await(func(resume func(any)) {
-		c.Defer(real, func(*Context) { resume(nil) })
-	})
+	t.sleepFor = c.loop.actors[c.id].clock.RealDuration(d)
+	if t.sleepReg == nil {
+		t.sleepReg = t.registerSleep
+	}
+	t.Await(t.sleepReg)
+}
+
+// registerSleep wakes the task once sleepFor has passed. Protocol code
+// sleeps between every retry, so Sleep reuses one registration per task.
+func (t *Task) registerSleep(resume func(any)) {
+	t.ctx.Defer(t.sleepFor, func(*Context) { resume(nil) })
 }
 
 // step runs the task until it parks or ends, then hands its registration the
