@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"sync"
 
-	"lukechampine.com/blake3"
+	"github.com/zeebo/blake3"
 )
 
 // hashDomain is a domain-separated 64-bit blake3 hash: a keyed blake3 whose
@@ -19,18 +19,25 @@ type hashDomain struct {
 
 func newHashDomain(context string) *hashDomain {
 	d := &hashDomain{}
-	blake3.DeriveKey(d.key[:], context, nil)
-	d.pool.New = func() any { return blake3.New(8, d.key[:]) }
+	blake3.DeriveKey(context, nil, d.key[:])
+	d.pool.New = func() any {
+		h, err := blake3.NewKeyed(d.key[:])
+		if err != nil {
+			panic(err) // the key is 32 bytes by construction
+		}
+		return h
+	}
 	return d
 }
 
-// sum64 returns the first 8 bytes of the keyed hash of in, little-endian.
+// sum64 returns the first 8 bytes of the keyed hash of in, little-endian
+// (blake3's output is extendable: its first 8 bytes are the 8-byte hash).
 func (d *hashDomain) sum64(in []byte) uint64 {
 	h := d.pool.Get().(*blake3.Hasher)
 	h.Reset()
 	h.Write(in)
-	var out [8]byte
+	var out [32]byte
 	h.Sum(out[:0])
 	d.pool.Put(h)
-	return binary.LittleEndian.Uint64(out[:])
+	return binary.LittleEndian.Uint64(out[:8])
 }
