@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"shardsim/fate"
 	"shardsim/simclock"
 	"shardsim/simkv"
 )
@@ -42,8 +43,8 @@ type Chaos struct {
 	Faults  []Fault
 	Tick    time.Duration // how often the nemesis decides
 	HealAt  simclock.Time
-	Servers []*simkv.Server   // KV servers whose partitions heal and which turn Quiet
-	Quiet   simkv.FaultConfig // the KV servers' request faults after the heal
+	Servers []*simkv.Server // KV servers whose partitions heal and which turn Quiet
+	Quiet   fate.Config     // the KV servers' request faults after the heal
 	OnHeal  func(ctx *simclock.Context)
 
 	crashed []simclock.ActorID // in crash order

@@ -3,6 +3,7 @@ package nemesis
 import (
 	"time"
 
+	"shardsim/fate"
 	"shardsim/simclock"
 	"shardsim/simkv"
 )
@@ -21,20 +22,18 @@ type CoordProfile struct {
 
 // CoordFaults is one run's drawn fault mix for a coordination world.
 type CoordFaults struct {
-	Net     simkv.FaultConfig // request faults of the simulated etcd
-	Rates   Rates             // the Standard fault mix of the Chaos actor
-	Stalls  Stalls            // stalls of single worker tasks
-	MaxSkew time.Duration     // bound of every worker clock (and of a clock jump)
+	Net     fate.Config   // request faults of the simulated etcd
+	Rates   Rates         // the Standard fault mix of the Chaos actor
+	Stalls  Stalls        // stalls of single worker tasks
+	MaxSkew time.Duration // bound of every worker clock (and of a clock jump)
 }
 
 // DrawCoordFaults draws a run's fault mix from the swarm: each kind on or
 // off, and its rate. leaseFor is the lease duration in virtual time, which
 // sizes stalls and storms so that they outlive leases.
 func DrawCoordFaults(sw *Swarm, p CoordProfile, leaseFor time.Duration) CoordFaults {
-	f := CoordFaults{Net: simkv.DefaultFaults(), MaxSkew: p.MaxSkew}
-	f.Net.LoseRequest = sw.Rate("lose_request", p.NetOn, 0.002, 0.05)
-	f.Net.LoseResponse = sw.Rate("lose_response", p.NetOn, 0.002, 0.05)
-	f.Net.Delay = sw.Rate("delay", p.NetOn, 0.005, 0.1)
+	f := CoordFaults{MaxSkew: p.MaxSkew}
+	f.Net = DrawRequestFaults(sw, "", RequestFaultRange{On: p.NetOn, MinLose: 0.002, MaxLose: 0.05, MinDelay: 0.005, MaxDelay: 0.1}, simkv.DefaultFaults())
 	f.Net.MaxDelay = leaseFor
 	f.Net.Timeout = 500 * time.Millisecond
 	f.Rates.Crash = sw.Rate("crash", p.CrashOn, p.MaxCrash/10, p.MaxCrash)

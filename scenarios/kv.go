@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"shardsim/checker/kvcheck"
+	"shardsim/fate"
 	"shardsim/model/bugs"
 	"shardsim/nemesis"
 	"shardsim/property"
@@ -34,9 +35,9 @@ const kvHealAt = simclock.Time(20 * time.Second)
 // kvOptions is everything a kv run draws: its shape, workload and fault mix.
 type kvOptions struct {
 	clients, opsPerClient, keys int
-	faults                      simkv.FaultConfig // request faults of the server
-	partition, leaderChange     float64           // nemesis rates per tick
-	leases, compact             bool              // workload mix
+	faults                      fate.Config // request faults of the server
+	partition, leaderChange     float64     // nemesis rates per tick
+	leases, compact             bool        // workload mix
 }
 
 // drawKVOptions draws every option of a kv run, in a fixed order, from the
@@ -49,9 +50,7 @@ func drawKVOptions(sw *nemesis.Swarm) kvOptions {
 		keys:         sw.Int("keys", 2, 6),
 		faults:       simkv.DefaultFaults(),
 	}
-	o.faults.LoseRequest = sw.Rate("lose_request", 0.5, 0.005, 0.1)
-	o.faults.LoseResponse = sw.Rate("lose_response", 0.5, 0.005, 0.1)
-	o.faults.Delay = sw.Rate("delay", 0.5, 0.01, 0.2)
+	o.faults = nemesis.DrawRequestFaults(sw, "", nemesis.RequestFaultRange{On: 0.5, MinLose: 0.005, MaxLose: 0.1, MinDelay: 0.01, MaxDelay: 0.2}, o.faults)
 	o.faults.MaxDelay = 2 * time.Second
 	o.partition = sw.Rate("partition", 0.4, 0.02, 0.2)
 	o.leaderChange = sw.Rate("leader_change", 0.4, 0.01, 0.1)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"shardsim/checker/migratecheck"
+	"shardsim/fate"
 	"shardsim/model/bugs"
 	"shardsim/model/migrate"
 	"shardsim/model/migrate/catalog"
@@ -89,8 +90,8 @@ type migrateOptions struct {
 	watchLag              time.Duration
 	workload              *migrateWorkload
 	protocol              migrate.Config
-	groupNet              rpc.Faults        // the group network's request faults
-	metaNet               simkv.FaultConfig // the metadata store's request faults
+	groupNet              fate.Config // the group network's request faults
+	metaNet               fate.Config // the metadata store's request faults
 	groups                group.Config
 	leader, crash, pause  float64 // nemesis rates per tick
 	skew, metaPartition   float64
@@ -148,16 +149,10 @@ func drawMigrateOptions(sw *nemesis.Swarm, kind migrateKind) migrateOptions {
 
 // drawMigrateNets draws the request faults of the group network and of
 // the metadata store.
-func drawMigrateNets(sw *nemesis.Swarm) (rpc.Faults, simkv.FaultConfig) {
-	nf := rpc.Quiet()
-	nf.LoseRequest = sw.Rate("net_lose_request", 0.5, 0.005, 0.05)
-	nf.LoseResponse = sw.Rate("net_lose_response", 0.5, 0.005, 0.05)
-	nf.Delay = sw.Rate("net_delay", 0.5, 0.01, 0.1)
+func drawMigrateNets(sw *nemesis.Swarm) (fate.Config, fate.Config) {
+	nf := nemesis.DrawRequestFaults(sw, "net_", nemesis.RequestFaultRange{On: 0.5, MinLose: 0.005, MaxLose: 0.05, MinDelay: 0.01, MaxDelay: 0.1}, rpc.Quiet())
 	nf.MaxDelay = 300 * time.Millisecond
-	kf := simkv.DefaultFaults()
-	kf.LoseRequest = sw.Rate("meta_lose_request", 0.4, 0.005, 0.05)
-	kf.LoseResponse = sw.Rate("meta_lose_response", 0.4, 0.005, 0.05)
-	kf.Delay = sw.Rate("meta_delay", 0.4, 0.01, 0.1)
+	kf := nemesis.DrawRequestFaults(sw, "meta_", nemesis.RequestFaultRange{On: 0.4, MinLose: 0.005, MaxLose: 0.05, MinDelay: 0.01, MaxDelay: 0.1}, simkv.DefaultFaults())
 	kf.MaxDelay = 500 * time.Millisecond
 	kf.Timeout = 300 * time.Millisecond
 	return nf, kf
