@@ -118,20 +118,26 @@ func (l *Loop) Resume(id ActorID) {
 // A delivery costs one closure and the event: a busy world delivers hundreds
 // of thousands of events a second.
 func (l *Loop) deliver(id ActorID, inc uint64, d time.Duration, fn func(*Context)) Timer {
-	return l.After(d, func() { l.run(id, inc, fn) })
+	return l.After(d, func() { l.run(id, inc, fn, nil) })
 }
 
-// run hands fn the actor's context, if the incarnation inc is still up.
-func (l *Loop) run(id ActorID, inc uint64, fn func(*Context)) {
+// run is one event of the actor's incarnation inc: fn with the actor's
+// context, or, with fn nil, msg to the actor's Receive. It is dropped if
+// the incarnation is gone and held while the actor is paused.
+func (l *Loop) run(id ActorID, inc uint64, fn func(*Context), msg any) {
 	s := l.actors[id]
 	if s.down || s.incarnation != inc {
 		return
 	}
 	if s.paused {
-		s.held = append(s.held, func() { l.run(id, inc, fn) })
+		s.held = append(s.held, func() { l.run(id, inc, fn, msg) })
 		return
 	}
-	fn(s.context(l, id))
+	if fn != nil {
+		fn(s.context(l, id))
+		return
+	}
+	s.actor.Receive(s.context(l, id), msg)
 }
 
 // context returns the context of the actor's current incarnation. A
@@ -152,20 +158,7 @@ func (l *Loop) Send(to ActorID, msg any, delay time.Duration) {
 // post schedules msg for the actor's incarnation inc after d: deliver with
 // the actor's Receive as the callback, without a closure for it.
 func (l *Loop) post(id ActorID, inc uint64, d time.Duration, msg any) Timer {
-	return l.After(d, func() { l.receive(id, inc, msg) })
-}
-
-// receive hands msg to the actor, if the incarnation inc is still up.
-func (l *Loop) receive(id ActorID, inc uint64, msg any) {
-	s := l.actors[id]
-	if s.down || s.incarnation != inc {
-		return
-	}
-	if s.paused {
-		s.held = append(s.held, func() { l.receive(id, inc, msg) })
-		return
-	}
-	s.actor.Receive(s.context(l, id), msg)
+	return l.After(d, func() { l.run(id, inc, nil, msg) })
 }
 
 // Context is an actor's handle on the world while it handles one event.

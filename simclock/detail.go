@@ -186,23 +186,25 @@ type detailReader struct {
 	bad bool
 }
 
-func (r *detailReader) uvarint() uint64 {
-	v, n := binary.Uvarint(r.b)
+// skip consumes n bytes of a varint just read; n <= 0 (a bad varint)
+// marks the input malformed.
+func (r *detailReader) skip(n int) {
 	if n <= 0 {
 		r.bad, r.b = true, nil
-		return 0
+		return
 	}
 	r.b = r.b[n:]
+}
+
+func (r *detailReader) uvarint() uint64 {
+	v, n := binary.Uvarint(r.b)
+	r.skip(n)
 	return v
 }
 
 func (r *detailReader) varint() int64 {
 	v, n := binary.Varint(r.b)
-	if n <= 0 {
-		r.bad, r.b = true, nil
-		return 0
-	}
-	r.b = r.b[n:]
+	r.skip(n)
 	return v
 }
 

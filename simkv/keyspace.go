@@ -1,6 +1,7 @@
 package simkv
 
 import (
+	"slices"
 	"sort"
 )
 
@@ -124,10 +125,8 @@ func (ks *keyspace) append(key string, e entry) {
 	ks.own()
 	h, ok := ks.hist[key]
 	if !ok {
-		i := sort.SearchStrings(ks.keys, key)
-		ks.keys = append(ks.keys, "")
-		copy(ks.keys[i+1:], ks.keys[i:])
-		ks.keys[i] = key
+		i, _ := slices.BinarySearch(ks.keys, key)
+		ks.keys = slices.Insert(ks.keys, i, key)
 	}
 	ks.hist[key] = append(h, e)
 }

@@ -361,16 +361,18 @@ func TestCloneIsIndependent(t *testing.T) {
 // change, on either side, must leave the other side as it was.
 func TestCloneIsCopyOnWrite(t *testing.T) {
 	changes := map[string]func(s *Store){
-		"put":       func(s *Store) { s.Apply(0, Request{Put: &PutRequest{Key: b("a"), Value: b("9")}}) },
-		"delete":    func(s *Store) { s.Apply(0, Request{DeleteRange: &DeleteRangeRequest{Key: b("a")}}) },
-		"attach":    func(s *Store) { s.Apply(0, Request{Put: &PutRequest{Key: b("c"), Lease: 3}}) },
-		"detach":    func(s *Store) { s.Apply(0, Request{DeleteRange: &DeleteRangeRequest{Key: b("b")}}) },
-		"grant":     func(s *Store) { s.Apply(0, Request{LeaseGrant: &LeaseGrantRequest{ID: 4, TTL: 10}}) },
-		"revoke":    func(s *Store) { s.Apply(0, Request{LeaseRevoke: &LeaseRevokeRequest{ID: 3}}) },
-		"keepalive": func(s *Store) { s.Apply(simclock.Time(time.Second), Request{LeaseKeepAlive: &LeaseKeepAliveRequest{ID: 3}}) },
-		"refresh":   func(s *Store) { s.RefreshLeases(simclock.Time(5 * time.Second)) },
-		"expire":    func(s *Store) { s.ExpireLeases(simclock.Time(time.Hour)) },
-		"compact":   func(s *Store) { s.Apply(0, Request{Compact: &CompactRequest{Revision: 3}}) },
+		"put":    func(s *Store) { s.Apply(0, Request{Put: &PutRequest{Key: b("a"), Value: b("9")}}) },
+		"delete": func(s *Store) { s.Apply(0, Request{DeleteRange: &DeleteRangeRequest{Key: b("a")}}) },
+		"attach": func(s *Store) { s.Apply(0, Request{Put: &PutRequest{Key: b("c"), Lease: 3}}) },
+		"detach": func(s *Store) { s.Apply(0, Request{DeleteRange: &DeleteRangeRequest{Key: b("b")}}) },
+		"grant":  func(s *Store) { s.Apply(0, Request{LeaseGrant: &LeaseGrantRequest{ID: 4, TTL: 10}}) },
+		"revoke": func(s *Store) { s.Apply(0, Request{LeaseRevoke: &LeaseRevokeRequest{ID: 3}}) },
+		"keepalive": func(s *Store) {
+			s.Apply(simclock.Time(time.Second), Request{LeaseKeepAlive: &LeaseKeepAliveRequest{ID: 3}})
+		},
+		"refresh": func(s *Store) { s.RefreshLeases(simclock.Time(5 * time.Second)) },
+		"expire":  func(s *Store) { s.ExpireLeases(simclock.Time(time.Hour)) },
+		"compact": func(s *Store) { s.Apply(0, Request{Compact: &CompactRequest{Revision: 3}}) },
 	}
 	base := func() *Store {
 		s := NewStore(StoreConfig{})
