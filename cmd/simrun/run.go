@@ -160,12 +160,15 @@ func printReport(w io.Writer, res scenarios.Result, src, replay string) {
 // printRunJSON prints the run's one-line JSON summary (the contract's last line).
 func printRunJSON(w io.Writer, res scenarios.Result) {
 	swarm, _ := json.Marshal(res.Swarm)
-	out, _ := json.Marshal(runJSON{
+	// Encoder writes the object and a newline; without HTML escaping a
+	// detail's "->" stays readable instead of becoming "-\u003e".
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(runJSON{
 		Scenario: res.Scenario, Seed: res.Seed, Verdict: string(res.Verdict), Property: res.Property,
 		Events: res.Events, VirtualNs: res.VirtualNs, Digest: res.Digest, Swarm: swarm,
 		Bugs: append([]string{}, res.Bugs.Names()...), Stats: statsJSON(res.Stats), Detail: res.Detail,
 	})
-	fmt.Fprintln(w, string(out))
 }
 
 // fmtStats renders a run's counters on one line, in the run's order.
