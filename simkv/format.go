@@ -135,7 +135,7 @@ func appendTxn(d *simclock.Detail, t *TxnRequest) {
 		}
 		appendSpan(d, c.Key, c.RangeEnd)
 		if int(c.Result) < len(compareOps) {
-			d.Str("", compareOps[c.Result])
+			d.Text(compareOps[c.Result])
 		} else {
 			d.Int("result", int64(c.Result))
 		}
