@@ -14,7 +14,9 @@ const benchBatch = 16
 // BenchmarkScenario runs every registered scenario (with every bug off) over
 // seeds 1..benchBatch per iteration, as `simrun sweep -parallel 1` does, and
 // reports the sweep's figures: seeds/s, events/s and virtual time simulated
-// per second of wall time, with allocations per batch. Compare two builds
+// per second of wall time, with allocations per batch, and the process's
+// CPU time per seed (garbage collection included), which the load of a
+// shared machine does not inflate. Compare two builds
 // with `go test -run '^$' -bench Scenario -count 10 ./scenarios/ > new.txt`
 // and benchstat.
 func BenchmarkScenario(b *testing.B) {
@@ -23,7 +25,7 @@ func BenchmarkScenario(b *testing.B) {
 			b.ReportAllocs()
 			var events uint64
 			var virtual int64
-			start := time.Now()
+			start, cpu := time.Now(), processCPU()
 			for i := 0; i < b.N; i++ {
 				for s := uint64(1); s <= benchBatch; s++ {
 					res, err := sc.Run(Config{Seed: s})
@@ -40,6 +42,9 @@ func BenchmarkScenario(b *testing.B) {
 			wall := time.Since(start).Seconds()
 			if wall <= 0 {
 				return
+			}
+			if used := processCPU() - cpu; used > 0 {
+				b.ReportMetric(float64(used)/float64(time.Millisecond)/float64(b.N*benchBatch), "cpu-ms/seed")
 			}
 			b.ReportMetric(float64(b.N*benchBatch)/wall, "seeds/s")
 			b.ReportMetric(float64(events)/wall, "events/s")
