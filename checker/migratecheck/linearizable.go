@@ -108,7 +108,7 @@ var KeyModel = porcupine.Model{
 // writes certainly were not; ambiguous ones the oracle proves either way),
 // and an applied ambiguous write takes effect by its first apply.
 func CheckLinearizable(ops []KeyOp, oracle *VersionOracle, timeout time.Duration) (property.Verdict, *property.Violation) {
-	var hist []porcupine.Operation
+	hist := make([]porcupine.Operation, 0, len(ops))
 	for _, o := range ops {
 		op := porcupine.Operation{ClientId: o.Client, Call: int64(o.Call), Return: int64(o.Return), Metadata: o.Key}
 		if o.Write {
