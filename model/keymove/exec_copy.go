@@ -5,7 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 
-	"lukechampine.com/blake3"
+	"github.com/zeebo/blake3"
 
 	"shardsim/model/bugs"
 	"shardsim/simkv"

@@ -4,7 +4,7 @@ import (
 	"encoding/hex"
 	"fmt"
 
-	"lukechampine.com/blake3"
+	"github.com/zeebo/blake3"
 )
 
 // Metrics are the seed's counters and gauges (IShardMigrationMetrics), plus

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"sort"
 
-	"lukechampine.com/blake3"
+	"github.com/zeebo/blake3"
 )
 
 // ShardID names one shard store.
@@ -48,11 +48,11 @@ func (t Topology) Owner(key string) ShardID {
 }
 
 func weight(s ShardID, key string) uint64 {
-	h := blake3.New(8, nil)
+	h := blake3.New()
 	h.Write([]byte(s))
 	h.Write([]byte{0})
 	h.Write([]byte(key))
-	return binary.BigEndian.Uint64(h.Sum(nil))
+	return binary.BigEndian.Uint64(h.Sum(nil)[:8]) // blake3's first 8 bytes are its 8-byte hash
 }
 
 // NewPlan is the planner (the seed's IShardMigrationPlanner): the moves that
@@ -98,7 +98,7 @@ func (t Topology) validate() error {
 
 // planID digests the moves in order (length-prefixed fields).
 func planID(moves []KeyMove) string {
-	h := blake3.New(32, nil)
+	h := blake3.New()
 	h.Write([]byte("shardsim/keymove/plan/v1"))
 	var n [8]byte
 	for _, m := range moves {
