@@ -3,6 +3,7 @@ package scenarios
 import (
 	"time"
 
+	"shardsim/fate"
 	"shardsim/model/keymove"
 	"shardsim/nemesis"
 	"shardsim/simkv"
@@ -33,7 +34,7 @@ type kmOptions struct {
 	pace              time.Duration
 	writes, hot       float64
 	refresh           float64 // chance per op that a client re-reads the whole map first
-	metaNet, shardNet simkv.FaultConfig
+	metaNet, shardNet fate.Config
 	rates             nemesis.Rates // executor crash and pause, meta partition and leader change
 	outage, shardLead float64
 	dead              bool
@@ -95,12 +96,10 @@ func drawExecOptions(sw *nemesis.Swarm) keymove.Options {
 }
 
 // drawNet draws one store kind's request faults.
-func drawNet(sw *nemesis.Swarm, prefix string, on float64) simkv.FaultConfig {
+func drawNet(sw *nemesis.Swarm, prefix string, on float64) fate.Config {
 	f := simkv.DefaultFaults()
 	f.MinLatency, f.MaxLatency = 500*time.Microsecond, 6*time.Millisecond
-	f.LoseRequest = sw.Rate(prefix+"lose_request", on, 0.005, 0.05)
-	f.LoseResponse = sw.Rate(prefix+"lose_response", on, 0.005, 0.05)
-	f.Delay = sw.Rate(prefix+"delay", on, 0.01, 0.1)
+	f = nemesis.DrawRequestFaults(sw, prefix, nemesis.RequestFaultRange{On: on, MinLose: 0.005, MaxLose: 0.05, MinDelay: 0.01, MaxDelay: 0.1}, f)
 	f.MaxDelay = 400 * time.Millisecond
 	f.Timeout = 150 * time.Millisecond
 	return f
