@@ -47,6 +47,7 @@ func NewWorld(name string, cfg Config, budget simclock.Budget) *World {
 	}
 	w.Choices = root
 	w.Loop = simclock.NewLoop(tr, budget)
+	w.Loop.OrderBy(root.Fork("loop/order"))
 	w.Swarm = nemesis.NewSwarm(root.Fork("swarm"), cfg.Options)
 	return w
 }

@@ -40,8 +40,9 @@ func (r StopReason) String() string {
 	return fmt.Sprintf("StopReason(%d)", int(r))
 }
 
-// event is one scheduled callback. Events at equal times run in the order
-// they were scheduled (seq), so the order is stable and needs no choice.
+// event is one scheduled callback. The queue keeps events by time, then by
+// scheduling order (seq); which of several events due at the same time runs
+// first is a choice of the loop's order stream (see Loop.OrderBy).
 type event struct {
 	at        Time
 	seq       uint64
@@ -90,11 +91,15 @@ func (t Timer) Cancel() bool {
 }
 
 // Loop is the event loop of a world: a priority queue of callbacks ordered by
-// virtual time, then by scheduling order. It owns the world's virtual time,
-// its trace and its actors.
+// virtual time. Among events due at the same time, the order stream picks
+// which runs next (without one, or on an all-zero stream, they run in the
+// order they were scheduled). It owns the world's virtual time, its trace
+// and its actors.
 type Loop struct {
 	now       Time
 	queue     eventQueue
+	due       []*event // events at time now taken off the queue, in scheduling order
+	order     *Choices // picks among due events; nil means first scheduled first
 	seq       uint64
 	executed  uint64
 	budget    Budget
@@ -123,7 +128,15 @@ func (l *Loop) Events() uint64 { return l.executed }
 
 // Pending returns how many events are queued (including cancelled ones not
 // yet discarded).
-func (l *Loop) Pending() int { return len(l.queue) }
+func (l *Loop) Pending() int { return len(l.queue) + len(l.due) }
+
+// OrderBy makes c decide the order of events due at the same virtual time:
+// whenever k > 1 such events are ready, one draw below k picks the next, and
+// zero picks the one scheduled first, so a quiet stream keeps the
+// first-in, first-out order. Real systems give no such order (two messages
+// sent to arrive at once, a timer and a reply), so it is explored like any
+// other choice. Set it before the first event runs; nil restores FIFO.
+func (l *Loop) OrderBy(c *Choices) { l.order = c }
 
 // Log adds a trace record at the current time.
 func (l *Loop) Log(kind, actor, detail string) { l.trace.Add(l.now, kind, actor, detail) }
@@ -160,6 +173,46 @@ func (l *Loop) SetBudget(b Budget) { l.budget = b }
 // Step runs the next pending event. It returns false, and runs nothing, when
 // the queue is empty or the time budget forbids the next event.
 func (l *Loop) Step() (StopReason, bool) {
+	if !l.gatherDue() {
+		if len(l.due) > 0 || len(l.queue) > 0 {
+			return TimeBudget, false
+		}
+		return Idle, false
+	}
+	i := 0
+	if len(l.due) > 1 && l.order != nil {
+		i = l.order.Intn(len(l.due))
+	}
+	e := l.due[i]
+	copy(l.due[i:], l.due[i+1:])
+	l.due[len(l.due)-1] = nil
+	l.due = l.due[:len(l.due)-1]
+	l.now = e.at
+	fn := e.fn
+	e.fn = nil
+	fn()
+	l.executed++
+	for _, o := range l.observers {
+		o()
+	}
+	return Idle, true
+}
+
+// gatherDue makes l.due hold every live event due at the earliest pending
+// time, in scheduling order, and reports whether there is one the time
+// budget allows. Events scheduled for now while due events wait join them:
+// their seq is larger than every event already taken, so order is kept.
+func (l *Loop) gatherDue() bool {
+	live := l.due[:0]
+	for _, e := range l.due {
+		if e.cancelled {
+			e.fn = nil
+			continue
+		}
+		live = append(live, e)
+	}
+	clear(l.due[len(live):])
+	l.due = live
 	for len(l.queue) > 0 {
 		e := l.queue[0]
 		if e.cancelled {
@@ -167,21 +220,19 @@ func (l *Loop) Step() (StopReason, bool) {
 			e.fn = nil
 			continue
 		}
-		if l.budget.MaxTime > 0 && e.at > l.budget.MaxTime {
-			return TimeBudget, false
+		if len(l.due) > 0 && e.at != l.due[0].at {
+			break
+		}
+		if len(l.due) == 0 && l.budget.MaxTime > 0 && e.at > l.budget.MaxTime {
+			return false
 		}
 		heap.Pop(&l.queue)
-		l.now = e.at
-		fn := e.fn
-		e.fn = nil
-		fn()
-		l.executed++
-		for _, o := range l.observers {
-			o()
-		}
-		return Idle, true
+		l.due = append(l.due, e)
 	}
-	return Idle, false
+	if len(l.due) == 0 {
+		return false
+	}
+	return l.budget.MaxTime == 0 || l.due[0].at <= l.budget.MaxTime
 }
 
 // Run executes events until the queue empties, a budget is reached or Stop

@@ -198,3 +198,89 @@ func BenchmarkLoopEvents(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
 }
+
+// runTies schedules a, b, c at one time (and d at a later one), cancels
+// nothing, and returns the order the loop ran them in under choices c.
+func runTies(c *Choices) string {
+	l := NewLoop(nil, Budget{})
+	l.OrderBy(c)
+	var got []string
+	for _, name := range []string{"a", "b", "c"} {
+		l.At(10, func() { got = append(got, name) })
+	}
+	l.At(20, func() { got = append(got, "d") })
+	l.Run()
+	return strings.Join(got, "")
+}
+
+func TestEqualTimeOrderIsAChoice(t *testing.T) {
+	if got := runTies(NewBytes(nil)); got != "abcd" {
+		t.Fatalf("all-zero stream ran %s, want first-scheduled-first abcd", got)
+	}
+	seen := map[string]bool{}
+	for x := byte(0); x < 3; x++ {
+		for y := byte(0); y < 2; y++ {
+			seen[runTies(NewBytes([]byte{x, y}))] = true
+		}
+	}
+	for _, want := range []string{"abcd", "acbd", "bacd", "bcad", "cabd", "cbad"} {
+		if !seen[want] {
+			t.Errorf("order %s is unreachable; reached %v", want, seen)
+		}
+	}
+	// One draw below 3, one below 2, none for the lone d.
+	c := NewBytes([]byte{2, 1})
+	if got := runTies(c); got != "cbad" || c.Draws() != 2 {
+		t.Fatalf("bytes {2,1} ran %s with %d draws, want cbad with 2", got, c.Draws())
+	}
+}
+
+func TestEqualTimeOrderIgnoresCancelledAndAdmitsNewcomers(t *testing.T) {
+	l := NewLoop(nil, Budget{})
+	c := NewBytes([]byte{1, 1})
+	l.OrderBy(c)
+	var got []string
+	l.At(5, func() {
+		got = append(got, "a")
+		l.After(0, func() { got = append(got, "n") }) // joins b while b waits
+	})
+	tm := l.At(5, func() { got = append(got, "x") })
+	l.At(5, func() { got = append(got, "b") })
+	tm.Cancel()
+	l.Run()
+	// Ready {a, b}: draw 1 picks b. Ready {a}: no draw. Ready {n}: no draw.
+	if s := strings.Join(got, ""); s != "ban" || c.Draws() != 1 {
+		t.Fatalf("ran %s with %d draws, want ban with 1 (a cancelled timer is no choice)", s, c.Draws())
+	}
+	l3 := NewLoop(nil, Budget{})
+	l3.OrderBy(NewBytes([]byte{0, 1}))
+	got = nil
+	l3.At(5, func() {
+		got = append(got, "a")
+		l3.After(0, func() { got = append(got, "n") })
+	})
+	l3.At(5, func() { got = append(got, "b") })
+	l3.Run()
+	// Draw 0 of {a,b} runs a, which schedules n; draw 1 of {b,n} picks n.
+	if s := strings.Join(got, ""); s != "anb" {
+		t.Fatalf("ran %s, want anb: an event scheduled for now competes with those waiting", s)
+	}
+}
+
+func TestEqualTimeOrderRespectsTimeBudget(t *testing.T) {
+	l := NewLoop(nil, Budget{})
+	l.OrderBy(NewSeeded(3))
+	n := 0
+	for i := 0; i < 4; i++ {
+		l.At(Time(10*(i/2+1)), func() { n++ })
+	}
+	if r := l.RunUntil(15); r != Idle || n != 2 || l.Now() != 15 {
+		t.Fatalf("RunUntil(15) = %v, ran %d, now %v", r, n, l.Now())
+	}
+	if l.Pending() != 2 {
+		t.Fatalf("pending %d, want 2", l.Pending())
+	}
+	if r := l.Run(); r != Idle || n != 4 {
+		t.Fatalf("Run = %v, ran %d", r, n)
+	}
+}

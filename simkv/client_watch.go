@@ -16,7 +16,8 @@ type WatchStream struct {
 	storeID int64
 	onResp  func(ctx *simclock.Context, resp WatchResponse)
 	onErr   func(ctx *simclock.Context, err error)
-	last    simclock.Time // delivery time of the previous message
+	last    simclock.Time             // delivery time of the previous message
+	queue   []func(*simclock.Context) // messages sent, not yet delivered, in order
 	closed  bool
 }
 
@@ -69,7 +70,11 @@ func (w *WatchStream) breakStream(err error) {
 	w.send(func(ctx *simclock.Context) { w.onErr(ctx, err) })
 }
 
-// send delivers one message after the previous one.
+// send delivers one message after the previous one. Each delivery event
+// hands over the oldest message not yet delivered rather than its own, so
+// the stream stays FIFO even when two deliveries fall due at the same time
+// and the loop's order choice runs them either way round (or a pause holds
+// them and releases them together).
 func (w *WatchStream) send(fn func(*simclock.Context)) {
 	s := w.server
 	at := s.loop.Now().Add(s.latency())
@@ -77,7 +82,13 @@ func (w *WatchStream) send(fn func(*simclock.Context)) {
 		at = w.last
 	}
 	w.last = at
-	w.ctx.Defer(at.Sub(s.loop.Now()), fn)
+	w.queue = append(w.queue, fn)
+	w.ctx.Defer(at.Sub(s.loop.Now()), func(ctx *simclock.Context) {
+		next := w.queue[0]
+		w.queue[0] = nil
+		w.queue = w.queue[1:]
+		next(ctx)
+	})
 }
 
 // flushWatches routes the store's pending watch responses to their streams.
