@@ -16,6 +16,7 @@ import (
 type Config struct {
 	Seed     uint64            // seeds the PRNG driver (ignored when Choices is set)
 	Choices  []byte            // when non-nil, drive the run from these bytes (fuzz input, replay)
+	Source   simclock.Source   // when non-nil, drives the run (shrinker, model checker); Seed and Choices are ignored
 	Bugs     bugs.Set          // injected bugs
 	Options  map[string]string // overrides for swarm options, by name
 	TraceOut io.Writer         // when set, every trace record is written here as a JSON line

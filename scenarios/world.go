@@ -36,9 +36,12 @@ func NewWorld(name string, cfg Config, budget simclock.Budget) *World {
 		tr.WriteJSON(cfg.TraceOut)
 	}
 	var root *simclock.Choices
-	if cfg.Choices != nil {
+	switch {
+	case cfg.Source != nil:
+		root = simclock.NewFromSource(cfg.Source)
+	case cfg.Choices != nil:
 		root = simclock.NewBytes(cfg.Choices)
-	} else {
+	default:
 		root = simclock.NewSeeded(cfg.Seed)
 	}
 	w := &World{Name: name, Cfg: cfg, Trace: tr, verdict: property.VerdictOK}
@@ -113,7 +116,7 @@ func (w *World) Result() Result {
 	r := Result{
 		Scenario:  w.Name,
 		Seed:      w.Cfg.Seed,
-		FromBytes: w.Cfg.Choices != nil,
+		FromBytes: w.Cfg.Choices != nil || w.Cfg.Source != nil,
 		Bugs:      w.Cfg.Bugs,
 		Verdict:   w.verdict,
 		Events:    w.Loop.Events(),

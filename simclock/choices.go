@@ -47,6 +47,16 @@ func NewBytes(data []byte) *Choices {
 	return newChoices(&byteSource{tape: &byteTape{data: data}})
 }
 
+// NewFromSource returns a Choices driven by src, for drivers other than a
+// seed or a byte string: a shrinker that watches every draw, or a model
+// checker that enumerates them. src.Fork decides whether forks share one
+// stream (as bytes do) or get their own.
+func NewFromSource(src Source) *Choices { return newChoices(src) }
+
+// DrawWidth returns how many bytes of a byte stream one draw below n reads
+// (none for n == 1), so a driver can write streams that NewBytes replays.
+func DrawWidth(n uint64) int { return widthFor(n) }
+
 func newChoices(src Source) *Choices {
 	var n uint64
 	return &Choices{src: src, draws: &n}

@@ -2,9 +2,10 @@
 // file, a sweep over a seed range, or a listing of what can be run.
 //
 //	simrun run    -scenario NAME [-seed N | -choices FILE] [-bug NAME]... [-opt K=V]... [-trace FILE.jsonl] [-json]
-//	simrun sweep  -scenario NAME -seeds A-B [-parallel N] [-bug NAME]... [-opt K=V]... [-corpus DIR] [-json]
+//	simrun sweep  -scenario NAME -seeds A-B [-parallel N] [-bug NAME]... [-opt K=V]... [-corpus DIR] [-shrink] [-json]
 //	simrun list   [-json]
 //	simrun replay FILE.json [-json]
+//	simrun shrink -in FILE -out FILE [-property P] [-max-replays N] [-force] [-json]
 //
 // Exit status: 0 every property held; 1 a property was violated; 2 bad usage
 // or bad input (with a one-line error); 3 a check could not decide (for
@@ -53,14 +54,16 @@ func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(fo
 
 const usage = `usage:
   simrun run    -scenario NAME [-seed N | -choices FILE] [-bug NAME]... [-opt K=V]... [-trace FILE.jsonl] [-json]
-  simrun sweep  -scenario NAME -seeds A-B [-parallel N] [-bug NAME]... [-opt K=V]... [-corpus DIR] [-json]
+  simrun sweep  -scenario NAME -seeds A-B [-parallel N] [-bug NAME]... [-opt K=V]... [-corpus DIR] [-shrink] [-json]
   simrun list   [-json]
-  simrun replay FILE.json [-json]                 replay a corpus entry; exit 1 if it differs from its record`
+  simrun replay FILE.json [-json]                 replay a corpus entry; exit 1 if it differs from its record
+  simrun shrink -in FILE -out FILE [-scenario NAME -bug NAME... -opt K=V...] [-property P] [-max-replays N] [-force] [-json]
+                                                  minimise a failing run (corpus entry or choices file) to a corpus entry`
 
 // run is main without the process: it returns the exit status.
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "simrun: missing command (run, sweep, list or replay; simrun help shows the usage)")
+		fmt.Fprintln(stderr, "simrun: missing command (run, sweep, list, replay or shrink; simrun help shows the usage)")
 		return exitUsage
 	}
 	var code int
@@ -74,11 +77,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		code, err = cmdList(args[1:], stdout)
 	case "replay":
 		code, err = cmdReplay(args[1:], stdout)
+	case "shrink":
+		code, err = cmdShrink(args[1:], stdout)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprintln(stdout, usage)
 		return exitOK
 	default:
-		err = usagef("unknown command %q (want run, sweep, list or replay)", args[0])
+		err = usagef("unknown command %q (want run, sweep, list, replay or shrink)", args[0])
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "simrun: %v\n", err)

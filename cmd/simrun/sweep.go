@@ -46,6 +46,8 @@ func cmdSweep(args []string, stdout, stderr io.Writer) (int, error) {
 	corpusDir := fs.String("corpus", "corpus", "save failing runs here (empty: don't save)")
 	maxSaved := fs.Int("max-saved", 10, "save at most this many failing runs")
 	first := fs.Bool("first", false, "stop at the lowest failing seed")
+	shrinkSaved := fs.Bool("shrink", false, "shrink each failing run before saving it (see simrun shrink)")
+	shrinkReplays := fs.Int("shrink-replays", 5000, "with -shrink, at most this many replays per failing run")
 	asJSON := fs.Bool("json", false, "end with one JSON summary object")
 	if err := parseFlags(fs, args); err != nil {
 		return 0, err
@@ -97,7 +99,11 @@ func cmdSweep(args []string, stdout, stderr io.Writer) (int, error) {
 			if *corpusDir != "" && saved < *maxSaved {
 				cfg := base
 				cfg.Seed = r.seed
-				if path, err := corpus.Save(*corpusDir, corpus.FromResult(cfg, r.res)); err == nil {
+				entry := corpus.FromResult(cfg, r.res)
+				if *shrinkSaved {
+					entry = shrinkForSweep(name, cfg, entry, *shrinkReplays, stdout, stderr)
+				}
+				if path, err := corpus.Save(*corpusDir, entry); err == nil {
 					saved++
 					fmt.Fprintf(stdout, "saved    %s\n", path)
 				} else {
