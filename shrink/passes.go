@@ -12,7 +12,10 @@ var passes = []struct {
 	{"truncate", truncate},
 	{"zero", zeroSpans},
 	{"delete", deleteSpans},
+	{"slide-delete", slideDelete},
 	{"minimise", minimiseDraws},
+	{"move-earlier", moveEarlier},
+	{"lower-raise", lowerRaise},
 	{"lower-delete", lowerAndDelete},
 	{"tail", minimiseTail},
 	{"sort", sortRuns},
@@ -248,6 +251,81 @@ func minimiseTail(s *shrinker) {
 				hi = int(s.bestBytes[p])
 			} else {
 				lo = mid
+			}
+		}
+	}
+}
+
+// slideDelete deletes small spans at every position, not only aligned
+// ones: the draws that matter seldom sit on a chunk boundary.
+func slideDelete(s *shrinker) {
+	for size := 4; size >= 1; size-- {
+		for i := len(s.best) - size; i >= 0 && !s.exhausted(); i-- {
+			if i+size > len(s.best) {
+				continue
+			}
+			s.try(s.edited(func(d []Draw) []Draw { return append(d[:i], d[i+size:]...) }))
+		}
+	}
+}
+
+// moveEarlier moves a draw's value onto an earlier draw of the same bound
+// that is zero: a fault or a decision taken at the first opportunity
+// instead of a later one. The candidate is not itself smaller, but a run
+// that fails sooner ends with a shorter stream, and that is what is kept.
+// It tries the earliest opportunities first, a bounded number per draw.
+func moveEarlier(s *shrinker) {
+	const perDraw = 24
+	for j := len(s.best) - 1; j > 0 && !s.exhausted(); j-- {
+		if j >= len(s.best) || s.best[j].Value == 0 {
+			continue
+		}
+		tries := 0
+		for i := 0; i < j && tries < perDraw && !s.exhausted(); i++ {
+			if s.best[i].Bound != s.best[j].Bound || s.best[i].Value != 0 {
+				continue
+			}
+			tries++
+			if s.tryAny(Encode(s.edited(func(d []Draw) []Draw {
+				d[i].Value, d[j].Value = d[j].Value, 0
+				return d
+			}))) {
+				break
+			}
+		}
+	}
+}
+
+// lowerRaise lowers a draw (to zero, or half) while raising a later chosen
+// draw to its largest value. Draws are often coupled: a drawn fault rate
+// sets the threshold a later chance draw must pass, so neither can be
+// lowered alone. With the later draw at its top, the earlier one can fall;
+// the next round's minimise pass then brings the later one down to the new
+// threshold, and seeds that chose different rates meet at the same stream.
+func lowerRaise(s *shrinker) {
+	const later = 4
+	for i := 0; i < len(s.best) && !s.exhausted(); i++ {
+		if s.best[i].Value == 0 {
+			continue
+		}
+		js := make([]int, 0, later)
+		for j := i + 1; j < len(s.best) && len(js) < later; j++ {
+			if s.best[j].Value != 0 && s.best[j].Value < s.best[j].Bound-1 {
+				js = append(js, j)
+			}
+		}
+	candidates:
+		for _, v := range []uint64{0, s.best[i].Value / 2} {
+			for _, j := range js {
+				if v >= s.best[i].Value {
+					continue
+				}
+				if s.tryAny(Encode(s.edited(func(d []Draw) []Draw {
+					d[i].Value, d[j].Value = v, d[j].Bound-1
+					return d
+				}))) {
+					break candidates
+				}
 			}
 		}
 	}

@@ -14,6 +14,8 @@ package shrink
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"strings"
 
 	"shardsim/simclock"
 )
@@ -150,7 +152,16 @@ func (s *shrinker) try(draws []Draw) bool { return s.tryBytes(Encode(draws)) }
 
 // tryBytes is try on a raw stream.
 func (s *shrinker) tryBytes(stream []byte) bool {
-	if s.exhausted() || s.seen[string(stream)] || !ShortlexLess(stream, s.bestBytes) {
+	if !ShortlexLess(stream, s.bestBytes) {
+		return false
+	}
+	return s.tryAny(stream)
+}
+
+// tryAny replays a stream that need not itself be smaller than the best:
+// a run that fails sooner reads fewer draws, so its own stream may be.
+func (s *shrinker) tryAny(stream []byte) bool {
+	if s.exhausted() || s.seen[string(stream)] {
 		return false
 	}
 	out := s.replay(stream)
@@ -164,4 +175,27 @@ func (s *shrinker) tryBytes(stream []byte) bool {
 	s.best, s.bestBytes = out.Draws, got
 	s.accepted++
 	return true
+}
+
+// Describe lists the draws that are not zero as "#index=value/bound", the
+// part of a shrunk stream a reader needs to see (every other draw took the
+// quiet choice). It stops after max entries.
+func Describe(draws []Draw, max int) string {
+	var b strings.Builder
+	n := 0
+	for i, d := range draws {
+		if d.Value == 0 {
+			continue
+		}
+		if n == max {
+			b.WriteString(" ...")
+			break
+		}
+		if n > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "#%d=%d/%d", i, d.Value, d.Bound)
+		n++
+	}
+	return b.String()
 }

@@ -180,6 +180,7 @@ func printShrink(w io.Writer, rep shrink.Report, out string) {
 	if !rep.Result.Fixpoint {
 		end = "replay budget spent"
 	}
+	fmt.Fprintf(w, "chosen   %s\n", shrink.Describe(rep.Result.Draws, 40))
 	fmt.Fprintf(w, "replays  %d  (kept %d, rounds %d, %s)\n", rep.Result.Replays, rep.Result.Accepted, rep.Result.Rounds, end)
 	fmt.Fprintf(w, "saved    %s\n", out)
 	fmt.Fprintf(w, "replay   simrun replay %s\n", out)
