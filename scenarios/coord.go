@@ -208,6 +208,9 @@ func runCoord(sh coordShape, cfg Config) (Result, error) {
 		w.Fail(chk.live.Err())
 	}
 	coordStats(w, env.server, chk.durable, env)
+	if cfg.Histories != nil {
+		chk.lin.EachHistory(env.history.Ops(), cfg.showHistory)
+	}
 	if !w.Failed() {
 		w.Judge(chk.lin.Check(env.history.Ops(), cfg.checkTimeout()))
 	}

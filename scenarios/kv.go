@@ -84,6 +84,9 @@ func runKV(cfg Config) (Result, error) {
 		w.Fail(kw.leaseCheck.Err())
 	}
 	kw.count()
+	if cfg.Histories != nil {
+		cfg.showHistory("kv", kvcheck.Model, kvcheck.PatchWithWatch(kw.history.History(), kw.watch))
+	}
 	kw.judge(cfg.checkTimeout())
 	return w.Result(), nil
 }

@@ -294,6 +294,9 @@ func (c *migrateChecks) step() {
 // final runs the end-of-run checks: histories, then liveness.
 func (c *migrateChecks) final(cfg Config) {
 	w := c.m.w
+	if cfg.Histories != nil {
+		cfg.showHistory("migrate", migratecheck.KeyModel, migratecheck.Operations(c.m.rec.history(c.oracle), c.oracle))
+	}
 	if w.Failed() {
 		return
 	}

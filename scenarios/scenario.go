@@ -2,6 +2,8 @@ package scenarios
 
 import (
 	"fmt"
+
+	"github.com/anishathalye/porcupine"
 	"io"
 	"sort"
 	"time"
@@ -22,9 +24,21 @@ type Config struct {
 	TraceOut io.Writer         // when set, every trace record is written here as a JSON line
 	Record   bool              // keep the run's choice stream in Result.Recording
 
+	// Histories, when set, receives every history a porcupine check judges
+	// (or would judge, had the run not already failed), with its model and
+	// a label, for reports such as simrun run -viz. It never changes a run.
+	Histories func(label string, model porcupine.Model, ops []porcupine.Operation)
+
 	// CheckTimeout bounds the wall time of history checks (porcupine). A
 	// check that runs out reports Unknown. Zero means 30s.
 	CheckTimeout time.Duration
+}
+
+// showHistory hands a history to Config.Histories, if set.
+func (c Config) showHistory(label string, model porcupine.Model, ops []porcupine.Operation) {
+	if c.Histories != nil {
+		c.Histories(label, model, ops)
+	}
 }
 
 func (c Config) checkTimeout() time.Duration {

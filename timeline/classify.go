@@ -26,9 +26,15 @@ const (
 	Heal
 	// Violation is the record of a violated property.
 	Violation
+	// Step is a protocol milestone: a migration phase or copy pass, an
+	// operator's or the hotspot detector's decision, a raft election.
+	Step
 )
 
-var categoryNames = [...]string{"other", "request", "answer", "fault", "heal", "violation"}
+var categoryNames = [...]string{"other", "request", "answer", "fault", "heal", "violation", "step"}
+
+// stepPrefixes are the record kinds (by prefix) that are protocol steps.
+var stepPrefixes = []string{"mig.", "operator.", "hotspot.", "promote.", "grp."}
 
 func (c Category) String() string {
 	if int(c) < len(categoryNames) {
@@ -73,6 +79,11 @@ func Classify(r simclock.Record) Category {
 		return Answer
 	case strings.HasPrefix(r.Kind, "coord."), strings.HasPrefix(r.Kind, "client."):
 		return Answer
+	}
+	for _, p := range stepPrefixes {
+		if strings.HasPrefix(r.Kind, p) {
+			return Step
+		}
 	}
 	return Other
 }

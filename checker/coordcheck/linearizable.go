@@ -243,14 +243,7 @@ func (c *Linearizable) Check(ops []*Request, timeout time.Duration) (property.Ve
 		if len(part) == 0 {
 			continue
 		}
-		hist := make([]porcupine.Operation, len(part))
-		for i, op := range part {
-			ret := int64(op.ReturnSeq)
-			if !op.Out.Done || op.Out.Ambiguous {
-				ret = 1<<62 + int64(op.CallSeq) // open-ended: it may take effect at any later point
-			}
-			hist[i] = porcupine.Operation{ClientId: i, Input: op, Output: op.Out, Call: int64(op.CallSeq), Return: ret}
-		}
+		hist := shardHistory(part)
 		left := time.Until(deadline)
 		if left <= 0 {
 			return property.VerdictUnknown, undecided
@@ -266,6 +259,31 @@ func (c *Linearizable) Check(ops []*Request, timeout time.Duration) (property.Ve
 		return verdict, undecided
 	}
 	return verdict, nil
+}
+
+// shardHistory is one shard's requests as porcupine operations.
+func shardHistory(part []*Request) []porcupine.Operation {
+	hist := make([]porcupine.Operation, len(part))
+	for i, op := range part {
+		ret := int64(op.ReturnSeq)
+		if !op.Out.Done || op.Out.Ambiguous {
+			ret = 1<<62 + int64(op.CallSeq) // open-ended: it may take effect at any later point
+		}
+		hist[i] = porcupine.Operation{ClientId: i, Input: op, Output: op.Out, Call: int64(op.CallSeq), Return: ret}
+	}
+	return hist
+}
+
+// EachHistory hands fn every shard's history exactly as Check judges it,
+// labelled with the shard, with the shard's model (for visualisation).
+func (c *Linearizable) EachHistory(ops []*Request, fn func(label string, model porcupine.Model, hist []porcupine.Operation)) {
+	parts := c.partition(ops)
+	for _, s := range c.order {
+		if part := parts[s]; len(part) > 0 {
+			init := c.initial[s]
+			fn(fmt.Sprintf("%.6s/%s/%s", init.Tenant, init.Run, init.Shard), coordModel(init), shardHistory(part))
+		}
+	}
 }
 
 // diagnose names the property behind a non-linearizable shard history: it

@@ -103,11 +103,9 @@ var KeyModel = porcupine.Model{
 	},
 }
 
-// CheckLinearizable checks M.Linearizable per key. Writes are resolved
-// against the oracle: a write that was never applied is dropped (failed
-// writes certainly were not; ambiguous ones the oracle proves either way),
-// and an applied ambiguous write takes effect by its first apply.
-func CheckLinearizable(ops []KeyOp, oracle *VersionOracle, timeout time.Duration) (property.Verdict, *property.Violation) {
+// Operations is the history CheckLinearizable judges, as porcupine
+// operations (checked per key with KeyModel).
+func Operations(ops []KeyOp, oracle *VersionOracle) []porcupine.Operation {
 	hist := make([]porcupine.Operation, 0, len(ops))
 	for _, o := range ops {
 		op := porcupine.Operation{ClientId: o.Client, Call: int64(o.Call), Return: int64(o.Return), Metadata: o.Key}
@@ -133,6 +131,15 @@ func CheckLinearizable(ops []KeyOp, oracle *VersionOracle, timeout time.Duration
 		}
 		hist = append(hist, op)
 	}
+	return hist
+}
+
+// CheckLinearizable checks M.Linearizable per key. Writes are resolved
+// against the oracle: a write that was never applied is dropped (failed
+// writes certainly were not; ambiguous ones the oracle proves either way),
+// and an applied ambiguous write takes effect by its first apply.
+func CheckLinearizable(ops []KeyOp, oracle *VersionOracle, timeout time.Duration) (property.Verdict, *property.Violation) {
+	hist := Operations(ops, oracle)
 	parts := KeyModel.Partition(hist)
 	single := KeyModel
 	single.Partition = nil

@@ -1,7 +1,7 @@
 // Command simrun runs shardsim scenarios: one run from a seed or a choice
 // file, a sweep over a seed range, or a listing of what can be run.
 //
-//	simrun run    -scenario NAME [-seed N | -choices FILE] [-bug NAME]... [-opt K=V]... [-trace FILE.jsonl] [-json]
+//	simrun run    -scenario NAME [-seed N | -choices FILE] [-bug NAME]... [-opt K=V]... [-trace FILE.jsonl] [-viz FILE.html] [-json]
 //	simrun sweep  -scenario NAME -seeds A-B [-parallel N] [-bug NAME]... [-opt K=V]... [-corpus DIR] [-shrink] [-json]
 //	simrun list   [-json]
 //	simrun replay FILE.json [-json]
@@ -53,7 +53,7 @@ func (e usageError) Error() string { return e.msg }
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
 
 const usage = `usage:
-  simrun run    -scenario NAME [-seed N | -choices FILE] [-bug NAME]... [-opt K=V]... [-trace FILE.jsonl] [-json]
+  simrun run    -scenario NAME [-seed N | -choices FILE] [-bug NAME]... [-opt K=V]... [-trace FILE.jsonl] [-viz FILE.html] [-json]
   simrun sweep  -scenario NAME -seeds A-B [-parallel N] [-bug NAME]... [-opt K=V]... [-corpus DIR] [-shrink] [-json]
   simrun list   [-json]
   simrun replay FILE.json [-json]                 replay a corpus entry; exit 1 if it differs from its record

@@ -25,6 +25,7 @@ func cmdRun(args []string, stdout io.Writer) (int, error) {
 	saveDir := fs.String("save", "", "save the run (whatever its verdict) as a corpus entry under this folder")
 	recordPath := fs.String("record", "", "write the run's choice stream to this file (replays with -choices)")
 	recordFuzz := fs.String("record-fuzz", "", "write the run's choice stream to this file as a Go fuzz corpus entry")
+	vizPath := fs.String("viz", "", "write a self-contained HTML report of the run (timeline, violation, porcupine) to this file")
 	if err := parseFlags(fs, args); err != nil {
 		return 0, err
 	}
@@ -57,9 +58,18 @@ func cmdRun(args []string, stdout io.Writer) (int, error) {
 		cfg.TraceOut = f
 	}
 	cfg.Record = *recordPath != "" || *recordFuzz != ""
+	var report vizRecorder
+	if *vizPath != "" {
+		report.attach(&cfg)
+	}
 	res, err := scenarios.Run(name, cfg)
 	if err != nil {
 		return 0, usageError{err.Error()}
+	}
+	if *vizPath != "" {
+		if err := report.write(*vizPath, res, cfg, *choicesFile); err != nil {
+			return 0, err
+		}
 	}
 	if err := writeRecording(res.Recording, *recordPath, *recordFuzz); err != nil {
 		return 0, err
@@ -194,6 +204,8 @@ func statsJSON(stats []scenarios.Stat) json.RawMessage {
 	b.WriteByte('}')
 	return json.RawMessage(b.String())
 }
+
+func uintString(n uint64) string { return fmt.Sprintf("%d", n) }
 
 func fmtNs(ns int64) string {
 	return fmt.Sprintf("%.3fs", float64(ns)/1e9)
