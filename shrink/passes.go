@@ -4,22 +4,25 @@ import (
 	"slices"
 )
 
-// passes run in this order each round: the cheap, large cuts first.
+// passes run in this order each round: the cheap, large cuts first. The
+// costly ones replay candidates that are not themselves smaller, so they
+// run only once the cheap ones have stopped finding anything.
 var passes = []struct {
-	name string
-	run  func(*shrinker)
+	name   string
+	run    func(*shrinker)
+	costly bool
 }{
-	{"truncate", truncate},
-	{"zero", zeroSpans},
-	{"delete", deleteSpans},
-	{"slide-delete", slideDelete},
-	{"minimise", minimiseDraws},
-	{"move-earlier", moveEarlier},
-	{"lower-raise", lowerRaise},
-	{"lower-delete", lowerAndDelete},
-	{"tail", minimiseTail},
-	{"sort", sortRuns},
-	{"redistribute", redistribute},
+	{"truncate", truncate, false},
+	{"zero", zeroSpans, false},
+	{"delete", deleteSpans, false},
+	{"slide-delete", slideDelete, false},
+	{"minimise", minimiseDraws, false},
+	{"move-earlier", moveEarlier, true},
+	{"lower-raise", lowerRaise, true},
+	{"lower-delete", lowerAndDelete, false},
+	{"tail", minimiseTail, false},
+	{"sort", sortRuns, false},
+	{"redistribute", redistribute, false},
 }
 
 // edited returns a copy of the best draws with fn applied.

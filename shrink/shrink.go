@@ -107,16 +107,28 @@ func Minimise(input []byte, test Test, opt Options) (Result, error) {
 	}
 	s.best, s.bestBytes = first.Draws, Encode(first.Draws)
 	res := Result{Input: s.bestBytes}
+	costly := false // the cheap passes found nothing last round
 	for !s.exhausted() {
 		res.Rounds++
 		before := s.accepted
 		for _, pass := range passes {
+			if pass.costly != costly {
+				continue
+			}
 			kept, replays := s.accepted, s.replays
 			pass.run(s)
 			res.Passes = addPass(res.Passes, pass.name, s.replays-replays, s.accepted-kept)
 		}
-		if s.accepted == before && !s.exhausted() {
+		switch {
+		case s.accepted > before:
+			costly = false
+		case s.exhausted():
+		case !costly:
+			costly = true
+		default:
 			res.Fixpoint = true
+		}
+		if res.Fixpoint {
 			break
 		}
 	}
