@@ -10,7 +10,7 @@ MINTIME   ?= 3000x
 COORD_SCENARIO ?= coord-zombie
 BENCHTIME ?= 1s
 
-.PHONY: test vet bench bench-etcd fuzz sweep etcd-conformance corpus determinism bugtable sweep-coord fuzz-coord shrink-coord sweep-keymove
+.PHONY: test vet bench bench-etcd fuzz sweep etcd-conformance corpus determinism bugtable sweep-coord fuzz-coord shrink-coord sweep-keymove shrink
 
 ## test: vet, then every test (the real-etcd conformance test runs when etcd is installed)
 test: vet
@@ -84,3 +84,7 @@ shrink-coord:
 sweep-keymove:
 	$(GO) run ./cmd/simrun sweep -scenario keymove -seeds $(SEEDS)
 	$(GO) run ./cmd/simrun sweep -scenario keymove-resume -seeds $(SEEDS)
+
+## shrink: minimise a failing run (a corpus entry) to a corpus entry (make shrink IN=corpus/kv/x.json OUT=small.json)
+shrink:
+	$(GO) run ./cmd/simrun shrink -in $(IN) -out $(OUT)
