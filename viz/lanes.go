@@ -45,14 +45,15 @@ func lanes(records []simclock.Record, culprits []string) ([]string, []mark) {
 	}
 	var marks []mark
 	open := map[string]int{} // lane/fault family -> index of the open fault mark
-	for _, r := range records {
+	step := violationStep(records)
+	for i, r := range records {
 		cat := timeline.Classify(r)
-		if cat == timeline.Other {
+		if cat == timeline.Other && !step[i] {
 			continue
 		}
 		m := mark{At: r.At, Lane: laneOf(victim(r, cat, spawned)), Cat: cat, Kind: r.Kind,
 			Label: fmt.Sprintf("%s  %s  %s  %s", fmtTime(r.At), r.Kind, r.Actor, r.Detail)}
-		m.Culprit = cat != timeline.Violation && names2culprit(r.Detail, culprits)
+		m.Culprit = cat != timeline.Violation && (step[i] || names2culprit(r.Detail, culprits))
 		if fam := faultFamily(r.Kind); fam != "" {
 			key := fmt.Sprintf("%d/%s", m.Lane, fam)
 			switch cat {
@@ -99,6 +100,25 @@ func faultFamily(kind string) string {
 		return "partition"
 	}
 	return ""
+}
+
+// violationStep returns the indices of the records of the step in which
+// the violation was found: the records just before the first violation
+// record, at its time. (Checkers run after every event, so the event that
+// broke the property logged them; an earlier event at the same instant may
+// be included.)
+func violationStep(records []simclock.Record) map[int]bool {
+	step := map[int]bool{}
+	for i, r := range records {
+		if r.Kind != "violation" {
+			continue
+		}
+		for j := i - 1; j >= 0 && records[j].At == r.At && records[j].Kind != "violation"; j-- {
+			step[j] = true
+		}
+		break
+	}
+	return step
 }
 
 // opRef finds the "#N" operation numbers a violation's detail names.

@@ -147,9 +147,10 @@ func tail(records []simclock.Record, culprits []string, n int) []tailRow {
 	}
 	start := max(0, endAt-n)
 	rows := make([]tailRow, 0, endAt-start)
-	for _, r := range records[start:endAt] {
+	step := violationStep(records)
+	for i, r := range records[start:endAt] {
 		row := tailRow{At: fmtTime(r.At), Kind: r.Kind, Actor: r.Actor, Detail: r.Detail, Class: timeline.Classify(r).String()}
-		if names2culprit(r.Detail, culprits) {
+		if step[start+i] || names2culprit(r.Detail, culprits) {
 			row.Class += " culprit"
 		}
 		rows = append(rows, row)

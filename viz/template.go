@@ -56,14 +56,14 @@ iframe { width: 100%; height: 520px; border: 1px solid #ddd; }
 {{if .Detail}}<div class="detail">{{.Detail}}</div>{{end}}</div>
 
 <h2>Timeline</h2>
-<div class="legend"><span><i class="request" style="background:#1e88e5"></i>request</span><span><i style="background:#43a047"></i>answer</span><span><i style="background:#e53935"></i>fault ({{.Faults}})</span><span><i style="background:#00897b"></i>heal</span><span><i style="background:#8e24aa"></i>protocol step</span><span><i style="background:#fff;border:2px solid #000"></i>named by the violation</span>
+<div class="legend"><span><i class="request" style="background:#1e88e5"></i>request</span><span><i style="background:#43a047"></i>answer</span><span><i style="background:#e53935"></i>fault ({{.Faults}})</span><span><i style="background:#00897b"></i>heal</span><span><i style="background:#8e24aa"></i>protocol step</span><span><i style="background:#fff;border:2px solid #000"></i>the violating step, or named by the violation</span>
 <label>zoom <input id="zoom" type="range" min="1" max="12" value="1"></label></div>
 <div class="timeline"><svg id="timeline" width="100%" height="{{.Height}}" viewBox="0 0 {{.Width}} {{.Height}}" preserveAspectRatio="none" xmlns="http://www.w3.org/2000/svg">
 {{range .Lanes}}<rect class="lane-bg{{if .Odd}} odd{{end}}" x="0" y="{{.Y}}" width="100%" height="22"/>
 {{end}}{{range .Lanes}}<text class="lane-name" x="4" y="{{.Y}}" dy="15">{{.Name}}</text>
 {{end}}{{range .Ticks}}<line x1="{{.X}}" y1="14" x2="{{.X}}" y2="100%" stroke="#eee"/><text x="{{.X}}" y="11" text-anchor="middle">{{.Label}}</text>
 {{end}}{{range .Marks}}{{if .Fault}}{{if .W}}<rect class="fault-span" x="{{.X}}" y="{{.Y}}" transform="translate(0,-9)" width="{{.W}}" height="18"><title>{{.Label}}</title></rect>{{end}}<path class="fault{{if .Culprit}} culprit{{end}}" d="M{{.X}} {{.Y}} m-5 6 l5 -11 l5 11 z"><title>{{.Label}}</title></path>
-{{else if eq .Class "violation"}}{{else if eq .Class "step"}}<rect class="step{{if .Culprit}} culprit{{end}}" x="{{.X}}" y="{{.Y}}" transform="translate(-3,-3)" width="6" height="6"><title>{{.Label}}</title></rect>
+{{else if eq .Class "violation"}}{{else if or (eq .Class "step") (eq .Class "other")}}<rect class="step{{if .Culprit}} culprit{{end}}" x="{{.X}}" y="{{.Y}}" transform="translate(-3,-3)" width="6" height="6"><title>{{.Label}}</title></rect>
 {{else}}<circle class="{{.Class}}{{if .Culprit}} culprit{{end}}" cx="{{.X}}" cy="{{.Y}}" r="{{if .Culprit}}5{{else}}3{{end}}"><title>{{.Label}}</title></circle>
 {{end}}{{end}}{{if .HasViol}}<line id="violation-line" class="violation-line" x1="{{.ViolX}}" y1="14" x2="{{.ViolX}}" y2="100%"><title>{{.Property}}: {{.Detail}}</title></line>{{end}}
 </svg></div>

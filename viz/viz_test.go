@@ -21,6 +21,7 @@ var story = []simclock.Record{
 	rec(4, "nemesis.clock", "nemesis", "n1 drift 5ppm"),
 	rec(5, "actor.pause", "w0", ""),
 	rec(9, "actor.resume", "w0", "held=1"),
+	rec(10, "kv.apply", "", "call=9 rev=2->3"),
 	rec(10, "violation", "", "C.ZombieRejection: accepted (by #7 w0.0 claim)"),
 	rec(11, "kv.return", "w0", "after the violation"),
 }
@@ -49,6 +50,18 @@ func TestLanesPairFaultsAndFindTheCulprit(t *testing.T) {
 	}
 	if clock == nil || names[clock.Lane] != "n1" {
 		t.Fatal("the nemesis's clock fault belongs on n1's lane")
+	}
+	apply := 0
+	for _, m := range marks {
+		if m.Kind == "kv.apply" {
+			apply++
+			if !m.Culprit || m.At != 10 {
+				t.Fatalf("apply mark %+v: only the violating step's apply is drawn, highlighted", m)
+			}
+		}
+	}
+	if apply != 1 {
+		t.Fatalf("%d apply marks drawn, want the violating step's one", apply)
 	}
 }
 
