@@ -55,3 +55,19 @@ func TestShrinkScenarioRun(t *testing.T) {
 		t.Fatalf("faults %d -> %d: a phantom ack needs one lost request", rep.Before.Faults, rep.After.Faults)
 	}
 }
+
+// BenchmarkShrinkKV shrinks kv phantom-ack seed 3 to its fixpoint and
+// reports replays per second and per shrink.
+func BenchmarkShrinkKV(b *testing.B) {
+	set, _ := bugs.Parse("kv.phantom-ack")
+	replays := 0
+	for i := 0; i < b.N; i++ {
+		rep, err := Shrink(Target{Scenario: "kv", Bugs: set}, scenarios.Config{Seed: 3}, Options{})
+		if err != nil || !rep.Result.Fixpoint {
+			b.Fatalf("%v (fixpoint %v)", err, rep.Result.Fixpoint)
+		}
+		replays += rep.Result.Replays
+	}
+	b.ReportMetric(float64(replays)/b.Elapsed().Seconds(), "replays/s")
+	b.ReportMetric(float64(replays)/float64(b.N), "replays/shrink")
+}
