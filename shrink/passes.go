@@ -278,13 +278,18 @@ func slideDelete(s *shrinker) {
 // that fails sooner ends with a shorter stream, and that is what is kept.
 // It tries the earliest opportunities first, a bounded number per draw.
 func moveEarlier(s *shrinker) {
-	const perDraw = 24
+	const perDraw, perLast = 24, 256
+	last := true // the last chosen draw sets the stream's length: try harder
 	for j := len(s.best) - 1; j > 0 && !s.exhausted(); j-- {
 		if j >= len(s.best) || s.best[j].Value == 0 {
 			continue
 		}
+		limit := perDraw
+		if last {
+			limit, last = perLast, false
+		}
 		tries := 0
-		for i := 0; i < j && tries < perDraw && !s.exhausted(); i++ {
+		for i := 0; i < j && tries < limit && !s.exhausted(); i++ {
 			if s.best[i].Bound != s.best[j].Bound || s.best[i].Value != 0 {
 				continue
 			}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"shardsim/corpus"
 	"shardsim/property"
@@ -18,15 +19,16 @@ import (
 
 // shrinkJSON is the last line of `simrun shrink -json`.
 type shrinkJSON struct {
-	Scenario string      `json:"scenario"`
-	Property string      `json:"property"`
-	Before   shrink.Size `json:"before"`
-	After    shrink.Size `json:"after"`
-	Replays  int         `json:"replays"`
-	Accepted int         `json:"accepted"`
-	Rounds   int         `json:"rounds"`
-	Fixpoint bool        `json:"fixpoint"`
-	Out      string      `json:"out"`
+	Scenario string             `json:"scenario"`
+	Property string             `json:"property"`
+	Before   shrink.Size        `json:"before"`
+	After    shrink.Size        `json:"after"`
+	Replays  int                `json:"replays"`
+	Accepted int                `json:"accepted"`
+	Rounds   int                `json:"rounds"`
+	Fixpoint bool               `json:"fixpoint"`
+	Passes   []shrink.PassStats `json:"passes"`
+	Out      string             `json:"out"`
 }
 
 // cmdShrink minimises a failing run and saves it as a corpus entry.
@@ -71,7 +73,7 @@ func cmdShrink(args []string, stdout io.Writer) (int, error) {
 	if *asJSON {
 		b, _ := json.Marshal(shrinkJSON{Scenario: target.Scenario, Property: string(rep.Target.Property),
 			Before: rep.Before, After: rep.After, Replays: rep.Result.Replays, Accepted: rep.Result.Accepted,
-			Rounds: rep.Result.Rounds, Fixpoint: rep.Result.Fixpoint, Out: *out})
+			Rounds: rep.Result.Rounds, Fixpoint: rep.Result.Fixpoint, Passes: rep.Result.Passes, Out: *out})
 		fmt.Fprintln(stdout, string(b))
 	}
 	return exitOK, nil
@@ -182,6 +184,11 @@ func printShrink(w io.Writer, rep shrink.Report, out string) {
 	}
 	fmt.Fprintf(w, "chosen   %s\n", shrink.Describe(rep.Result.Draws, 40))
 	fmt.Fprintf(w, "replays  %d  (kept %d, rounds %d, %s)\n", rep.Result.Replays, rep.Result.Accepted, rep.Result.Rounds, end)
+	var passes []string
+	for _, p := range rep.Result.Passes {
+		passes = append(passes, fmt.Sprintf("%s %d/%d", p.Name, p.Kept, p.Replays))
+	}
+	fmt.Fprintf(w, "passes   %s (kept/replayed)\n", strings.Join(passes, ", "))
 	fmt.Fprintf(w, "saved    %s\n", out)
 	fmt.Fprintf(w, "replay   simrun replay %s\n", out)
 }
