@@ -53,8 +53,8 @@ var kmShowcase = []struct {
 	{property.KMNoDualMapping, "keymove", bugs.KeymoveMapBeforeCopy, 1},
 	{property.KMVerifiedBeforeSwap, "keymove", bugs.KeymoveSwapBeforeVerify, 1},
 	{property.KMNoLoss, "keymove", bugs.KeymoveSwapIgnoresSourceRevision, 1},
-	{property.KMLinearizable, "keymove", bugs.KeymoveSwapIgnoresSourceRevision, 4},
-	{property.KMIdempotent, "keymove-resume", bugs.KeymoveCheckpointBeforeEffect, 24},
+	{property.KMLinearizable, "keymove", bugs.KeymoveSwapIgnoresSourceRevision, 2},
+	{property.KMIdempotent, "keymove-resume", bugs.KeymoveCheckpointBeforeEffect, 19},
 	{property.KMCompletes, "keymove", bugs.KeymoveRetryUnbounded, 5},
 }
 
