@@ -21,6 +21,7 @@ var passes = []struct {
 	{"lower-raise", lowerRaise, true},
 	{"lower-delete", lowerAndDelete, false},
 	{"tail", minimiseTail, false},
+	{"lower-pair", lowerPairs, false},
 	{"sort", sortRuns, false},
 	{"redistribute", redistribute, false},
 }
@@ -333,6 +334,36 @@ func lowerRaise(s *shrinker) {
 					return d
 				}))) {
 					break candidates
+				}
+			}
+		}
+	}
+}
+
+// lowerPairs lowers two chosen draws of one bound by the same amount,
+// keeping their difference: two delays that must race the same way (a
+// checkpoint landing between a split's two transactions) cannot be lowered
+// one at a time, but can together. It tries the largest common step (the
+// smaller value) first, then half of it.
+func lowerPairs(s *shrinker) {
+	const reach = 16
+	for i := 0; i < len(s.best) && !s.exhausted(); i++ {
+		for j := i + 1; j < len(s.best) && j <= i+reach && !s.exhausted(); j++ {
+			a, b := s.best[i], s.best[j]
+			if a.Bound != b.Bound || a.Value == 0 || b.Value == 0 {
+				continue
+			}
+			step := min(a.Value, b.Value)
+			for _, d := range []uint64{step, step / 2} {
+				if d == 0 {
+					continue
+				}
+				if s.try(s.edited(func(ds []Draw) []Draw {
+					ds[i].Value -= d
+					ds[j].Value -= d
+					return ds
+				})) {
+					break
 				}
 			}
 		}
