@@ -164,9 +164,13 @@ func Encode(e Entry) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
+// ErrExists is returned (wrapped) by Save when the entry's file exists.
+var ErrExists = errors.New("exists, not overwritten")
+
 // Save writes the entry under dir/<scenario>/<name>.json, creating folders.
 // The name says what the run shows: the bug (or "clean"), the property and
-// the seed or a digest prefix.
+// the seed or a digest prefix. It never overwrites a file: when the name is
+// taken it returns the path and an error wrapping ErrExists.
 func Save(dir string, e Entry) (string, error) {
 	what := "clean"
 	if len(e.Bugs) > 0 {
@@ -188,5 +192,16 @@ func Save(dir string, e Entry) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return path, os.WriteFile(path, data, 0o644)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, os.ErrExist) {
+		return path, fmt.Errorf("%s: %w", path, ErrExists)
+	}
+	if err != nil {
+		return "", err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return "", err
+	}
+	return path, f.Close()
 }

@@ -47,6 +47,12 @@ func Replay(e Entry) (scenarios.Result, string, error) {
 	if err != nil {
 		return scenarios.Result{}, "", err
 	}
+	return ReplayConfig(e, cfg)
+}
+
+// ReplayConfig is Replay with the entry's configuration as the caller
+// adjusted it (a longer check budget, say).
+func ReplayConfig(e Entry, cfg scenarios.Config) (scenarios.Result, string, error) {
 	var sink recordSink
 	cfg.TraceOut = &sink
 	res, err := scenarios.Run(e.Scenario, cfg)

@@ -20,6 +20,7 @@ type Swarm struct {
 	overrides map[string]string
 	keys      []string
 	values    []any
+	specs     []OptionSpec
 	err       error
 }
 
@@ -75,18 +76,23 @@ func (s *Swarm) Rate(name string, on, lo, hi float64) float64 {
 	if s.choices.Chance(on) {
 		r = lo + (hi-lo)*float64(s.choices.Intn(1001))/1000
 	}
+	spec := OptionSpec{Name: name, Kind: KindRate, Low: fmtRate(lo), High: fmtRate(hi), Min: "0", Max: "1"}
 	if o, ok := s.override(name); ok {
-		if f, err := strconv.ParseFloat(o, 64); err == nil {
-			r = f
-		} else {
+		if f, err := strconv.ParseFloat(o, 64); err != nil {
 			s.bad(name, o)
+		} else if !(f >= 0 && f <= 1) {
+			s.outOfRange(spec, o)
+		} else {
+			r = f
 		}
 	}
+	s.describe(spec)
 	s.set(name, roundRate(r))
 	return r
 }
 
-// Err returns the first override that could not be parsed.
+// Err returns the first override that could not be parsed or lies outside
+// the values its option accepts.
 func (s *Swarm) Err() error { return s.err }
 
 func (s *Swarm) bad(name, value string) {
@@ -95,30 +101,80 @@ func (s *Swarm) bad(name, value string) {
 	}
 }
 
-// Int draws an integer option in [lo, hi].
+func (s *Swarm) outOfRange(spec OptionSpec, value string) {
+	if s.err == nil {
+		s.err = fmt.Errorf("option %s=%s: must be %s", spec.Name, value, spec.Accepts())
+	}
+}
+
+// sizeFactor bounds an integer or duration override at this many times the
+// largest value the swarm draws. Runs grow with their sizes (clients,
+// operations, keys) and the history checks grow faster than that; past
+// about ten times the drawn range a run takes minutes instead of
+// milliseconds, so a larger value is refused rather than left to hang.
+const sizeFactor = 10
+
+// Int draws an integer option in [lo, hi]: a size or a count. An override
+// must be at least 1 when every drawn value is (zero workers or clients
+// would make a run that checks nothing), at least 0 otherwise, and at most
+// ten times hi.
 func (s *Swarm) Int(name string, lo, hi int) int {
+	min := 0
+	if lo >= 1 {
+		min = 1
+	}
+	if lo < 0 {
+		min = lo
+	}
+	return s.intOption(OptionSpec{Name: name, Kind: KindInt, Low: strconv.Itoa(lo), High: strconv.Itoa(hi),
+		Min: strconv.Itoa(min), Max: strconv.Itoa(max(hi*sizeFactor, min))}, lo, hi, min, max(hi*sizeFactor, min))
+}
+
+// Enum draws an integer option in [lo, hi] that is a mode or an index
+// rather than a size: an override must lie in [lo, hi] too. It draws exactly
+// as Int does.
+func (s *Swarm) Enum(name string, lo, hi int) int {
+	return s.intOption(OptionSpec{Name: name, Kind: KindEnum, Low: strconv.Itoa(lo), High: strconv.Itoa(hi),
+		Min: strconv.Itoa(lo), Max: strconv.Itoa(hi)}, lo, hi, lo, hi)
+}
+
+func (s *Swarm) intOption(spec OptionSpec, lo, hi, min, max int) int {
 	v := int(s.choices.Between(int64(lo), int64(hi)))
-	if o, ok := s.override(name); ok {
-		if n, err := strconv.Atoi(o); err == nil {
-			v = n
+	if o, ok := s.override(spec.Name); ok {
+		if n, err := strconv.Atoi(o); err != nil {
+			s.bad(spec.Name, o)
+		} else if n < min || n > max {
+			s.outOfRange(spec, o)
 		} else {
-			s.bad(name, o)
+			v = n
 		}
 	}
-	s.set(name, v)
+	s.describe(spec)
+	s.set(spec.Name, v)
 	return v
 }
 
-// Duration draws a duration option in [lo, hi].
+// Duration draws a duration option in [lo, hi]. An override must not be
+// negative, must be positive when every drawn value is, and may be at most
+// ten times hi.
 func (s *Swarm) Duration(name string, lo, hi time.Duration) time.Duration {
 	v := s.choices.Duration(lo, hi)
+	min := time.Duration(0)
+	if lo > 0 {
+		min = 1
+	}
+	maxD := max(hi*sizeFactor, min)
+	spec := OptionSpec{Name: name, Kind: KindDuration, Low: lo.String(), High: hi.String(), Min: min.String(), Max: maxD.String()}
 	if o, ok := s.override(name); ok {
-		if d, err := time.ParseDuration(o); err == nil {
-			v = d
-		} else {
+		if d, err := time.ParseDuration(o); err != nil {
 			s.bad(name, o)
+		} else if d < min || d > maxD {
+			s.outOfRange(spec, o)
+		} else {
+			v = d
 		}
 	}
+	s.describe(spec)
 	s.set(name, v.String())
 	return v
 }
@@ -133,12 +189,26 @@ func (s *Swarm) Flag(name string, p float64) bool {
 			s.bad(name, o)
 		}
 	}
+	s.describe(OptionSpec{Name: name, Kind: KindFlag, Low: "false", High: "true", Min: "false", Max: "true"})
 	s.set(name, v)
 	return v
 }
 
 // Fixed records an option that was not drawn (set by the scenario or the user).
 func (s *Swarm) Fixed(name string, v any) { s.set(name, v) }
+
+// describe records an option's spec the first time it is drawn.
+func (s *Swarm) describe(spec OptionSpec) {
+	for _, old := range s.specs {
+		if old.Name == spec.Name {
+			return
+		}
+	}
+	s.specs = append(s.specs, spec)
+}
+
+// Specs returns what each option drawn so far is and accepts, in draw order.
+func (s *Swarm) Specs() []OptionSpec { return append([]OptionSpec(nil), s.specs...) }
 
 // Entries returns the options as name=value strings in draw order.
 func (s *Swarm) Entries() []string {
@@ -171,6 +241,23 @@ func (s *Swarm) MarshalJSON() ([]byte, error) {
 	}
 	b.WriteByte('}')
 	return []byte(b.String()), nil
+}
+
+// Outside returns the overridden options whose values lie outside the range
+// the swarm draws from (name=value (drawn lo..hi)): accepted, but the run
+// is larger or stranger than any the sweeps cover, and may be slow.
+func (s *Swarm) Outside() []string {
+	var out []string
+	for _, spec := range s.specs {
+		o, ok := s.override(spec.Name)
+		if !ok || spec.Kind == KindFlag || spec.Kind == KindEnum {
+			continue
+		}
+		if spec.outsideDrawn(o) {
+			out = append(out, fmt.Sprintf("%s=%s (drawn %s..%s)", spec.Name, o, spec.Low, spec.High))
+		}
+	}
+	return out
 }
 
 func roundRate(r float64) float64 {

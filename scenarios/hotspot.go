@@ -28,8 +28,8 @@ func hotspotOptions(sw *nemesis.Swarm, pcfg *migrate.Config, wl *migrateWorkload
 	pcfg.Detector.Threshold = sw.Int("hot_threshold", 10, 35)
 	pcfg.Detector.Cooldown = time.Second
 	pcfg.Detector.MinSamples = sw.Int("hot_min_samples", 4, 30)
-	hot := sw.Int("hot_keys", 1, 3)
-	first := sw.Int("hot_first", 1, 11-hot)
+	hot := sw.Enum("hot_keys", 1, 3)
+	first := sw.Enum("hot_first", 1, 11-hot)
 	for i := 0; i < hot; i++ {
 		wl.hot = append(wl.hot, fmt.Sprintf("k%02d", first+i))
 	}

@@ -49,7 +49,7 @@ type kmOptions struct {
 func drawKMOptions(sw *nemesis.Swarm, sh kmShape) kmOptions {
 	o := kmOptions{
 		oldShards: sw.Int("old_shards", 2, 4),
-		change:    sw.Int("topology_change", 0, 2),
+		change:    sw.Enum("topology_change", 0, 2),
 		keys:      sw.Int("keys", 12, sh.maxKeys),
 		missing:   sw.Rate("missing_keys", 0.5, 0.02, 0.1),
 		startAt:   sw.Duration("executor_start", 0, 300*time.Millisecond),
@@ -72,7 +72,7 @@ func drawKMOptions(sw *nemesis.Swarm, sh kmShape) kmOptions {
 	o.deadAt = sw.Duration("dead_at", 0, sh.healAt)
 	o.torn = sw.Rate("torn_copies", sh.tornOn, 0.05, 0.3)
 	o.poisoned = sw.Int("poisoned_keys", 0, 2)
-	o.deadIndex = sw.Int("dead_shard_index", 0, 4)
+	o.deadIndex = sw.Enum("dead_shard_index", 0, 4)
 	return o
 }
 
@@ -87,7 +87,7 @@ func drawExecOptions(sw *nemesis.Swarm) keymove.Options {
 	e.RetryBaseDelay = sw.Duration("retry_base", 2*time.Millisecond, 25*time.Millisecond)
 	e.RetryMaxDelay = 8 * e.RetryBaseDelay
 	e.InterleaveCopyAndVerify = sw.Flag("interleave", 0.6)
-	e.Verification = keymove.VerificationMode(sw.Int("verification", 0, 2))
+	e.Verification = keymove.VerificationMode(sw.Enum("verification", 0, 2))
 	e.ForceSwapOnVerificationFailure = sw.Flag("force_swap", 0.3)
 	e.CheckpointEvery = sw.Duration("checkpoint_every", 20*time.Millisecond, 300*time.Millisecond)
 	e.ProgressEvery = 100 * time.Millisecond

@@ -135,10 +135,10 @@ func drawMigrateOptions(sw *nemesis.Swarm, kind migrateKind) migrateOptions {
 	case splitOnce, splitAbandoned:
 		o.split.at = sw.Duration("split_at", 50*time.Millisecond, time.Second)
 		o.split.route = 2
-		o.split.key = fmt.Sprintf("k%02d", sw.Int("split_key", 2, 10))
+		o.split.key = fmt.Sprintf("k%02d", sw.Enum("split_key", 2, 10))
 		o.split.target = 2
 		if kind == splitAbandoned {
-			o.split.abandonAt = job.Phase(sw.Int("abandon_phase", int(job.Planned), int(job.DeltaCopy)))
+			o.split.abandonAt = job.Phase(sw.Enum("abandon_phase", int(job.Planned), int(job.DeltaCopy)))
 		}
 	case hotspotSplits:
 		o.opsPerClient += hotspotOptions(sw, &pcfg, wl)

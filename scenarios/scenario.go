@@ -1,12 +1,15 @@
 package scenarios
 
 import (
+	"encoding/hex"
 	"fmt"
 
 	"github.com/anishathalye/porcupine"
 	"io"
 	"sort"
 	"time"
+
+	"github.com/zeebo/blake3"
 
 	"shardsim/model/bugs"
 	"shardsim/nemesis"
@@ -32,6 +35,33 @@ type Config struct {
 	// CheckTimeout bounds the wall time of history checks (porcupine). A
 	// check that runs out reports Unknown. Zero means 30s.
 	CheckTimeout time.Duration
+
+	// describe, when set, receives the run's option specs right after they
+	// are drawn, and the run stops there (Options).
+	describe *[]nemesis.OptionSpec
+}
+
+// seed is the run's seed: none (0) when choices or a source drive it.
+func (c Config) seed() uint64 {
+	if c.Choices != nil || c.Source != nil {
+		return 0
+	}
+	return c.Seed
+}
+
+// choicesHash is the hex blake3 hash of the choice bytes, "" for a seeded run.
+func (c Config) choicesHash() string {
+	if c.Choices == nil {
+		return ""
+	}
+	return ChoicesHash(c.Choices)
+}
+
+// ChoicesHash names a run driven by choice bytes, as a seed names a seeded
+// one: the hex blake3-256 hash of the bytes.
+func ChoicesHash(choices []byte) string {
+	sum := blake3.Sum256(choices)
+	return hex.EncodeToString(sum[:])
 }
 
 // showHistory hands a history to Config.Histories, if set.
@@ -50,22 +80,24 @@ func (c Config) checkTimeout() time.Duration {
 
 // Result is the outcome of one run.
 type Result struct {
-	Scenario  string
-	Seed      uint64
-	FromBytes bool // driven by Config.Choices rather than a seed
-	Bugs      bugs.Set
-	Verdict   property.Verdict
-	Property  property.Name    // the violated (or undecided) property, if any
-	Detail    string           // what went wrong, in a sentence or a short block
-	Subject   property.Subject // the entity the violation concerns, if it names one
-	Events    uint64
-	VirtualNs int64
-	Digest    string
-	Swarm     *nemesis.Swarm
-	Tail      []simclock.Record // the last trace records, for a violation report
-	Recording []byte            // the run's choice stream, when Config.Record
-	Draws     uint64            // how many draws the run made
-	Stats     []Stat            // what the run did (faults injected, operations), in a fixed order
+	Scenario    string
+	Seed        uint64 // the seed, when the run was not driven by choices
+	FromBytes   bool   // driven by Config.Choices rather than a seed
+	ChoicesHash string // with FromBytes: the hex blake3 hash of the choice bytes, which name the run instead of a seed
+	Bugs        bugs.Set
+	Verdict     property.Verdict
+	Property    property.Name    // the violated (or undecided) property, if any
+	Detail      string           // what went wrong, in a sentence or a short block
+	Subject     property.Subject // the entity the violation concerns, if it names one
+	Events      uint64           // loop steps executed (one step may write several trace records, or none)
+	Records     uint64           // trace records written, the violation record included
+	VirtualNs   int64
+	Digest      string
+	Swarm       *nemesis.Swarm
+	Tail        []simclock.Record // the last trace records, for a violation report
+	Recording   []byte            // the run's choice stream, when Config.Record
+	Draws       uint64            // how many draws the run made
+	Stats       []Stat            // what the run did (faults injected, operations), in a fixed order
 }
 
 // Stat is one named counter of a run.
@@ -133,7 +165,7 @@ func Run(name string, cfg Config) (res Result, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			v := panicViolation(p, 0)
-			res = Result{Scenario: name, Seed: cfg.Seed, FromBytes: cfg.Choices != nil, Bugs: cfg.Bugs,
+			res = Result{Scenario: name, Seed: cfg.seed(), FromBytes: cfg.Choices != nil || cfg.Source != nil, ChoicesHash: cfg.choicesHash(), Bugs: cfg.Bugs,
 				Verdict: property.VerdictViolation, Property: v.Property, Detail: v.Detail}
 			err = nil
 		}

@@ -91,6 +91,10 @@ func (w *World) Failed() bool { return w.verdict == property.VerdictViolation }
 
 // OptionsError reports bad -opt overrides as a usage error.
 func (w *World) OptionsError() error {
+	if w.Cfg.describe != nil {
+		*w.Cfg.describe = w.Swarm.Specs()
+		return errDescribed
+	}
 	if err := w.Swarm.Err(); err != nil {
 		return err
 	}
@@ -114,18 +118,20 @@ func (w *World) Count(name string, delta int64) {
 // Result summarises the run.
 func (w *World) Result() Result {
 	r := Result{
-		Scenario:  w.Name,
-		Seed:      w.Cfg.Seed,
-		FromBytes: w.Cfg.Choices != nil || w.Cfg.Source != nil,
-		Bugs:      w.Cfg.Bugs,
-		Verdict:   w.verdict,
-		Events:    w.Loop.Events(),
-		VirtualNs: int64(w.Loop.Now()),
-		Digest:    w.Trace.Digest(),
-		Swarm:     w.Swarm,
-		Tail:      w.Trace.Tail(),
-		Draws:     w.Choices.Draws(),
-		Stats:     append([]Stat(nil), w.stats...),
+		Scenario:    w.Name,
+		Seed:        w.Cfg.seed(),
+		FromBytes:   w.Cfg.Choices != nil || w.Cfg.Source != nil,
+		ChoicesHash: w.Cfg.choicesHash(),
+		Bugs:        w.Cfg.Bugs,
+		Verdict:     w.verdict,
+		Events:      w.Loop.Events(),
+		Records:     w.Trace.Len(),
+		VirtualNs:   int64(w.Loop.Now()),
+		Digest:      w.Trace.Digest(),
+		Swarm:       w.Swarm,
+		Tail:        w.Trace.Tail(),
+		Draws:       w.Choices.Draws(),
+		Stats:       append([]Stat(nil), w.stats...),
 	}
 	if w.finding != nil {
 		r.Property, r.Detail, r.Subject = w.finding.Property, w.finding.Detail, w.finding.Subject

@@ -16,6 +16,9 @@ type Record struct {
 	Kind   string `json:"kind"`   // what happened, e.g. "kv.apply", "fault.crash"
 	Actor  string `json:"actor"`  // who it happened to, or "" for the world
 	Detail string `json:"detail"` // the record's Detail as text
+	// Fields is the same Detail as one JSON object of typed fields
+	// (DetailJSON); trace files carry it, a report's tail does not.
+	Fields json.RawMessage `json:"fields,omitempty"`
 }
 
 // Trace collects the records of a run. Every record is a compact canonical
@@ -118,7 +121,7 @@ func (t *Trace) keep(r tailRecord, detail []byte) {
 }
 
 func (t *Trace) writeJSON(d *Detail, body []byte) {
-	t.outErr = t.out.Encode(Record{Seq: t.seq, At: d.at, Kind: d.kind, Actor: d.actor, Detail: RenderDetail(body)})
+	t.outErr = t.out.Encode(Record{Seq: t.seq, At: d.at, Kind: d.kind, Actor: d.actor, Detail: RenderDetail(body), Fields: DetailJSON(body)})
 }
 
 // Len returns how many records the trace holds in all.

@@ -154,6 +154,7 @@ func (r *Recorder) OnInvoke(call uint64, client string, at simclock.Time, req si
 		Call:     int64(at),
 		Output:   Output{Failed: true},
 		Return:   math.MaxInt64,
+		Metadata: client, // for reports: who made the call
 	})
 }
 
@@ -168,6 +169,7 @@ func (r *Recorder) OnApply(call uint64, at simclock.Time, req simkv.Request, res
 		Call:     int64(at),
 		Output:   Output{Resp: resp, Err: err},
 		Return:   int64(at),
+		Metadata: "lessor",
 	})
 }
 
@@ -204,16 +206,23 @@ func (r *Recorder) History() []porcupine.Operation {
 	return out
 }
 
-// Check checks a KV history for KV.Linearizable within timeout. With
-// VerdictOK the violation is nil; otherwise it names KV.Linearizable and
-// says why (no linearization, or porcupine ran out of time).
+// Check checks a KV history for KV.Linearizable within timeout (wall
+// time, whatever the run's virtual time). With VerdictOK the violation is
+// nil; otherwise it names KV.Linearizable and says why: for a history
+// with no linearization, the key and the operations where every order
+// gets stuck (explain), its subject that key; or that porcupine ran out of
+// time.
 func Check(history []porcupine.Operation, timeout time.Duration) (property.Verdict, *property.Violation) {
+	start := time.Now()
 	verdict := checker.Verdict(porcupine.CheckOperationsTimeout(Model, history, timeout))
 	switch verdict {
 	case property.VerdictViolation:
-		return verdict, property.Violated(property.KVLinearizable, "the history of %d client operations has no linearization against etcd's KV semantics", len(history))
+		// The verbose search repeats the check while noting partial
+		// linearizations; it gets the time the first check left, and at
+		// least a second, since a failing check usually ends early.
+		return verdict, explain(history, max(timeout-time.Since(start), time.Second))
 	case property.VerdictUnknown:
-		return verdict, property.Violated(property.KVLinearizable, "porcupine ran out of time")
+		return verdict, property.Violated(property.KVLinearizable, "porcupine ran out of time (%v)", timeout)
 	}
 	return verdict, nil
 }

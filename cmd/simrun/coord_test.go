@@ -80,7 +80,7 @@ func TestCoordViolationReplays(t *testing.T) {
 	if failing == "" {
 		t.Fatal("coord.no-fence-check not caught in 60 seeds")
 	}
-	for _, want := range []string{"verdict  violation  C.", "last events:", "coord.", "replay   simrun run -scenario coord-zombie -seed"} {
+	for _, want := range []string{"verdict  violation  C.", "last events", "coord.", "replay   simrun run -scenario coord-zombie -seed"} {
 		if !strings.Contains(failing, want) {
 			t.Fatalf("report lacks %q:\n%s", want, failing)
 		}
@@ -98,7 +98,7 @@ func TestCoordViolationReplays(t *testing.T) {
 func TestCoordCorpusEntryReplays(t *testing.T) {
 	path := filepath.Join("..", "..", "corpus", "coord-zombie", "coord.no-fence-check-C.ZombieRejection-seed18.json")
 	code, out, stderr := simrun(t, "replay", path, "-json")
-	if code != 1 || !strings.Contains(out, "record   reproduced: violation C.ZombieRejection") {
+	if code != 1 || !strings.Contains(stderr, "record   reproduced: violation C.ZombieRejection") || !strings.Contains(out, `"reproduced":true`) {
 		t.Fatalf("exit %d: %s %s", code, out, stderr)
 	}
 	data, err := os.ReadFile(path)
@@ -109,25 +109,25 @@ func TestCoordCorpusEntryReplays(t *testing.T) {
 	if err := os.WriteFile(tampered, []byte(strings.Replace(string(data), "C.ZombieRejection", "C.MutualExclusion", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if code, out, _ := simrun(t, "replay", tampered); code != 1 || !strings.Contains(out, "DIFFERS") {
+	if code, out, _ := simrun(t, "replay", tampered); code != exitDiffers || !strings.Contains(out, "DIFFERS") {
 		t.Fatalf("tampered record: exit %d\n%s", code, out)
 	}
 }
 
 func TestCoordSweepSummary(t *testing.T) {
-	code, out, _ := simrun(t, "sweep", "-scenario", "coord", "-seeds", "1-8", "-parallel", "2", "-json", "-corpus", "")
+	code, out, _ := simrun(t, "sweep", "-scenario", "coord", "-seeds", "1-8", "-parallel", "2", "-json", "-no-save")
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	var sum sweepJSON
+	var sum sweepSummary
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); err != nil {
 		t.Fatal(err)
 	}
 	if sum.Runs != 8 || sum.Violations != 0 || sum.SeedsPerSec <= 0 || sum.EventsPerSec <= 0 {
 		t.Fatalf("summary %+v", sum)
 	}
-	code, out, _ = simrun(t, "sweep", "-scenario", "coord", "-seeds", "1-40", "-bug", "coord.split-two-txns", "-first", "-json", "-corpus", "")
+	code, out, _ = simrun(t, "sweep", "-scenario", "coord", "-seeds", "1-40", "-bug", "coord.split-two-txns", "-first", "-json", "-no-save")
 	if code != 1 || !strings.Contains(out, "C.SplitAtomicity") {
 		t.Fatalf("bug sweep: exit %d\n%s", code, out)
 	}

@@ -1,35 +1,40 @@
 // Command simrun runs shardsim scenarios: one run from a seed or a choice
-// file, a sweep over a seed range, or a listing of what can be run.
-//
-//	simrun run    -scenario NAME [-seed N | -choices FILE] [-bug NAME]... [-opt K=V]... [-trace FILE.jsonl] [-viz FILE.html] [-json]
-//	simrun sweep  -scenario NAME -seeds A-B [-parallel N] [-bug NAME]... [-opt K=V]... [-corpus DIR] [-shrink] [-json]
-//	simrun list   [-json]
-//	simrun replay FILE.json [-json]
-//	simrun shrink -in FILE -out FILE [-property P] [-max-replays N] [-force] [-json]
+// file, a sweep over a seed range (on one machine or sharded across a batch
+// engine's tasks), the replay of saved runs, and the triage of what sweeps
+// found. `simrun help` lists the commands; `simrun help CMD` (or
+// `simrun CMD -h`) prints one command's usage with every flag and its
+// default.
 //
 // Exit status: 0 every property held; 1 a property was violated; 2 bad usage
 // or bad input (with a one-line error); 3 a check could not decide (for
-// example porcupine ran out of time), which is never reported as a pass.
+// example porcupine ran out of time), which is never reported as a pass;
+// 4 (replay) a saved run no longer reproduces its record; 130 and 143 a
+// sweep stopped by SIGINT or SIGTERM before it covered its seeds and found
+// no violation (one that found a violation exits 1).
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"runtime/debug"
 )
 
-// Exit statuses of the CLI contract.
+// Exit statuses of the CLI contract, and simrun's additions.
 const (
 	exitOK        = 0
 	exitViolation = 1
 	exitUsage     = 2
 	exitUnknown   = 3
+	exitDiffers   = 4   // replay: the run no longer matches its record
+	exitSIGINT    = 130 // a sweep interrupted by SIGINT (128 + 2), nothing violated
+	exitSIGTERM   = 143 // a sweep stopped by SIGTERM (128 + 15), nothing violated
 )
 
 func main() {
 	tuneGC()
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(runEnv(os.Args[1:], &env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}))
 }
 
 // gcPercent is simrun's garbage-collection target unless GOGC says
@@ -45,6 +50,24 @@ func tuneGC() {
 	}
 }
 
+// env is what a command may touch of its process: its output streams and
+// its environment (batch engines pass a sweep's shard there). Tests give
+// their own.
+type env struct {
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	// stderrTTY says whether stderr is a terminal (progress lines); nil
+	// asks the process's stderr.
+	stderrTTY func() bool
+}
+
+func (e *env) isTerminal() bool {
+	if e.stderrTTY != nil {
+		return e.stderrTTY()
+	}
+	return stderrIsTerminal()
+}
+
 // usageError is bad usage or bad input: one line on stderr, exit 2.
 type usageError struct{ msg string }
 
@@ -52,41 +75,39 @@ func (e usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
 
-const usage = `usage:
-  simrun run    -scenario NAME [-seed N | -choices FILE] [-bug NAME]... [-opt K=V]... [-trace FILE.jsonl] [-viz FILE.html] [-json]
-  simrun sweep  -scenario NAME -seeds A-B [-parallel N] [-bug NAME]... [-opt K=V]... [-corpus DIR] [-shrink] [-json]
-  simrun list   [-json]
-  simrun replay FILE.json [-json]                 replay a corpus entry; exit 1 if it differs from its record
-  simrun shrink -in FILE -out FILE [-scenario NAME -bug NAME... -opt K=V...] [-property P] [-max-replays N] [-force] [-json]
-                                                  minimise a failing run (corpus entry or choices file) to a corpus entry`
-
-// run is main without the process: it returns the exit status.
+// run is main without the process, for tests: the process's environment,
+// the given streams.
 func run(args []string, stdout, stderr io.Writer) int {
+	return runEnv(args, &env{stdout: stdout, stderr: stderr, getenv: os.Getenv, stderrTTY: func() bool { return false }})
+}
+
+// runEnv dispatches one command and returns the exit status.
+func runEnv(args []string, e *env) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "simrun: missing command (run, sweep, list, replay or shrink; simrun help shows the usage)")
+		fmt.Fprintf(e.stderr, "simrun: missing command (%s; simrun help shows the usage)\n", commandNames())
 		return exitUsage
 	}
+	name := args[0]
 	var code int
 	var err error
-	switch args[0] {
-	case "run":
-		code, err = cmdRun(args[1:], stdout)
-	case "sweep":
-		code, err = cmdSweep(args[1:], stdout, stderr)
-	case "list":
-		code, err = cmdList(args[1:], stdout)
-	case "replay":
-		code, err = cmdReplay(args[1:], stdout)
-	case "shrink":
-		code, err = cmdShrink(args[1:], stdout)
+	switch name {
 	case "help", "-h", "-help", "--help":
-		fmt.Fprintln(stdout, usage)
-		return exitOK
+		code, err = cmdHelp(args[1:], e)
 	default:
-		err = usagef("unknown command %q (want run, sweep, list, replay or shrink)", args[0])
+		c, ok := lookupCommand(name)
+		if !ok {
+			err = usagef("unknown command %q (want %s)", name, commandNames())
+			break
+		}
+		code, err = c.run(e, args[1:])
+	}
+	var help helpRequested
+	if errors.As(err, &help) {
+		printCommandHelp(e.stdout, help.cmd, help.flags)
+		return exitOK
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "simrun: %v\n", err)
+		fmt.Fprintf(e.stderr, "simrun: %v\n", err)
 		return exitUsage
 	}
 	return code

@@ -98,7 +98,7 @@ func TestViolationPrintsReplayThatReproduces(t *testing.T) {
 	if failing == "" {
 		t.Fatal("kv.phantom-ack was not caught in 100 seeds")
 	}
-	for _, want := range []string{"verdict  violation", "last events:", "replay   simrun run -scenario kv -seed"} {
+	for _, want := range []string{"verdict  violation", "last events", "replay   simrun run -scenario kv -seed"} {
 		if !strings.Contains(failing, want) {
 			t.Fatalf("report lacks %q:\n%s", want, failing)
 		}
@@ -141,12 +141,12 @@ func TestListShowsEverything(t *testing.T) {
 }
 
 func TestSweepSummary(t *testing.T) {
-	code, out, _ := simrun(t, "sweep", "-scenario", "kv", "-seeds", "1-6", "-parallel", "2", "-json", "-corpus", "")
+	code, out, _ := simrun(t, "sweep", "-scenario", "kv", "-seeds", "1-6", "-parallel", "2", "-json", "-no-save")
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	var sum sweepJSON
+	var sum sweepSummary
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); err != nil {
 		t.Fatal(err)
 	}

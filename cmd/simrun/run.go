@@ -1,12 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
 
 	"shardsim/corpus"
@@ -14,18 +14,32 @@ import (
 	"shardsim/scenarios"
 )
 
-func cmdRun(args []string, stdout io.Writer) (int, error) {
+const aboutRun = `Runs one world of a scenario from a seed (or from a file of choice bytes) and
+prints its report: the swarm options drawn, how much happened, the trace
+digest and the verdict. A run that did not pass also shows the property, what
+went wrong, the last events of the key, shard or job it concerns, and the
+exact command that replays it.
+
+With -json, stdout holds exactly one JSON object (the report, the options and
+the replay command); the text report goes to stderr.
+
+"events" counts loop steps (scheduled callbacks and deliveries that ran);
+"records" counts trace records: a step may write several records or none,
+so the two differ. -trace writes every record, after a header record naming
+the run and before an end record with both counts.`
+
+func cmdRun(e *env, args []string) (int, error) {
 	fs := newFlagSet("run")
 	var wf worldFlags
 	wf.register(fs)
-	seed := fs.Uint64("seed", 1, "seed of the choice stream")
-	choicesFile := fs.String("choices", "", "drive the run from this file's bytes (raw, or a Go fuzz corpus entry) instead of a seed")
-	tracePath := fs.String("trace", "", "write every trace record to this file as JSON lines")
-	asJSON := fs.Bool("json", false, "end with one JSON object describing the run")
-	saveDir := fs.String("save", "", "save the run (whatever its verdict) as a corpus entry under this folder")
-	recordPath := fs.String("record", "", "write the run's choice stream to this file (replays with -choices)")
-	recordFuzz := fs.String("record-fuzz", "", "write the run's choice stream to this file as a Go fuzz corpus entry")
-	vizPath := fs.String("viz", "", "write a self-contained HTML report of the run (timeline, violation, porcupine) to this file")
+	seed := fs.Uint64("seed", 1, "seed `N` of the choice stream (0 to 18446744073709551615)")
+	choicesFile := fs.String("choices", "", "drive the run from this `FILE`'s bytes (raw, or a Go fuzz corpus entry) instead of a seed")
+	tracePath := fs.String("trace", "", "write every trace record to `FILE` as JSON lines (a header record first)")
+	asJSON := fs.Bool("json", false, "print one JSON object on stdout and the text report on stderr")
+	saveDir := fs.String("save", "", "save the run (whatever its verdict) as a corpus entry under `DIR` (never overwriting one)")
+	recordPath := fs.String("record", "", "write the run's choice stream to `FILE` (replays with -choices)")
+	recordFuzz := fs.String("record-fuzz", "", "write the run's choice stream to `FILE` as a Go fuzz corpus entry")
+	vizPath := fs.String("viz", "", "write a self-contained HTML report of the run (timeline, violation, porcupine) to `FILE`")
 	if err := parseFlags(fs, args); err != nil {
 		return 0, err
 	}
@@ -34,55 +48,99 @@ func cmdRun(args []string, stdout io.Writer) (int, error) {
 		return 0, err
 	}
 	cfg.Seed = *seed
-	seedGiven := false
-	fs.Visit(func(f *flag.Flag) { seedGiven = seedGiven || f.Name == "seed" })
 	if *choicesFile != "" {
-		if seedGiven {
+		if flagGiven(fs, "seed") {
 			return 0, usagef("run: -seed and -choices are exclusive")
 		}
-		data, err := os.ReadFile(*choicesFile)
-		if err != nil {
-			return 0, usagef("run: cannot read choices: %v", err)
+		if cfg.Choices, err = readChoices(*choicesFile); err != nil {
+			return 0, err
 		}
-		if data, err = decodeChoices(data); err != nil {
-			return 0, usagef("run: %s: %v", *choicesFile, err)
-		}
-		cfg.Choices = data
+		cfg.Seed = 0
 	}
-	if *tracePath != "" {
-		f, err := os.Create(*tracePath)
-		if err != nil {
-			return 0, usagef("run: cannot create trace file: %v", err)
-		}
-		defer f.Close()
-		cfg.TraceOut = f
+	text, out := e.stdout, e.stdout
+	if *asJSON {
+		text = e.stderr
+	}
+	closeTrace, err := openTrace(*tracePath, name, &cfg, *choicesFile)
+	if err != nil {
+		return 0, err
 	}
 	cfg.Record = *recordPath != "" || *recordFuzz != ""
-	var report vizRecorder
+	var viz vizRecorder
 	if *vizPath != "" {
-		report.attach(&cfg)
+		viz.attach(&cfg)
 	}
 	res, err := scenarios.Run(name, cfg)
 	if err != nil {
 		return 0, usageError{err.Error()}
 	}
+	if err := closeTrace(res); err != nil {
+		return 0, err
+	}
 	if *vizPath != "" {
-		if err := report.write(*vizPath, res, cfg, *choicesFile); err != nil {
+		if err := viz.write(*vizPath, res, cfg, *choicesFile); err != nil {
 			return 0, err
 		}
 	}
 	if err := writeRecording(res.Recording, *recordPath, *recordFuzz); err != nil {
 		return 0, err
 	}
-	if *saveDir != "" && res.Verdict != property.VerdictUnknown {
-		path, err := corpus.Save(*saveDir, corpus.FromResult(cfg, res))
-		if err != nil {
+	rep := newReport(res, cfg, specOf(name, cfg, *choicesFile))
+	if *choicesFile != "" {
+		rep.source = fmt.Sprintf("choices %s (%d bytes, blake3 %s)", *choicesFile, len(cfg.Choices), res.ChoicesHash[:16])
+	}
+	if *saveDir != "" {
+		if rep.saved, err = saveRun(*saveDir, cfg, res); err != nil {
 			return 0, usagef("run: cannot save: %v", err)
 		}
-		fmt.Fprintf(stdout, "saved    %s\n", path)
 	}
-	printRun(stdout, res, cfg, *choicesFile, *asJSON)
+	rep.print(text)
+	if *asJSON {
+		writeJSON(out, rep.json())
+	}
 	return exitCode(res.Verdict), nil
+}
+
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
+}
+
+// readChoices reads a -choices file: raw bytes or a Go fuzz corpus entry.
+// An empty stream and a corpus entry are refused: the first would silently
+// be the quiet run (every fault off, smallest values) and pass, the second
+// is a saved run, which simrun replay runs with its own seed, options and
+// bugs.
+func readChoices(path string) ([]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, usagef("run: cannot read choices: %v", err)
+	}
+	if looksLikeCorpusEntry(data) {
+		return nil, usagef("run: %s is a corpus entry (a saved run), not choice bytes: replay it with simrun replay %s", path, path)
+	}
+	choices, err := decodeChoices(data)
+	if err != nil {
+		return nil, usagef("run: %s: %v", path, err)
+	}
+	if len(choices) == 0 {
+		return nil, usagef("run: %s holds no choice bytes; an empty stream would run the quiet run (every fault off) and pass without testing anything (a file of one zero byte runs it on purpose)", path)
+	}
+	return choices, nil
+}
+
+// looksLikeCorpusEntry reports whether data is a JSON object with a
+// scenario, as every corpus entry is.
+func looksLikeCorpusEntry(data []byte) bool {
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return false
+	}
+	var probe struct {
+		Scenario *string `json:"scenario"`
+	}
+	return json.Unmarshal(trimmed, &probe) == nil && probe.Scenario != nil
 }
 
 func exitCode(v property.Verdict) int {
@@ -95,120 +153,22 @@ func exitCode(v property.Verdict) int {
 	return exitUnknown
 }
 
-// replayCommand is the exact command that reproduces a run.
-func replayCommand(res scenarios.Result, cfg scenarios.Config, choicesFile string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "simrun run -scenario %s", res.Scenario)
-	if cfg.Choices != nil {
-		fmt.Fprintf(&b, " -choices %s", choicesFile)
-	} else {
-		fmt.Fprintf(&b, " -seed %d", cfg.Seed)
+// saveRun saves a run as a corpus entry under dir (never over an existing
+// file) and returns its path. An undecided run is not saved: it has no
+// verdict to replay to.
+func saveRun(dir string, cfg scenarios.Config, res scenarios.Result) (string, error) {
+	if res.Verdict == property.VerdictUnknown {
+		return "", nil
 	}
-	b.WriteString(fmtBugFlags(cfg.Bugs))
-	keys := make([]string, 0, len(cfg.Options))
-	for k := range cfg.Options {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		fmt.Fprintf(&b, " -opt %s=%s", k, cfg.Options[k])
-	}
-	return b.String()
+	return corpus.Save(dir, corpus.FromResult(cfg, res))
 }
 
-// runJSON is the last line of `simrun run -json`.
-type runJSON struct {
-	Scenario  string          `json:"scenario"`
-	Seed      uint64          `json:"seed"`
-	Verdict   string          `json:"verdict"`
-	Property  property.Name   `json:"property"`
-	Events    uint64          `json:"events"`
-	VirtualNs int64           `json:"virtual_ns"`
-	Digest    string          `json:"digest"`
-	Swarm     json.RawMessage `json:"swarm"`
-	Bugs      []string        `json:"bugs"`
-	Stats     json.RawMessage `json:"stats"`
-	Detail    string          `json:"detail,omitempty"`
-}
-
-func printRun(w io.Writer, res scenarios.Result, cfg scenarios.Config, choicesFile string, asJSON bool) {
-	src := fmt.Sprintf("seed %d", res.Seed)
-	if res.FromBytes {
-		src = fmt.Sprintf("choices %s (%d bytes)", choicesFile, len(cfg.Choices))
-	}
-	printReport(w, res, src, replayCommand(res, cfg, choicesFile))
-	if asJSON {
-		printRunJSON(w, res)
-	}
-}
-
-// printReport prints a run's summary and, unless it passed, what went
-// wrong: the property, the last relevant events and how to replay it.
-func printReport(w io.Writer, res scenarios.Result, src, replay string) {
-	fmt.Fprintf(w, "scenario %s  %s  bugs %s\n", res.Scenario, src, res.Bugs)
-	fmt.Fprintf(w, "swarm    %s\n", res.Swarm)
-	fmt.Fprintf(w, "events   %d  virtual %s  draws %d\n", res.Events, fmtNs(res.VirtualNs), res.Draws)
-	if len(res.Stats) > 0 {
-		fmt.Fprintf(w, "stats    %s\n", fmtStats(res.Stats))
-	}
-	fmt.Fprintf(w, "digest   %s\n", res.Digest)
-	fmt.Fprintf(w, "verdict  %s", res.Verdict)
-	if res.Property != "" {
-		fmt.Fprintf(w, "  %s", res.Property)
-	}
-	fmt.Fprintln(w)
-	if res.Verdict != property.VerdictOK {
-		fmt.Fprintf(w, "detail   %s\n", res.Detail)
-		fmt.Fprintln(w, "last events:")
-		for _, r := range res.Tail {
-			fmt.Fprintf(w, "  %12s  %-18s %-10s %s\n", fmtNs(int64(r.At)), r.Kind, r.Actor, r.Detail)
-		}
-		fmt.Fprintf(w, "replay   %s\n", replay)
-	}
-}
-
-// printRunJSON prints the run's one-line JSON summary (the contract's last line).
-func printRunJSON(w io.Writer, res scenarios.Result) {
-	swarm, _ := json.Marshal(res.Swarm)
-	// Encoder writes the object and a newline; without HTML escaping a
-	// detail's "->" stays readable instead of becoming "-\u003e".
+// writeJSON prints v as one JSON object and a newline, without HTML
+// escaping (a detail's "->" stays readable instead of becoming "-\u003e").
+func writeJSON(w io.Writer, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	enc.Encode(runJSON{
-		Scenario: res.Scenario, Seed: res.Seed, Verdict: string(res.Verdict), Property: res.Property,
-		Events: res.Events, VirtualNs: res.VirtualNs, Digest: res.Digest, Swarm: swarm,
-		Bugs: append([]string{}, res.Bugs.Names()...), Stats: statsJSON(res.Stats), Detail: res.Detail,
-	})
-}
-
-// fmtStats renders a run's counters on one line, in the run's order.
-func fmtStats(stats []scenarios.Stat) string {
-	parts := make([]string, len(stats))
-	for i, st := range stats {
-		parts[i] = fmt.Sprintf("%s=%d", st.Name, st.Value)
-	}
-	return strings.Join(parts, " ")
-}
-
-// statsJSON renders the counters as one object, keys in the run's order.
-func statsJSON(stats []scenarios.Stat) json.RawMessage {
-	var b strings.Builder
-	b.WriteByte('{')
-	for i, st := range stats {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		name, _ := json.Marshal(st.Name)
-		fmt.Fprintf(&b, "%s:%d", name, st.Value)
-	}
-	b.WriteByte('}')
-	return json.RawMessage(b.String())
-}
-
-func uintString(n uint64) string { return fmt.Sprintf("%d", n) }
-
-func fmtNs(ns int64) string {
-	return fmt.Sprintf("%.3fs", float64(ns)/1e9)
+	enc.Encode(v)
 }
 
 // writeRecording writes a run's choice stream raw (for -choices) and as a
@@ -221,10 +181,19 @@ func writeRecording(rec []byte, raw, fuzz string) error {
 		}
 	}
 	if fuzz != "" {
-		entry := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", rec)
+		entry := fmt.Sprintf("%s[]byte(%q)\n", fuzzHeader, rec)
 		if err := os.WriteFile(fuzz, []byte(entry), 0o644); err != nil {
 			return usagef("run: cannot write the recording: %v", err)
 		}
 	}
 	return nil
+}
+
+func fmtNs(ns int64) string {
+	return fmt.Sprintf("%.3fs", float64(ns)/1e9)
+}
+
+// indentLines indents every line of s after the first by pad.
+func indentLines(s, pad string) string {
+	return strings.ReplaceAll(s, "\n", "\n"+pad)
 }

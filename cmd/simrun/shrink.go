@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -31,8 +30,14 @@ type shrinkJSON struct {
 	Out      string             `json:"out"`
 }
 
+const aboutShrink = `Minimises a failing run (a corpus entry, or a choices file with -scenario,
+-bug and -opt) to the shortest choice stream that still violates the same
+property (or -property), Hypothesis-style, and writes it as a corpus entry
+that simrun replay reproduces. It never writes over an existing file unless
+-force. With -json, stdout holds one JSON object and the text goes to stderr.`
+
 // cmdShrink minimises a failing run and saves it as a corpus entry.
-func cmdShrink(args []string, stdout io.Writer) (int, error) {
+func cmdShrink(e *env, args []string) (int, error) {
 	fs := newFlagSet("shrink")
 	var wf worldFlags
 	wf.register(fs)
@@ -41,7 +46,7 @@ func cmdShrink(args []string, stdout io.Writer) (int, error) {
 	keep := fs.String("property", "", "the property the failure must keep (default: the one the input violates)")
 	maxReplays := fs.Int("max-replays", 20000, "stop after this many replays")
 	force := fs.Bool("force", false, "overwrite -out if it exists")
-	asJSON := fs.Bool("json", false, "end with one JSON object describing the shrink")
+	asJSON := fs.Bool("json", false, "print one JSON object describing the shrink on stdout, the text on stderr")
 	if err := parseFlags(fs, args); err != nil {
 		return 0, err
 	}
@@ -69,12 +74,15 @@ func cmdShrink(args []string, stdout io.Writer) (int, error) {
 	if err := writeEntry(*out, entry, *force); err != nil {
 		return 0, err
 	}
-	printShrink(stdout, rep, *out)
+	text := e.stdout
 	if *asJSON {
-		b, _ := json.Marshal(shrinkJSON{Scenario: target.Scenario, Property: string(rep.Target.Property),
+		text = e.stderr
+	}
+	printShrink(text, rep, *out)
+	if *asJSON {
+		writeJSON(e.stdout, shrinkJSON{Scenario: target.Scenario, Property: string(rep.Target.Property),
 			Before: rep.Before, After: rep.After, Replays: rep.Result.Replays, Accepted: rep.Result.Accepted,
 			Rounds: rep.Result.Rounds, Fixpoint: rep.Result.Fixpoint, Passes: rep.Result.Passes, Out: *out})
-		fmt.Fprintln(stdout, string(b))
 	}
 	return exitOK, nil
 }

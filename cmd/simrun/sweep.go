@@ -1,14 +1,13 @@
 package main
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
-	"maps"
+	"os"
+	"os/signal"
+	"path/filepath"
 	"runtime"
-	"slices"
-	"sort"
-	"sync"
+	"syscall"
 	"time"
 
 	"shardsim/corpus"
@@ -16,211 +15,303 @@ import (
 	"shardsim/scenarios"
 )
 
-// sweepJSON is the last line of `simrun sweep -json`.
-type sweepJSON struct {
-	Scenario           string                `json:"scenario"`
-	Runs               int                   `json:"runs"`
-	Violations         int                   `json:"violations"`
-	Unknown            int                   `json:"unknown"`
-	FirstViolationSeed *uint64               `json:"first_violation_seed"`
-	Property           property.Name         `json:"property"`
-	Properties         map[property.Name]int `json:"properties"`
-	SeedsPerSec        float64               `json:"seeds_per_sec"`
-	EventsPerSec       float64               `json:"events_per_sec"`
-	VirtualPerWall     float64               `json:"virtual_per_wall"` // virtual time simulated per second of wall time
-	Bugs               []string              `json:"bugs"`
+const aboutSweep = `Runs every seed of a range (in parallel; each run is its own world, so the
+outcome does not depend on -parallel) and prints a summary: runs, violations
+and undecided runs; the failures grouped by property and bug signature (the
+first line of the violation's detail with its particulars blanked out), each
+group with its count, its fastest-failing seed and that seed's replay command;
+every failing seed (capped per group in text, all of them in -json) and every
+undecided seed with its replay command.
+
+Saving: failing runs are saved as corpus entries as they are found, under
+-corpus DIR, or by default under a new directory in the OS temp dir that the
+summary names; -no-save saves nothing. An existing file is never overwritten.
+
+Progress: on a terminal, stderr shows seeds done, the rate, violations and
+undecided runs so far and the time left; elsewhere nothing (-progress always
+prints a line a second).
+
+Interruption: SIGINT or SIGTERM stops the sweep cleanly: no new seed starts,
+the runs under way finish, and the summary covers exactly the seeds run (a
+prefix of the range; it says which seeds are left). A second signal kills it.
+
+Sharding: -shard i/n runs block i (from 0) of n contiguous blocks of the
+range. Batch engines set it through the environment instead: Bazel
+(TEST_SHARD_INDEX, TEST_TOTAL_SHARDS; TEST_SHARD_STATUS_FILE is touched),
+Slurm job arrays (SLURM_ARRAY_TASK_ID less SLURM_ARRAY_TASK_MIN, of
+SLURM_ARRAY_TASK_COUNT), Kubernetes Indexed Jobs (JOB_COMPLETION_INDEX, with
+-shards N). Each shard writes its JSON result (-json on stdout, -out to a
+file); simrun merge combines them into exactly the summary one machine would
+have printed.`
+
+// sweepFlags are the sweep command's flags.
+type sweepFlags struct {
+	world     worldFlags
+	seeds     string
+	parallel  int
+	corpusDir string
+	noSave    bool
+	maxSaved  int
+	first     bool
+	asJSON    bool
+	quiet     bool
+	out       string
+	shard     string
+	shards    int
+	progress  string
+	shrink    bool
+	shrinkMax int
 }
 
-type sweepResult struct {
-	seed uint64
-	res  scenarios.Result
-	err  error
+func (f *sweepFlags) register(fs interface {
+	StringVar(*string, string, string, string)
+	IntVar(*int, string, int, string)
+	BoolVar(*bool, string, bool, string)
+}) {
+	fs.StringVar(&f.seeds, "seeds", "", "inclusive seed range `A-B` (or one seed A), up to 18446744073709551615")
+	fs.IntVar(&f.parallel, "parallel", runtime.NumCPU(), "`N` runs at once")
+	fs.StringVar(&f.corpusDir, "corpus", "", "save failing runs as corpus entries under `DIR` (default: a new directory under the OS temp dir, made at the first failure)")
+	fs.BoolVar(&f.noSave, "no-save", false, "save no failing run")
+	fs.IntVar(&f.maxSaved, "max-saved", 10, "save at most `N` failing runs (the summary counts the rest)")
+	fs.BoolVar(&f.first, "first", false, "stop at the lowest failing seed")
+	fs.BoolVar(&f.asJSON, "json", false, "print the result as one JSON object on stdout, the text summary on stderr")
+	fs.BoolVar(&f.quiet, "quiet", false, "print no text summary (with -json: only the JSON object)")
+	fs.StringVar(&f.out, "out", "", "also write the JSON result to `FILE` (a directory: a file named after the scenario and shard in it)")
+	fs.StringVar(&f.shard, "shard", "", "run only shard `i/n` of the range: block i (from 0) of n")
+	fs.IntVar(&f.shards, "shards", 0, "with JOB_COMPLETION_INDEX (a Kubernetes Indexed Job): the number of shards `N`")
+	fs.StringVar(&f.progress, "progress", "auto", "progress on stderr: `WHEN` auto (on a terminal), always or never")
+	fs.BoolVar(&f.shrink, "shrink", false, "shrink each failing run before saving it (see simrun shrink)")
+	fs.IntVar(&f.shrinkMax, "shrink-replays", 5000, "with -shrink, at most `N` replays per failing run")
 }
 
-func cmdSweep(args []string, stdout, stderr io.Writer) (int, error) {
+func cmdSweep(e *env, args []string) (int, error) {
 	fs := newFlagSet("sweep")
-	var wf worldFlags
-	wf.register(fs)
-	seeds := fs.String("seeds", "", "inclusive seed range A-B")
-	parallel := fs.Int("parallel", runtime.NumCPU(), "runs at once")
-	corpusDir := fs.String("corpus", "corpus", "save failing runs here (empty: don't save)")
-	maxSaved := fs.Int("max-saved", 10, "save at most this many failing runs")
-	first := fs.Bool("first", false, "stop at the lowest failing seed")
-	shrinkSaved := fs.Bool("shrink", false, "shrink each failing run before saving it (see simrun shrink)")
-	shrinkReplays := fs.Int("shrink-replays", 5000, "with -shrink, at most this many replays per failing run")
-	asJSON := fs.Bool("json", false, "end with one JSON summary object")
+	var f sweepFlags
+	f.world.register(fs)
+	f.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return 0, err
 	}
-	name, base, err := wf.config("sweep")
+	plan, err := planSweep(e, &f)
 	if err != nil {
 		return 0, err
 	}
-	lo, hi, err := parseSeedRange(*seeds)
+	return plan.execute(e)
+}
+
+// sweepPlan is a validated sweep, ready to run.
+type sweepPlan struct {
+	flags *sweepFlags
+	name  string
+	base  scenarios.Config
+	all   seedRange // the whole sweep's range
+	mine  seedRange // this process's part of it
+	empty bool      // this shard holds no seed
+	shard shardSpec
+}
+
+func planSweep(e *env, f *sweepFlags) (*sweepPlan, error) {
+	name, base, err := f.world.config("sweep")
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	if *parallel < 1 {
-		return 0, usagef("sweep: -parallel must be at least 1")
+	all, err := parseSeedRange(f.seeds)
+	if err != nil {
+		return nil, err
 	}
-	set := base.Bugs
-	// A bad option is a usage error: run the first seed alone, before
-	// starting the workers, so it is reported as one line; its result
-	// counts as the sweep's first.
+	if f.parallel < 1 {
+		return nil, usagef("sweep: -parallel must be at least 1")
+	}
+	if f.maxSaved < 0 {
+		return nil, usagef("sweep: -max-saved must not be negative")
+	}
+	switch f.progress {
+	case "auto", "always", "never":
+	default:
+		return nil, usagef("sweep: -progress %q: want auto, always or never", f.progress)
+	}
+	if f.noSave && f.corpusDir != "" {
+		return nil, usagef("sweep: -corpus and -no-save are exclusive")
+	}
+	shard, err := resolveShard(e.getenv, f.shard, f.shards)
+	if err != nil {
+		return nil, err
+	}
+	p := &sweepPlan{flags: f, name: name, base: base, all: all, mine: all, shard: shard}
+	if shard.count > 0 {
+		p.mine, p.empty = all.shard(shard.index, shard.count)
+		p.empty = !p.empty
+		if err := shard.touchStatus(); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// execute runs the plan and prints its result.
+func (p *sweepPlan) execute(e *env) (int, error) {
+	f := p.flags
+	acc := newAccumulator(p.name, p.base, p.all, f.first)
+	if p.shard.count > 0 {
+		acc.sum.Shard = &shardJSON{Index: p.shard.index, Count: p.shard.count, Source: p.shard.source, Seeds: "none"}
+		if !p.empty {
+			acc.sum.Shard.Seeds = p.mine.String()
+		}
+	}
+	saver := &runSaver{dir: f.corpusDir, off: f.noSave, max: f.maxSaved, stderr: e.stderr}
+	if f.shrink {
+		text := e.stdout
+		if f.asJSON {
+			text = e.stderr
+		}
+		saver.shrink = func(cfg scenarios.Config, entry corpus.Entry) corpus.Entry {
+			return shrinkForSweep(p.name, cfg, entry, f.shrinkMax, text, e.stderr)
+		}
+	}
 	start := time.Now()
-	headCfg := base
-	headCfg.Seed = lo
-	headRes, err := scenarios.Run(name, headCfg)
+	var sig os.Signal
+	if !p.empty {
+		// A bad option is bad usage: the first seed runs alone, before the
+		// workers start, so it is reported as one line.
+		headCfg := p.base
+		headCfg.Seed = p.mine.lo
+		head, err := scenarios.Run(p.name, headCfg)
+		if err != nil {
+			return 0, usageError{err.Error()}
+		}
+		signals := make(chan os.Signal, 2)
+		signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+		prog := newProgress(e, f.progress, p.name, p.mine, acc.sum)
+		sw := &sweeper{name: p.name, base: p.base, seeds: p.mine, parallel: f.parallel, first: f.first, signals: signals,
+			tick: prog.tick,
+			commit: func(seed uint64, res scenarios.Result) error {
+				acc.add(seed, res)
+				if res.Verdict == property.VerdictViolation {
+					cfg := p.base
+					cfg.Seed = seed
+					saver.save(cfg, res)
+				}
+				return nil
+			},
+		}
+		sig, err = sw.run(head)
+		signal.Stop(signals)
+		prog.end()
+		if err != nil {
+			return 0, err
+		}
+	}
+	sum := acc.finish()
+	sum.Complete = sig == nil
+	if sig != nil {
+		sum.Interrupted = signalName(sig)
+	}
+	p.machineFigures(sum, time.Since(start).Seconds(), saver)
+	return p.report(e, sum)
+}
+
+// machineFigures fills in what this machine did: its rates and its saves.
+func (p *sweepPlan) machineFigures(sum *sweepSummary, wall float64, saver *runSaver) {
+	sum.WallSeconds = wall
+	if wall > 0 {
+		sum.SeedsPerSec = float64(sum.Runs) / wall
+		sum.EventsPerSec = float64(sum.Events) / wall
+		sum.VirtualPerWall = float64(sum.VirtualNs) / 1e9 / wall
+	}
+	sum.CorpusDir, sum.Saved, sum.NotSaved = saver.dir, saver.saved, saver.dropped
+}
+
+// report prints the summary and writes the JSON result where asked.
+func (p *sweepPlan) report(e *env, sum *sweepSummary) (int, error) {
+	f := p.flags
+	text := e.stdout
+	if f.asJSON {
+		text = e.stderr
+	}
+	if !f.quiet {
+		printSummary(text, sum)
+		printMachine(text, sum)
+	}
+	if f.out != "" {
+		path := f.out
+		if st, err := os.Stat(path); err == nil && st.IsDir() {
+			name := fmt.Sprintf("sweep-%s.json", p.name)
+			if p.shard.count > 0 {
+				name = fmt.Sprintf("sweep-%s-shard-%d-of-%d.json", p.name, p.shard.index, p.shard.count)
+			}
+			path = filepath.Join(path, name)
+		}
+		if err := writeJSONFile(path, sum); err != nil {
+			return 0, usagef("sweep: -out: %v", err)
+		}
+	}
+	if f.asJSON {
+		writeJSON(e.stdout, sum)
+	}
+	return sum.exitStatus(), nil
+}
+
+func writeJSONFile(path string, v any) error {
+	file, err := os.Create(path)
 	if err != nil {
-		return 0, usageError{err.Error()}
+		return err
 	}
-	results := sweepSeeds(name, base, sweepResult{seed: lo, res: headRes}, hi, *parallel, *first, stderr)
-	elapsed := time.Since(start).Seconds()
-
-	sum := sweepJSON{Scenario: name, Properties: map[property.Name]int{}, Bugs: append([]string{}, set.Names()...)}
-	var events uint64
-	var virtual int64
-	saved := 0
-	for _, r := range results {
-		if r.err != nil {
-			return 0, usageError{r.err.Error()}
-		}
-		sum.Runs++
-		events += r.res.Events
-		virtual += r.res.VirtualNs
-		switch r.res.Verdict {
-		case property.VerdictViolation:
-			sum.Violations++
-			sum.Properties[r.res.Property]++
-			if sum.FirstViolationSeed == nil {
-				s := r.seed
-				sum.FirstViolationSeed, sum.Property = &s, r.res.Property
-			}
-			if *corpusDir != "" && saved < *maxSaved {
-				cfg := base
-				cfg.Seed = r.seed
-				entry := corpus.FromResult(cfg, r.res)
-				if *shrinkSaved {
-					entry = shrinkForSweep(name, cfg, entry, *shrinkReplays, stdout, stderr)
-				}
-				if path, err := corpus.Save(*corpusDir, entry); err == nil {
-					saved++
-					fmt.Fprintf(stdout, "saved    %s\n", path)
-				} else {
-					fmt.Fprintf(stderr, "simrun: could not save seed %d: %v\n", r.seed, err)
-				}
-			}
-		case property.VerdictUnknown:
-			sum.Unknown++
-		}
-	}
-	if elapsed > 0 {
-		sum.SeedsPerSec = float64(sum.Runs) / elapsed
-		sum.EventsPerSec = float64(events) / elapsed
-		sum.VirtualPerWall = float64(virtual) / 1e9 / elapsed
-	}
-	printSweep(stdout, sum, results, set.String())
-	if *asJSON {
-		out, _ := json.Marshal(sum)
-		fmt.Fprintln(stdout, string(out))
-	}
-	switch {
-	case sum.Violations > 0:
-		return exitViolation, nil
-	case sum.Unknown > 0:
-		return exitUnknown, nil
-	}
-	return exitOK, nil
+	writeJSON(file, v)
+	return file.Close()
 }
 
-// sweepSeeds runs the seeds after head.seed up to hi on parallel workers
-// (head is the first seed's result, already run). Each run is its own
-// world, so parallelism cannot change any run's outcome. With first, seeds
-// above the lowest failing one are skipped.
-func sweepSeeds(name string, base scenarios.Config, head sweepResult, hi uint64, parallel int, first bool, progress io.Writer) []sweepResult {
-	var mu sync.Mutex
-	lo := head.seed
-	next := lo + 1
-	stopAt := hi
-	if first && head.res.Verdict == property.VerdictViolation {
-		stopAt = lo
+func signalName(s os.Signal) string {
+	switch s {
+	case os.Interrupt:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
 	}
-	results := []sweepResult{head}
-	done, total := 1, hi-lo+1
-	lastReport := time.Now()
-	var wg sync.WaitGroup
-	for w := 0; w < parallel; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				mu.Lock()
-				if next > stopAt || next > hi {
-					mu.Unlock()
-					return
-				}
-				seed := next
-				next++
-				mu.Unlock()
-
-				cfg := base
-				cfg.Seed = seed
-				res, err := scenarios.Run(name, cfg)
-
-				mu.Lock()
-				results = append(results, sweepResult{seed: seed, res: res, err: err})
-				done++
-				if first && res.Verdict == property.VerdictViolation && seed < stopAt {
-					stopAt = seed
-				}
-				if time.Since(lastReport) > time.Second || uint64(done) == total {
-					lastReport = time.Now()
-					fmt.Fprintf(progress, "\rsweep %s: %d/%d seeds", name, done, total)
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	if total > 1 {
-		fmt.Fprintln(progress)
-	}
-	sort.Slice(results, func(i, j int) bool { return results[i].seed < results[j].seed })
-	if first {
-		kept := results[:0]
-		for _, r := range results {
-			if r.seed <= stopAt {
-				kept = append(kept, r)
-			}
-		}
-		results = kept
-	}
-	return results
+	return s.String()
 }
 
-func printSweep(w io.Writer, sum sweepJSON, results []sweepResult, bugs string) {
-	fmt.Fprintf(w, "scenario %s  bugs %s  runs %d  violations %d  unknown %d\n", sum.Scenario, bugs, sum.Runs, sum.Violations, sum.Unknown)
-	fmt.Fprintf(w, "rate     %.1f seeds/s  %.0f events/s  %.0fx virtual/wall\n", sum.SeedsPerSec, sum.EventsPerSec, sum.VirtualPerWall)
-	if sum.Violations == 0 {
+// runSaver saves failing runs as they are found, up to a cap, never over
+// an existing file. Without a directory it makes one under the OS temp dir
+// at the first save.
+type runSaver struct {
+	dir     string
+	off     bool
+	max     int
+	saved   []string
+	dropped uint64
+	stderr  interface{ Write([]byte) (int, error) }
+	// shrink, when set, minimises an entry before it is saved (-shrink).
+	shrink func(scenarios.Config, corpus.Entry) corpus.Entry
+}
+
+func (s *runSaver) save(cfg scenarios.Config, res scenarios.Result) {
+	if s.off {
 		return
 	}
-	props := slices.Sorted(maps.Keys(sum.Properties))
-	fmt.Fprintf(w, "%-32s %8s %12s\n", "property", "runs", "first seed")
-	for _, p := range props {
-		firstSeed := uint64(0)
-		for _, r := range results {
-			if r.res.Verdict == property.VerdictViolation && r.res.Property == p {
-				firstSeed = r.seed
-				break
-			}
-		}
-		fmt.Fprintf(w, "%-32s %8d %12d\n", p, sum.Properties[p], firstSeed)
+	if len(s.saved) >= s.max {
+		s.dropped++
+		return
 	}
-	for _, r := range results {
-		if r.res.Verdict == property.VerdictViolation {
-			cfg := scenarios.Config{Seed: r.seed, Bugs: r.res.Bugs}
-			fmt.Fprintf(w, "replay   %s\n", replayCommand(r.res, cfg, ""))
-			break
+	if s.dir == "" {
+		dir, err := os.MkdirTemp("", "simrun-sweep-")
+		if err != nil {
+			fmt.Fprintf(s.stderr, "simrun: cannot make a directory for failing runs: %v\n", err)
+			s.off = true
+			return
 		}
+		s.dir = dir
+	}
+	entry := corpus.FromResult(cfg, res)
+	if s.shrink != nil {
+		entry = s.shrink(cfg, entry)
+	}
+	path, err := corpus.Save(s.dir, entry)
+	switch {
+	case errors.Is(err, corpus.ErrExists):
+		fmt.Fprintf(s.stderr, "simrun: seed %d: %s exists, not overwritten\n", cfg.Seed, path)
+	case err != nil:
+		fmt.Fprintf(s.stderr, "simrun: could not save seed %d: %v\n", cfg.Seed, err)
+	default:
+		s.saved = append(s.saved, path)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
 
@@ -38,14 +39,14 @@ func (v *vizRecorder) write(path string, res scenarios.Result, cfg scenarios.Con
 	if err := v.trace.Err(); err != nil {
 		return usagef("run: -viz: %v", err)
 	}
-	src := "seed " + uintString(res.Seed)
+	src := fmt.Sprintf("seed %d", res.Seed)
 	if res.FromBytes {
 		src = "choices " + choicesFile
 	}
 	page := viz.Page{
 		Scenario: res.Scenario, Source: src, Bugs: res.Bugs.String(), Swarm: res.Swarm.String(),
 		Verdict: string(res.Verdict), Property: string(res.Property), Detail: res.Detail,
-		Replay: replayCommand(res, cfg, choicesFile), Digest: res.Digest,
+		Replay: specOf(res.Scenario, cfg, choicesFile).command(), Digest: res.Digest,
 		Records: v.trace.Records(), Histories: v.histories,
 	}
 	f, err := os.Create(path)
