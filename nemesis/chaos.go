@@ -1,7 +1,6 @@
 package nemesis
 
 import (
-	"fmt"
 	"time"
 
 	"shardsim/fate"
@@ -162,12 +161,12 @@ func (k *Chaos) Skew(ctx *simclock.Context, t Target) {
 	if c.Chance(0.5) {
 		d := c.Duration(-clock.MaxSkew(), clock.MaxSkew())
 		clock.Jump(ctx.Now(), d)
-		ctx.Log("nemesis.clock-jump", fmt.Sprintf("%s by %v", loop.Name(t.ID), d))
+		ctx.Rec("nemesis.clock-jump").Str("target", loop.Name(t.ID)).Dur("by", d).End()
 		return
 	}
 	ppm := c.Between(-200_000, 200_000)
 	clock.SetDrift(ctx.Now(), ppm)
-	ctx.Log("nemesis.clock-drift", fmt.Sprintf("%s %+dppm", loop.Name(t.ID), ppm))
+	ctx.Rec("nemesis.clock-drift").Str("target", loop.Name(t.ID)).Int("ppm", ppm).End()
 }
 
 // LeaderChange forces server's leader to change, with in-flight requests
@@ -223,7 +222,7 @@ func remove(list *[]simclock.ActorID, id simclock.ActorID) bool {
 func (k *Chaos) heal(ctx *simclock.Context) {
 	k.healed = true
 	loop := ctx.Loop()
-	ctx.Log("nemesis.heal", "faults off")
+	ctx.Rec("nemesis.heal").Flag("faults_off").End()
 	for _, id := range k.crashed {
 		if !loop.Up(id) {
 			t := k.target(id)

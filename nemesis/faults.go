@@ -1,7 +1,6 @@
 package nemesis
 
 import (
-	"fmt"
 	"time"
 
 	"shardsim/simclock"
@@ -153,7 +152,7 @@ func (f LeaseStorms) Strike(k *Chaos, ctx *simclock.Context) {
 	if !c.Chance(f.Rate) {
 		return
 	}
-	ctx.Log("nemesis.lease-storm", fmt.Sprintf("for %v", f.For))
+	ctx.Rec("nemesis.lease-storm").Dur("for", f.For).End()
 	for _, t := range k.Targets {
 		if loop.Up(t.ID) && !loop.Paused(t.ID) {
 			k.Pause(ctx, t, f.For+c.Duration(0, k.Tick))

@@ -1,7 +1,6 @@
 package nemesis
 
 import (
-	"fmt"
 	"time"
 
 	"shardsim/model/migrate/group"
@@ -28,7 +27,7 @@ func (f GroupLeaderMoves) Strike(k *Chaos, ctx *simclock.Context) {
 	g := c.Intn(f.Cluster.Groups())
 	prefer := c.Intn(f.Cluster.Nodes())
 	k.stats.GroupLeaderMoves++
-	ctx.Log("nemesis.leader", fmt.Sprintf("g%d prefer=n%d", g, prefer))
+	ctx.Rec("nemesis.leader").Uint("group", uint64(g)).Uint("prefer_node", uint64(prefer)).End()
 	f.Cluster.Depose(g, prefer, f.Cluster.ElectionWindow())
 }
 

@@ -43,23 +43,25 @@ func (o OptionSpec) Accepts() string {
 	return fmt.Sprintf("between %s and %s", o.Min, o.Max)
 }
 
-// outsideDrawn reports whether an accepted override lies outside Low..High.
-func (o OptionSpec) outsideDrawn(v string) bool {
+// AboveDrawn reports whether v is a value the option accepts that lies
+// above the drawn range: a run larger than any sweep covers. (A mode or a
+// flag never is.)
+func (o OptionSpec) AboveDrawn(v string) bool {
 	switch o.Kind {
 	case KindInt:
-		n, _ := strconv.Atoi(v)
-		lo, _ := strconv.Atoi(o.Low)
+		n, err := strconv.Atoi(v)
 		hi, _ := strconv.Atoi(o.High)
-		return n < lo || n > hi
+		max, _ := strconv.Atoi(o.Max)
+		return err == nil && n > hi && n <= max
 	case KindDuration:
-		d, _ := time.ParseDuration(v)
-		lo, _ := time.ParseDuration(o.Low)
+		d, err := time.ParseDuration(v)
 		hi, _ := time.ParseDuration(o.High)
-		return d < lo || d > hi
+		max, _ := time.ParseDuration(o.Max)
+		return err == nil && d > hi && d <= max
 	case KindRate:
-		f, _ := strconv.ParseFloat(v, 64)
+		f, err := strconv.ParseFloat(v, 64)
 		hi, _ := strconv.ParseFloat(o.High, 64)
-		return f > hi
+		return err == nil && f > hi && f <= 1
 	}
 	return false
 }

@@ -84,7 +84,7 @@ func (f kmDeadShard) Strike(_ *nemesis.Chaos, ctx *simclock.Context) {
 	for _, a := range f.actors {
 		if !f.server.Partitioned(a) {
 			f.server.Partition(a)
-			ctx.Log("nemesis.shard-dead", string(f.name))
+			ctx.Rec("nemesis.shard-dead").Str("shard", string(f.name)).End()
 		}
 	}
 }

@@ -206,7 +206,7 @@ func (k *kvClient) Receive(ctx *simclock.Context, msg any) {
 			k.learn(req, resp, err)
 			t.Sleep(c.Duration(0, 200*time.Millisecond))
 		}
-		ctx.Log("client.done", fmt.Sprintf("ops=%d", k.ops))
+		ctx.Rec("client.done").Int("ops", int64(k.ops)).End()
 	})
 }
 

@@ -32,6 +32,7 @@ type migrateClient struct {
 	wl    *migrateWorkload
 	coord *migrate.Coordinator
 	rec   *migrateRecorder
+	trace *OpTrace // op.invoke and op.return records of every operation
 	seen  []hlc.TS // commit and read timestamps this client learned
 	seq   int
 	done  bool
@@ -50,7 +51,7 @@ func (c *migrateClient) Receive(ctx *simclock.Context, msg any) {
 			t.Sleep(ch.Duration(0, c.wl.pace))
 		}
 		c.done = true
-		ctx.Log("client.done", fmt.Sprintf("ops=%d", c.ops))
+		ctx.Rec("client.done").Int("ops", int64(c.ops)).End()
 	})
 }
 
@@ -85,7 +86,15 @@ func (c *migrateClient) one(t *simclock.Task, ch *simclock.Choices) {
 			req.TTLms = uint64(ch.Between(50, 1500))
 		}
 		call := now()
-		ts, err := c.coord.Write(t, req, ch.Chance(c.wl.unversioned))
+		unversioned := ch.Chance(c.wl.unversioned)
+		traced, d := c.trace.Invoke(t.Context(), "write")
+		d.Bytes("key", []byte(key)).Str("value", op).FlagIf("delete", del).FlagIf("unversioned", unversioned)
+		if req.TTLms > 0 {
+			d.Uint("ttl_ms", req.TTLms)
+		}
+		d.End()
+		ts, err := c.coord.Write(t, req, unversioned)
+		traced.Complete(err).Str("ts", ts.String()).End()
 		c.rec.write(c.idx, key, op, del, call, now(), ts, err)
 		if err == nil {
 			c.seen = append(c.seen, ts)
@@ -98,7 +107,21 @@ func (c *migrateClient) one(t *simclock.Task, ch *simclock.Choices) {
 		}
 		op := c.opID()
 		call := now()
+		traced, d := c.trace.Invoke(t.Context(), "read")
+		d.Bytes("key", []byte(key))
+		if at != 0 {
+			d.Str("at", at.String())
+		}
+		d.End()
 		r, err := c.coord.Read(t, key, at)
+		d = traced.Complete(err)
+		if err == nil {
+			d.Str("ts", r.TS.String()).FlagIf("found", r.Read.Found)
+			if r.Read.Found {
+				d.Bytes("value", []byte(r.Read.Version.Value)).Str("version", r.Read.Version.TS.String())
+			}
+		}
+		d.End()
 		if err == nil {
 			c.rec.read(c.idx, op, key, at == 0, call, now(), r)
 			c.seen = append(c.seen, r.TS)
@@ -124,7 +147,21 @@ func (c *migrateClient) one(t *simclock.Task, ch *simclock.Choices) {
 		}
 		op := c.opID()
 		call := now()
+		traced, d := c.trace.Invoke(t.Context(), "scan")
+		d.Str("family", fam.String()).Str("span", span.String()).Int("limit", int64(limit))
+		if at != 0 {
+			d.Str("at", at.String())
+		}
+		d.End()
 		r, scanned, err := c.coord.Scan(t, fam, span, at, limit)
+		d = traced.Complete(err)
+		if err == nil {
+			d.Str("ts", r.TS.String()).Uint("rows", uint64(len(r.Rows)))
+			for _, row := range r.Rows {
+				d.Open("row").Bytes("key", []byte(row.Key)).Bytes("value", []byte(row.Value)).Str("version", row.TS.String()).Close()
+			}
+		}
+		d.End()
 		if err == nil {
 			c.rec.scan(c.idx, op, fam, scanned, at == 0, limit, call, now(), r)
 			c.seen = append(c.seen, r.TS)

@@ -2,7 +2,6 @@ package scenarios
 
 import (
 	"errors"
-	"fmt"
 	"time"
 
 	"shardsim/model/migrate"
@@ -41,12 +40,12 @@ func (o *migrateOperator) Receive(ctx *simclock.Context, msg any) {
 				}
 				t.Sleep(20 * time.Millisecond)
 			default:
-				ctx.Log("operator.split-failed", err.Error())
+				ctx.Rec("operator.split-failed").Err("err", err).End()
 				o.m.opDone = true
 				return
 			}
 		}
-		ctx.Log("operator.split", fmt.Sprintf("j%d", o.id))
+		ctx.Rec("operator.split").Uint("job", uint64(o.id)).End()
 		if p.abandonAt != 0 {
 			o.abandon(t, kv, p.abandonAt)
 		}
@@ -63,7 +62,7 @@ func (o *migrateOperator) abandon(t *simclock.Task, kv simkv.KV, at job.Phase) {
 			continue
 		}
 		if rev == 0 || j.Phase == job.Abandoning || j.Phase >= job.Cutover && j.Phase != job.Failed {
-			t.Context().Log("operator.abandon-late", fmt.Sprintf("j%d phase=%s", o.id, j.Phase))
+			t.Context().Rec("operator.abandon-late").Uint("job", uint64(o.id)).Str("phase", j.Phase.String()).End()
 			o.m.w.Count("abandon_late", 1)
 			return
 		}
@@ -71,7 +70,7 @@ func (o *migrateOperator) abandon(t *simclock.Task, kv simkv.KV, at job.Phase) {
 			err := migrate.AbandonSplitJob(kv, o.id)
 			switch {
 			case err == nil:
-				t.Context().Log("operator.abandon", fmt.Sprintf("j%d from %s", o.id, j.Phase))
+				t.Context().Rec("operator.abandon").Uint("job", uint64(o.id)).Str("from", j.Phase.String()).End()
 				o.m.w.Count("abandoned", 1)
 				return
 			case errors.Is(err, migrate.ErrTooLate):

@@ -235,7 +235,7 @@ func (m *migrateWorld) spawn(opts migrateOptions, cat catalog.Catalog) {
 		ch := w.Choices.Fork("workload/" + name)
 		coord := migrate.NewCoordinator(m.env, name, cat, ch.Fork("watch"), opts.watchLag)
 		coord.OnView = m.chk.viewed
-		c := &migrateClient{idx: i, ops: opts.opsPerClient, wl: opts.workload, coord: coord, rec: m.rec}
+		c := &migrateClient{idx: i, ops: opts.opsPerClient, wl: opts.workload, coord: coord, rec: m.rec, trace: w.Ops}
 		m.clients = append(m.clients, c)
 		id := w.Loop.Spawn(name, c, nil, ch)
 		metaActors = append(metaActors, id)

@@ -18,6 +18,7 @@ type World struct {
 	Trace     *simclock.Trace
 	Choices   *simclock.Choices
 	Swarm     *nemesis.Swarm
+	Ops       *OpTrace // traces client operations no network traces (op.invoke, op.return)
 	recording *simclock.Recording
 
 	stats []Stat
@@ -44,7 +45,7 @@ func NewWorld(name string, cfg Config, budget simclock.Budget) *World {
 	default:
 		root = simclock.NewSeeded(cfg.Seed)
 	}
-	w := &World{Name: name, Cfg: cfg, Trace: tr, verdict: property.VerdictOK}
+	w := &World{Name: name, Cfg: cfg, Trace: tr, Ops: &OpTrace{}, verdict: property.VerdictOK}
 	if cfg.Record {
 		root, w.recording = simclock.NewRecorder(root)
 	}
@@ -62,7 +63,11 @@ func (w *World) Fail(v *property.Violation) {
 		return
 	}
 	w.verdict, w.finding = property.VerdictViolation, v
-	w.Loop.Log("violation", "", v.Error())
+	d := w.Loop.Rec("violation", "").Str("property", string(v.Property))
+	if v.Subject.ID != "" {
+		d.Str("subject_kind", string(v.Subject.Kind)).Str("subject", v.Subject.ID)
+	}
+	d.Text(v.Detail).End()
 	w.Loop.Stop()
 }
 

@@ -82,7 +82,7 @@ func (l *Loop) Restart(id ActorID, a Actor) {
 		l.Crash(id)
 	}
 	s.down, s.actor = false, a
-	l.Log("actor.restart", s.name, fmt.Sprintf("incarnation=%d", s.incarnation))
+	l.Rec("actor.restart", s.name).Uint("incarnation", s.incarnation).End()
 	l.deliver(id, s.incarnation, 0, func(ctx *Context) { a.Receive(ctx, Started{}) })
 }
 

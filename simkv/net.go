@@ -255,7 +255,13 @@ func (s *Server) finish(ctx *simclock.Context, cl *call, resp Response, err erro
 	for _, o := range s.observers {
 		o.OnReturn(cl.id, s.loop.Now(), resp, err)
 	}
-	s.loop.Rec("kv.return", cl.client.name).Uint("call", cl.id).Err("err", err).End()
+	// The answer as the client got it (which a phantom acknowledgement
+	// makes differ from what the server applied).
+	d := s.loop.Rec("kv.return", cl.client.name).Uint("call", cl.id).Err("err", err)
+	if err == nil {
+		resp.AppendDetail(d)
+	}
+	d.End()
 	cl.reply(ctx, resp, err)
 }
 

@@ -44,6 +44,10 @@ func explain(history []porcupine.Operation, timeout time.Duration) *property.Vio
 	}
 	op := history[stuck]
 	key := primaryKey(op.Input.(Input).Req)
+	if key == nil { // a lease call: no key to name
+		return property.Violated(property.KVLinearizable, "%s cannot be linearized after the longest linearizable prefix (%d of %d operations)",
+			describeOp(op), len(longest), len(history))
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "key %q: %s cannot be linearized after the longest linearizable prefix (%d of %d operations)",
 		key, describeOp(op), len(longest), len(history))

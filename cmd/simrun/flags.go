@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strconv"
@@ -187,4 +188,24 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// noteOverrides says on w, before a run starts, which overrides lie
+// above the range runs draw their option from: such a run is larger (or
+// stranger) than any sweep covers, and the history checks grow fast with
+// clients and operations, so it may take long before it prints anything.
+func noteOverrides(w io.Writer, name string, opts map[string]string) {
+	if len(opts) == 0 {
+		return
+	}
+	specs, err := scenarios.Options(name)
+	if err != nil {
+		return
+	}
+	for _, s := range specs {
+		if v, ok := opts[s.Name]; ok && s.AboveDrawn(v) {
+			fmt.Fprintf(w, "simrun: note: %s=%s lies above its drawn range %s..%s: the run is larger than any sweep covers and may be slow (history checks grow fast with clients and operations)\n",
+				s.Name, v, s.Low, s.High)
+		}
+	}
 }

@@ -16,8 +16,10 @@ bugs (with the scenario and properties that catch them) and the properties of
 the catalog.
 
 An option marked "sometimes" is drawn only in runs where an earlier option
-calls for it (cooldown_units only when cooldown=true, say). Sizes and counts
-accept up to ten times their drawn maximum: past that a run takes minutes.`
+calls for it (cooldown_units only when cooldown=true, say). Sizes, counts and
+durations accept up to 1000 times their drawn maximum (beyond the drawn range
+simrun says before the run that it may be slow); modes and indices (enum) only
+their drawn range; rates any probability from 0 to 1.`
 
 type listJSON struct {
 	Scenarios  []scenarioJSON `json:"scenarios"`

@@ -141,6 +141,7 @@ func mergeSummaries(shards []*sweepSummary) (*sweepSummary, error) {
 		s.seed = seed
 		return s.command()
 	})
+	markKnown(sum.Groups)
 	sum.FailingSeeds = []uint64{}
 	for _, g := range sum.Groups {
 		sum.FailingSeeds = append(sum.FailingSeeds, g.Seeds...)

@@ -20,7 +20,7 @@ type report struct {
 	replay  string            // the command that reproduces the run
 	tail    []simclock.Record // the events shown for a run that did not pass
 	saved   string            // where the run was saved, if it was
-	outside []string          // overridden options outside their drawn range
+	outside []string          // overridden options above their drawn range
 }
 
 // newReport builds the report of res, run with cfg. For a run that did not
@@ -54,7 +54,7 @@ func (r *report) print(w io.Writer) {
 	fmt.Fprintf(w, "scenario %s  %s  bugs %s\n", res.Scenario, r.source, res.Bugs)
 	fmt.Fprintf(w, "swarm    %s\n", res.Swarm)
 	if len(r.outside) > 0 {
-		fmt.Fprintf(w, "note     outside the drawn ranges, so larger or stranger than any sweep covers (may be slow): %s\n", strings.Join(r.outside, " "))
+		fmt.Fprintf(w, "note     above the drawn ranges (larger than any sweep covers): %s\n", strings.Join(r.outside, " "))
 	}
 	fmt.Fprintf(w, "events   %d  records %d  virtual %s  draws %d\n", res.Events, res.Records, fmtNs(res.VirtualNs), res.Draws)
 	if len(res.Stats) > 0 {
@@ -80,7 +80,7 @@ func (r *report) print(w io.Writer) {
 		fmt.Fprintln(w, "last events:")
 	}
 	for _, rec := range r.tail {
-		fmt.Fprintf(w, "  %12s  %-18s %-10s %s\n", fmtNs(int64(rec.At)), rec.Kind, rec.Actor, rec.Detail)
+		fmt.Fprintf(w, "  %12s  %-18s %-10s %s\n", fmtNs(int64(rec.At)), rec.Kind, rec.Actor, indentLines(rec.Detail, "      "))
 	}
 	fmt.Fprintf(w, "replay   %s\n", r.replay)
 }
@@ -109,7 +109,7 @@ type runJSON struct {
 	Digest       string            `json:"digest"`
 	Swarm        json.RawMessage   `json:"swarm"`   // every option's value
 	Options      map[string]string `json:"options"` // the -opt overrides
-	Outside      []string          `json:"outside_drawn_range,omitempty"`
+	Outside      []string          `json:"above_drawn_range,omitempty"`
 	Bugs         []string          `json:"bugs"`
 	Stats        json.RawMessage   `json:"stats"`
 	CheckTimeout string            `json:"check_timeout"`

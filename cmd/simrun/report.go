@@ -15,14 +15,14 @@ import (
 )
 
 const aboutReport = `Summarises the runs saved under DIR (by sweep, run -save or by hand) the way a
-sweep groups its failures: by property and bug signature (and the bugs
-switched on), each group with its count, its fastest-failing run and that
-run's replay command. Each entry is replayed to learn its violation's detail;
-an entry that no longer reproduces its record is listed apart.
+sweep groups its failures: by property and bug signature (the bugs switched
+on, "clean" for none), each group with its count, its fastest-failing run (it
+replays every entry to learn its virtual time and detail) and that run's
+replay command. An entry that no longer reproduces its record is listed apart.
 
 Each group is marked new or known against the committed corpus (-known,
 default the corpus/ directory of the shardsim checkout simrun runs in): known
-when an entry there shows the same property and signature with the same bugs.
+when an entry there records the same property with the same bugs.
 
 Exit status: 1 when a group is new, 0 otherwise, 2 for bad input.`
 
@@ -46,7 +46,6 @@ type reportJSON struct {
 
 type reportGroup struct {
 	group
-	Bugs  []string `json:"bugs"`
 	Files []string `json:"files"`
 }
 
@@ -77,17 +76,9 @@ func cmdReport(e *env, args []string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	knownSet := map[string]bool{}
-	if *known != "" {
-		knownRuns, err := replayDir(*known)
-		if err != nil {
-			return 0, err
-		}
-		for _, r := range knownRuns {
-			if r.err == nil && r.res.Verdict == property.VerdictViolation {
-				knownSet[groupKey(r)] = true
-			}
-		}
+	knownSet, err := knownGroups(*known)
+	if err != nil {
+		return 0, err
 	}
 	out := buildReport(dir, *known, runs, knownSet)
 	text := e.stdout
@@ -169,9 +160,32 @@ func replayOne(path string) savedRun {
 	return r
 }
 
-// groupKey is what makes two saved runs one group: property, bugs, signature.
-func groupKey(r savedRun) string {
-	return string(r.res.Property) + "|" + strings.Join(r.entry.Bugs, ",") + "|" + signature(r.res.Detail)
+// groupKey is what makes two saved runs one group: property and bugs.
+func groupKey(p property.Name, bugs []string) string {
+	return string(p) + "|" + bugSignature(bugs)
+}
+
+// knownGroups reads the groups a committed corpus records (its entries
+// say their property and bugs; nothing needs to run).
+func knownGroups(dir string) (map[string]bool, error) {
+	known := map[string]bool{}
+	if dir == "" {
+		return known, nil
+	}
+	files, err := corpus.Files(dir)
+	if err != nil {
+		return nil, usagef("report: -known: %v", err)
+	}
+	for _, f := range files {
+		if rel, _ := filepath.Rel(dir, f); strings.HasPrefix(rel, "testdata"+string(filepath.Separator)) {
+			continue
+		}
+		e, err := corpus.Load(f)
+		if err == nil && e.Verdict == string(property.VerdictViolation) {
+			known[groupKey(e.Property, e.Bugs)] = true
+		}
+	}
+	return known, nil
 }
 
 // buildReport groups the failing runs and marks each group.
@@ -192,8 +206,8 @@ func buildReport(dir, known string, runs []savedRun, knownSet map[string]bool) r
 			continue
 		}
 		out.Failing++
-		key := groupKey(r)
-		f := failure{Seed: r.res.Seed, Property: r.res.Property, Signature: signature(r.res.Detail), VirtualNs: r.res.VirtualNs,
+		key := groupKey(r.res.Property, r.entry.Bugs)
+		f := failure{Seed: r.res.Seed, Property: r.res.Property, Signature: bugSignature(r.entry.Bugs), VirtualNs: r.res.VirtualNs,
 			Events: r.res.Events, Digest: r.res.Digest, Detail: r.res.Detail}
 		i, ok := index[key]
 		if !ok {
@@ -203,14 +217,14 @@ func buildReport(dir, known string, runs []savedRun, knownSet map[string]bool) r
 			if knownSet[key] {
 				status = "known"
 			}
-			out.Groups = append(out.Groups, reportGroup{group: group{Property: f.Property, Signature: f.Signature, Fastest: f,
-				Replay: "simrun replay " + r.path, Status: status, Seeds: []uint64{}}, Bugs: append([]string{}, r.entry.Bugs...)})
+			out.Groups = append(out.Groups, reportGroup{group: group{Property: f.Property, Signature: f.Signature, Shape: shape(f.Detail),
+				Fastest: f, Replay: "simrun replay " + r.path, Status: status, Seeds: []uint64{}}})
 		}
 		g := &out.Groups[i]
 		g.Runs++
 		g.Files = append(g.Files, r.path)
 		if faster(f, g.Fastest) < 0 {
-			g.Fastest, g.Replay = f, "simrun replay "+r.path
+			g.Fastest, g.Shape, g.Replay = f, shape(f.Detail), "simrun replay "+r.path
 		}
 	}
 	return out
@@ -233,11 +247,30 @@ func printReportText(w io.Writer, out reportJSON) {
 		fmt.Fprintln(w, "groups   (property, bug signature: runs, fastest-failing run, its replay)")
 	}
 	for _, g := range out.Groups {
-		fmt.Fprintf(w, "  %s  %s  bugs %s  [%s]\n", g.Property, g.Signature, orNone(strings.Join(g.Bugs, ",")), g.Status)
-		fmt.Fprintf(w, "      %d runs; fastest virtual %s, %d events\n", g.Runs, fmtNs(g.Fastest.VirtualNs), g.Fastest.Events)
+		fmt.Fprintf(w, "  %s  %s  [%s]  %d runs\n", g.Property, g.Signature, g.Status, g.Runs)
+		fmt.Fprintf(w, "      fastest virtual %s, %d events: %s\n", fmtNs(g.Fastest.VirtualNs), g.Fastest.Events, g.Shape)
 		fmt.Fprintf(w, "      replay %s\n", g.Replay)
 	}
 	for _, n := range out.NotReproduce {
 		fmt.Fprintf(w, "DIFFERS  %s: recorded %s, now %s\n", n.File, orNone(n.Recorded), n.Now)
+	}
+}
+
+// markKnown marks each group of a sweep new or known against the committed
+// corpus, when one is found.
+func markKnown(gs []group) {
+	dir := committedCorpus()
+	if dir == "" {
+		return
+	}
+	known, err := knownGroups(dir)
+	if err != nil {
+		return
+	}
+	for i := range gs {
+		gs[i].Status = "new"
+		if known[groupKey(gs[i].Property, strings.Split(gs[i].Signature, "+"))] || gs[i].Signature == "clean" && known[string(gs[i].Property)+"|clean"] {
+			gs[i].Status = "known"
+		}
 	}
 }

@@ -48,6 +48,7 @@ func cmdRun(e *env, args []string) (int, error) {
 		return 0, err
 	}
 	cfg.Seed = *seed
+	noteOverrides(e.stderr, name, cfg.Options)
 	if *choicesFile != "" {
 		if flagGiven(fs, "seed") {
 			return 0, usagef("run: -seed and -choices are exclusive")

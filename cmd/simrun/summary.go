@@ -114,7 +114,7 @@ func (a *accumulator) add(seed uint64, res scenarios.Result) {
 			first := seed
 			s.FirstViolationSeed, s.Property = &first, res.Property
 		}
-		a.groups.add(failure{Seed: seed, Property: res.Property, Signature: signature(res.Detail),
+		a.groups.add(failure{Seed: seed, Property: res.Property, Signature: bugSignature(a.sum.Bugs),
 			VirtualNs: res.VirtualNs, Events: res.Events, Digest: res.Digest, Detail: res.Detail})
 	case property.VerdictUnknown:
 		s.Unknown++
@@ -192,8 +192,8 @@ func printSummary(w io.Writer, s *sweepSummary) {
 			if g.Status != "" {
 				status = "  [" + g.Status + "]"
 			}
-			fmt.Fprintf(w, "  %s  %s%s\n", g.Property, g.Signature, status)
-			fmt.Fprintf(w, "      %d runs; fastest seed %d (virtual %s, %d events)\n", g.Runs, g.Fastest.Seed, fmtNs(g.Fastest.VirtualNs), g.Fastest.Events)
+			fmt.Fprintf(w, "  %s  %s%s  %d runs\n", g.Property, g.Signature, status, g.Runs)
+			fmt.Fprintf(w, "      fastest seed %d (virtual %s, %d events): %s\n", g.Fastest.Seed, fmtNs(g.Fastest.VirtualNs), g.Fastest.Events, g.Shape)
 			fmt.Fprintf(w, "      replay %s\n", g.Replay)
 			fmt.Fprintf(w, "      seeds  %s\n", capSeeds(g.Seeds, textCap))
 		}

@@ -137,6 +137,7 @@ func planSweep(e *env, f *sweepFlags) (*sweepPlan, error) {
 	if err != nil {
 		return nil, err
 	}
+	noteOverrides(e.stderr, name, base.Options)
 	p := &sweepPlan{flags: f, name: name, base: base, all: all, mine: all, shard: shard}
 	if shard.count > 0 {
 		p.mine, p.empty = all.shard(shard.index, shard.count)
@@ -202,6 +203,7 @@ func (p *sweepPlan) execute(e *env) (int, error) {
 		}
 	}
 	sum := acc.finish()
+	markKnown(sum.Groups)
 	sum.Complete = sig == nil
 	if sig != nil {
 		sum.Interrupted = signalName(sig)

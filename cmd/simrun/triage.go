@@ -10,17 +10,18 @@ import (
 )
 
 // Triage groups failing runs by what they show: the property violated and
-// the bug signature, the first line of the violation's detail with its
-// particulars (numbers, identifiers, durations, quoted keys and values)
-// blanked out. Two seeds that lose the same write to the same mistake
-// differ only in those particulars and land in one group; a failure that
-// tells another story gets a group of its own. Each group names its
-// fastest-failing seed (the least virtual time to the violation, then the
-// fewest events, then the lowest seed), the cheapest one to replay.
+// the bug signature, the set of injected bugs the run had switched on
+// ("clean" for none), which is also how corpus entries are named
+// (<bugs>-<property>-seedN.json), so a group of a sweep or of saved runs is
+// "known" when the committed corpus holds an entry with the same pair. Each
+// group names its fastest-failing seed (the least virtual time to the
+// violation, then the fewest events, then the lowest seed), the cheapest
+// one to replay, and shows that seed's detail with its particulars
+// (numbers, identifiers, quoted keys and values) blanked out as its shape.
 
-// signatureMax bounds a signature's length; the start of a detail is what
-// tells failures apart.
-const signatureMax = 120
+// shapeMax bounds a shape's length; the start of a detail is what tells
+// failures apart.
+const shapeMax = 120
 
 var (
 	quoted      = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
@@ -29,8 +30,16 @@ var (
 	blankSpaces = regexp.MustCompile(`\s+`)
 )
 
-// signature is a detail's bug signature.
-func signature(detail string) string {
+// bugSignature names a set of bugs: their names joined by "+", or "clean".
+func bugSignature(names []string) string {
+	if len(names) == 0 {
+		return "clean"
+	}
+	return strings.Join(names, "+")
+}
+
+// shape is the first line of a detail with its particulars blanked out.
+func shape(detail string) string {
 	line, _, _ := strings.Cut(detail, "\n")
 	line = quoted.ReplaceAllString(line, `"_"`)
 	line = hexNumber.ReplaceAllStringFunc(line, func(s string) string {
@@ -41,8 +50,8 @@ func signature(detail string) string {
 	})
 	line = number.ReplaceAllString(line, "#")
 	line = blankSpaces.ReplaceAllString(strings.TrimSpace(line), " ")
-	if len(line) > signatureMax {
-		line = line[:signatureMax] + "…"
+	if len(line) > shapeMax {
+		line = line[:shapeMax] + "…"
 	}
 	return line
 }
@@ -51,7 +60,7 @@ func signature(detail string) string {
 type failure struct {
 	Seed      uint64        `json:"seed"`
 	Property  property.Name `json:"property"`
-	Signature string        `json:"signature"`
+	Signature string        `json:"signature"` // the bug signature
 	VirtualNs int64         `json:"virtual_ns"`
 	Events    uint64        `json:"events"`
 	Digest    string        `json:"digest"`
@@ -61,7 +70,8 @@ type failure struct {
 // group is the failures sharing a property and a bug signature.
 type group struct {
 	Property  property.Name `json:"property"`
-	Signature string        `json:"signature"`
+	Signature string        `json:"signature"` // the bug signature
+	Shape     string        `json:"shape"`     // the fastest seed's detail, particulars blanked out
 	Runs      int           `json:"runs"`
 	Fastest   failure       `json:"fastest"` // the fastest-failing seed
 	Replay    string        `json:"replay"`  // the fastest seed's replay command
@@ -82,7 +92,7 @@ type groups struct {
 
 // add counts f (whose Detail, if any, a group keeps for its fastest seed).
 func (gs *groups) add(f failure) {
-	gs.merge(group{Property: f.Property, Signature: f.Signature, Runs: 1, Fastest: f, Seeds: []uint64{f.Seed}})
+	gs.merge(group{Property: f.Property, Signature: f.Signature, Shape: shape(f.Detail), Runs: 1, Fastest: f, Seeds: []uint64{f.Seed}})
 }
 
 // merge adds a group of another sweep (a shard) to gs.
@@ -102,7 +112,7 @@ func (gs *groups) merge(g group) {
 	old.Runs += g.Runs
 	old.Seeds = append(old.Seeds, g.Seeds...)
 	if faster(g.Fastest, old.Fastest) < 0 {
-		old.Fastest = g.Fastest
+		old.Fastest, old.Shape = g.Fastest, g.Shape
 	}
 }
 
