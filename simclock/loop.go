@@ -107,6 +107,7 @@ type Loop struct {
 	trace     *Trace
 	observers []func()
 	actors    []*actorSlot
+	ids       uint64 // the last id NextID handed out
 }
 
 // NewLoop returns an empty loop at time zero writing to trace.

@@ -31,7 +31,6 @@ type Server struct {
 	choices   *simclock.Choices
 	observers []Observer
 
-	nextCall      uint64
 	inflight      []*call // calls whose request or answer is still travelling, by id
 	partitioned   map[simclock.ActorID]bool
 	electionUntil simclock.Time
@@ -116,9 +115,8 @@ func (s *Server) latency() time.Duration { return s.faults.Latency(s.choices) }
 
 // submit starts a call on behalf of the actor behind ctx.
 func (s *Server) submit(ctx *simclock.Context, c *Client, req Request, reply func(*simclock.Context, Response, error)) uint64 {
-	s.nextCall++
 	s.stats.Calls++
-	cl := &call{id: s.nextCall, client: c, req: req, reply: reply, ctx: ctx}
+	cl := &call{id: s.loop.NextID(), client: c, req: req, reply: reply, ctx: ctx}
 	for _, o := range s.observers {
 		o.OnInvoke(cl.id, c.name, s.loop.Now(), req)
 	}

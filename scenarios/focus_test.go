@@ -1,0 +1,70 @@
+package scenarios
+
+import (
+	"strings"
+	"testing"
+
+	"shardsim/model/bugs"
+	"shardsim/property"
+)
+
+// A failing kv run's report shows the events of the key its violation
+// names, not the run's tail: every record shown names the key or belongs
+// to a call that did, and the violation comes last.
+func TestFocusTailShowsTheSubjectsEvents(t *testing.T) {
+	cfg := Config{Seed: 3, Bugs: bugs.MustParse(bugs.KVPhantomAck)}
+	res, err := Run("kv", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict != property.VerdictViolation || res.Subject.Kind != property.SubjectKey || res.Subject.ID == "" {
+		t.Fatalf("seed 3 with kv.phantom-ack: %s %+v", res.Verdict, res.Subject)
+	}
+	key := `"` + res.Subject.ID + `"`
+	tail := FocusTail(cfg, res)
+	if len(tail) < 5 || tail[len(tail)-1].Kind != "violation" {
+		t.Fatalf("focused tail of %d records, last %+v", len(tail), tail[len(tail)-1])
+	}
+	calls := map[string]bool{}
+	for _, r := range tail[:len(tail)-1] {
+		call := callField.FindStringSubmatch(r.Detail)
+		switch {
+		case strings.Contains(r.Detail, key):
+			if call != nil {
+				calls[call[2]] = true
+			}
+		case call != nil && calls[call[2]]:
+		case call != nil:
+			// a later record of a call that named the key before the
+			// window began
+		default:
+			t.Errorf("record not about %s: %+v", key, r)
+		}
+	}
+	var other bool
+	for _, r := range res.Tail {
+		other = other || !strings.Contains(r.Detail, key) && r.Kind == "kv.send"
+	}
+	if !other {
+		t.Fatal("the run's own tail is all about the key: the test shows nothing")
+	}
+}
+
+// Records about a job name it as jN or job=N; a key must be a whole word.
+func TestSubjectMatchers(t *testing.T) {
+	job := subjectMatcher(property.Subject{Kind: property.SubjectJob, ID: "1"})
+	for detail, want := range map[string]bool{"j1 PLANNED->BACKFILL": true, "job=1 from=COPY": true, "j12 x": false, "g2 j1": true, "job=10": false} {
+		if job(detail) != want {
+			t.Errorf("job 1 matches %q: %v", detail, !want)
+		}
+	}
+	key := subjectMatcher(property.Subject{Kind: property.SubjectKey, ID: "k1"})
+	for detail, want := range map[string]bool{`put("k1" "v")`: true, `range("k10")`: false, `range("km/map/k1")`: true, `key=k1 value=x`: true} {
+		if key(detail) != want {
+			t.Errorf("key k1 matches %q: %v", detail, !want)
+		}
+	}
+	if subjectMatcher(property.Subject{}) != nil {
+		t.Error("no subject, yet a matcher")
+	}
+}
