@@ -10,15 +10,28 @@ MINTIME   ?= 3000x
 COORD_SCENARIO ?= coord-zombie
 BENCHTIME ?= 1s
 
-.PHONY: test vet bench bench-etcd fuzz sweep etcd-conformance corpus determinism bugtable sweep-coord fuzz-coord shrink-coord sweep-keymove shrink
+.PHONY: help test vet install bench bench-etcd fuzz sweep etcd-conformance corpus determinism bugtable sweep-coord fuzz-coord shrink-coord sweep-keymove shrink
+
+## help: list these targets with what each does (from the Makefile's ## comments)
+help:
+	@awk 'NR == FNR { if (match($$0, /^[A-Za-z0-9_-]+:/)) target[substr($$0, 1, RLENGTH - 1)] = 1; next } \
+	     /^## / { text = substr($$0, 4); name = text; sub(/:.*/, "", name); \
+	              if (index(text, name ":") == 1 && (name in target)) printf "\n  %-16s%s", name, substr(text, length(name) + 2); \
+	              else printf "\n  %-16s %s", "", text } \
+	     END { print "" }' $(firstword $(MAKEFILE_LIST)) $(firstword $(MAKEFILE_LIST))
 
 ## test: vet, then every test (the real-etcd conformance test runs when etcd is installed)
 test: vet
 	$(GO) test -count=1 ./...
 
+## vet: gofmt and go vet over the module
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1)
 	$(GO) vet ./...
+
+## install: build simrun into GOBIN (default: `go env GOPATH`/bin), its VCS revision linked in for simrun version
+install:
+	$(GO) install -ldflags "-X main.linkRevision=$$(git rev-parse HEAD 2>/dev/null)$$(test -z "$$(git status --porcelain 2>/dev/null)" || echo +dirty)" ./cmd/simrun
 
 ## bench: micro-benchmarks in benchstat-friendly form (pipe to a file, compare with benchstat)
 bench:
@@ -37,7 +50,8 @@ fuzz:
 	  done; \
 	done
 
-## sweep: SCENARIO over SEEDS (make sweep SCENARIO=kv SEEDS=1-2000)
+## sweep: SCENARIO over SEEDS (make sweep SCENARIO=kv SEEDS=1-2000); failing runs are saved under a new directory
+## in the OS temp dir, which the summary names
 sweep:
 	$(GO) run ./cmd/simrun sweep -scenario $(SCENARIO) -seeds $(SEEDS)
 
@@ -58,8 +72,10 @@ corpus:
 	  echo "files rewritten:"; git status --short -- corpus/; exit $$st
 
 ## bugtable: every registered bug against its scenario's sweep; prints bug, property, seeds to first detection
+## (the table is written to a temporary file and printed: nothing is left in the tree)
 bugtable:
-	SHARDSIM_BUGTABLE_OUT=$(CURDIR)/bugtable.txt $(GO) test -count=1 -run 'TestBugTable' ./scenarios/ ; cat bugtable.txt
+	@out=$$(mktemp); SHARDSIM_BUGTABLE_OUT=$$out $(GO) test -count=1 -run 'TestBugTable' ./scenarios/; st=$$?; \
+	  cat $$out; rm -f $$out; exit $$st
 
 ## sweep-coord: both coordination scenarios over SEEDS with every bug off (make sweep-coord SEEDS=1-2000)
 sweep-coord:

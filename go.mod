@@ -8,6 +8,7 @@ require (
 	github.com/zeebo/blake3 v0.2.4
 	go.etcd.io/etcd/api/v3 v3.6.12
 	google.golang.org/grpc v1.79.3
+	gopkg.in/yaml.v3 v3.0.1
 	pgregory.net/rapid v1.3.0
 )
 
