@@ -10,28 +10,33 @@ import (
 	"shardsim/simclock"
 )
 
-// FocusTail returns the events a report of res should show: the last
-// records that concern the entity its violation names (res.Subject: a key
-// or a job), then the violation itself. A run keeps only its last records,
-// so this runs the world once more (the same config gives the same run)
-// with its trace going through a filter. Without such a subject, or when
-// the scenario already narrowed its tail (a coordination shard), it
-// returns res.Tail.
+// FocusTail returns the events a report of res should show, and the
+// entity they concern: the last records about the entity its violation
+// names (res.Subject: a key or a job; a violation that names none but
+// whose detail starts from "job N" concerns that job), then the violation
+// itself. A run keeps only its last records, so this runs the world once
+// more (the same config gives the same run) with its trace going through a
+// filter. Without such a subject, or when the scenario already narrowed
+// its tail (a coordination shard), it returns res.Tail.
 //
 // What concerns a key: a record whose detail names the key (as a whole
 // word, quoted or as the last part of a path), and every later record of
 // the same call (call=N) as one that did. What concerns a job: a record
 // naming it as jN or job=N.
-func FocusTail(cfg Config, res Result) []simclock.Record {
-	match := subjectMatcher(res.Subject)
+func FocusTail(cfg Config, res Result) ([]simclock.Record, property.Subject) {
+	subj := res.Subject
+	if m := jobInDetail.FindStringSubmatch(res.Detail); subj.ID == "" && m != nil {
+		subj = property.Subject{Kind: property.SubjectJob, ID: m[1]}
+	}
+	match := subjectMatcher(subj)
 	if match == nil || res.Verdict == property.VerdictOK {
-		return res.Tail
+		return res.Tail, res.Subject
 	}
 	sink := &focusSink{match: match, calls: map[string]bool{}}
 	cfg.TraceOut = sink
 	cfg.Record = false
 	if _, err := Run(res.Scenario, cfg); err != nil || len(sink.kept) == 0 {
-		return res.Tail
+		return res.Tail, res.Subject
 	}
 	out := sink.kept
 	if len(out) > tailSize {
@@ -40,8 +45,12 @@ func FocusTail(cfg Config, res Result) []simclock.Record {
 	if n := len(res.Tail); n > 0 && res.Tail[n-1].Kind == "violation" && out[len(out)-1].Kind != "violation" {
 		out = append(out, res.Tail[n-1])
 	}
-	return out
+	return out, subj
 }
+
+// jobInDetail finds the split job a violation's detail is about, for the
+// migration checkers, which name it only there ("job 3 ...").
+var jobInDetail = regexp.MustCompile(`^job (\d+)\b`)
 
 // subjectMatcher returns a test for records about subj, or nil.
 func subjectMatcher(subj property.Subject) func(detail string) bool {

@@ -21,7 +21,10 @@ func TestFocusTailShowsTheSubjectsEvents(t *testing.T) {
 		t.Fatalf("seed 3 with kv.phantom-ack: %s %+v", res.Verdict, res.Subject)
 	}
 	key := `"` + res.Subject.ID + `"`
-	tail := FocusTail(cfg, res)
+	tail, subj := FocusTail(cfg, res)
+	if subj != res.Subject {
+		t.Fatalf("focused on %+v, the violation names %+v", subj, res.Subject)
+	}
 	if len(tail) < 5 || tail[len(tail)-1].Kind != "violation" {
 		t.Fatalf("focused tail of %d records, last %+v", len(tail), tail[len(tail)-1])
 	}
@@ -66,5 +69,25 @@ func TestSubjectMatchers(t *testing.T) {
 	}
 	if subjectMatcher(property.Subject{}) != nil {
 		t.Error("no subject, yet a matcher")
+	}
+}
+
+// A migration violation that names its job only in its detail is shown
+// with that job's events.
+func TestFocusTailFindsTheJobInTheDetail(t *testing.T) {
+	cfg := Config{Seed: 2, Bugs: bugs.MustParse(bugs.MigrateCleanupBeforePromotion)}
+	res, err := Run("migrate", cfg)
+	if err != nil || res.Verdict != property.VerdictViolation || !strings.HasPrefix(res.Detail, "job ") {
+		t.Fatalf("seed 2: %v %s %q", err, res.Verdict, res.Detail)
+	}
+	tail, subj := FocusTail(cfg, res)
+	if subj.Kind != property.SubjectJob || subj.ID == "" || len(tail) < 3 {
+		t.Fatalf("subject %+v, %d records", subj, len(tail))
+	}
+	match := subjectMatcher(subj)
+	for _, r := range tail {
+		if r.Kind != "violation" && !match(r.Detail) {
+			t.Errorf("record not about job %s: %+v", subj.ID, r)
+		}
 	}
 }

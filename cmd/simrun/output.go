@@ -15,6 +15,7 @@ import (
 // report is everything a run's report shows, text or JSON.
 type report struct {
 	res     scenarios.Result
+	subject property.Subject // what the shown events concern
 	spec    replaySpec
 	source  string            // "seed N", or the choices file
 	replay  string            // the command that reproduces the run
@@ -29,7 +30,7 @@ type report struct {
 func newReport(res scenarios.Result, cfg scenarios.Config, spec replaySpec) *report {
 	r := &report{res: res, spec: spec, source: fmt.Sprintf("seed %d", res.Seed), replay: spec.command()}
 	if res.Verdict != property.VerdictOK {
-		r.tail = scenarios.FocusTail(cfg, res)
+		r.tail, r.subject = scenarios.FocusTail(cfg, res)
 	}
 	if res.Swarm != nil {
 		r.outside = res.Swarm.Outside()
@@ -74,7 +75,7 @@ func (r *report) print(w io.Writer) {
 		fmt.Fprintf(w, "undecided: the check ran out of its %v of wall-clock time; give it more with -check-timeout (e.g. -check-timeout %v)\n",
 			r.spec.timeout(), 4*r.spec.timeout())
 	}
-	if s := subjectText(res.Subject); s != "" {
+	if s := subjectText(r.subject); s != "" {
 		fmt.Fprintf(w, "last events of %s:\n", s)
 	} else {
 		fmt.Fprintln(w, "last events:")
