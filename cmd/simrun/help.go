@@ -115,6 +115,10 @@ func printCommandHelp(w io.Writer, name string, fs *flag.FlagSet) {
 			case arg == "string" || strings.ContainsAny(def, " \t"):
 				def = fmt.Sprintf("%q", def)
 			}
+			if strings.Contains(text, "(default: ") {
+				fmt.Fprintf(w, "  %-22s %s\n", head, text) // the usage says it better
+				return
+			}
 			fmt.Fprintf(w, "  %-22s %s (default: %s)\n", head, text, def)
 		})
 	}

@@ -18,10 +18,12 @@ import (
 const aboutSweep = `Runs every seed of a range (in parallel; each run is its own world, so the
 outcome does not depend on -parallel) and prints a summary: runs, violations
 and undecided runs; the failures grouped by property and bug signature (the
-first line of the violation's detail with its particulars blanked out), each
-group with its count, its fastest-failing seed and that seed's replay command;
-every failing seed (capped per group in text, all of them in -json) and every
-undecided seed with its replay command.
+bugs switched on, "clean" for none, as corpus entries are named), each group
+with its count, its fastest-failing seed, the shape of its violation (the
+detail with its particulars blanked out) and that seed's replay command, and
+marked new or known against the committed corpus; every failing seed (capped
+per group in text, all of them in -json) and every undecided seed with its
+replay command.
 
 Saving: failing runs are saved as corpus entries as they are found, under
 -corpus DIR, or by default under a new directory in the OS temp dir that the
@@ -184,7 +186,7 @@ func (p *sweepPlan) execute(e *env) (int, error) {
 		signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
 		prog := newProgress(e, f.progress, p.name, p.mine, acc.sum)
 		sw := &sweeper{name: p.name, base: p.base, seeds: p.mine, parallel: f.parallel, first: f.first, signals: signals,
-			tick: prog.tick,
+			tick: prog.tick, stopped: func() { signal.Stop(signals) },
 			commit: func(seed uint64, res scenarios.Result) error {
 				acc.add(seed, res)
 				if res.Verdict == property.VerdictViolation {

@@ -29,6 +29,9 @@ type sweeper struct {
 	// signals stops the sweep: no new seed starts, the runs under way
 	// finish and are committed. The signal is returned.
 	signals <-chan os.Signal
+	// stopped, if set, is called at the first signal (to let a second one
+	// kill the process).
+	stopped func()
 }
 
 type sweepOutcome struct {
@@ -148,6 +151,9 @@ func (s *sweeper) collect(d *dispatcher, head scenarios.Result, results <-chan s
 			if sig == nil {
 				sig = got
 				d.stop()
+				if s.stopped != nil {
+					s.stopped()
+				}
 			}
 		case <-ticker.C:
 			if s.tick != nil {
