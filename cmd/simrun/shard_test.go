@@ -43,8 +43,7 @@ var conventions = []struct {
 func TestShardedSweepMergesToTheSingleMachineSummary(t *testing.T) {
 	for _, mode := range [][]string{
 		{"-seeds", "1-42", "-opt", "lose_request=0.05"},
-		// the lowest failing seed (8) lies in the third of four shards
-		{"-seeds", "1-12", "-opt", "lose_request=0.002", "-first"},
+		{"-seeds", firstInThirdShard(t), "-opt", "lose_request=0.002", "-first"},
 	} {
 		base := append([]string{"sweep", "-scenario", "kv", "-bug", "kv.phantom-ack", "-no-save"}, mode...)
 		code, whole, wholeText := simrunEnv(t, nil, false, append(base, "-json")...)
@@ -52,8 +51,11 @@ func TestShardedSweepMergesToTheSingleMachineSummary(t *testing.T) {
 		if single.Violations == 0 || code != 1 {
 			t.Fatalf("the single sweep found nothing to compare (exit %d)", code)
 		}
-		if single.First && (*single.FirstViolationSeed < 7 || single.Runs != *single.FirstViolationSeed) {
-			t.Fatalf("-first: first failing seed %d after %d runs; the test wants it past the second shard", *single.FirstViolationSeed, single.Runs)
+		if r, _ := parseSeedRange(single.Seeds); single.First {
+			third, _ := r.shard(2, 4)
+			if *single.FirstViolationSeed != third.lo || single.Runs != third.lo-r.lo+1 {
+				t.Fatalf("-first over %s: first failing seed %d after %d runs; the test wants it to start shard 2/4 (%v)", single.Seeds, *single.FirstViolationSeed, single.Runs, third)
+			}
 		}
 		for _, conv := range conventions {
 			t.Run(conv.name+" "+strings.Join(mode, " "), func(t *testing.T) {
@@ -89,6 +91,24 @@ func TestShardedSweepMergesToTheSingleMachineSummary(t *testing.T) {
 			})
 		}
 	}
+}
+
+// firstInThirdShard finds a seed range A-B whose lowest failing seed (kv
+// with kv.phantom-ack, lose_request=0.002) starts the third of four shards,
+// so that a -first merge must walk two clean shards and stop in the third.
+func firstInThirdShard(t *testing.T) string {
+	t.Helper()
+	_, out, _ := simrun(t, "sweep", "-scenario", "kv", "-seeds", "1-200", "-bug", "kv.phantom-ack", "-opt", "lose_request=0.002", "-no-save", "-json")
+	lo := uint64(1)
+	for _, f := range decodeOne[sweepSummary](t, out).FailingSeeds {
+		if gap := f - lo; gap >= 2 {
+			// 2*gap seeds: shard 2 of 4 starts at offset gap, at f
+			return seedRange{lo, lo + 2*gap - 1}.String()
+		}
+		lo = f + 1
+	}
+	t.Fatal("no failing seed after a gap of two clean seeds in 1-200")
+	return ""
 }
 
 // sameRuns compares everything of two summaries that is a function of the

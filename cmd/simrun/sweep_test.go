@@ -45,17 +45,24 @@ func TestDefaultSweepSavesOnlyUnderTheTempDir(t *testing.T) {
 // -corpus DIR never overwrites an entry, and the cap says how many
 // failing runs it did not save.
 func TestSweepNeverOverwritesAndCountsWhatItDropped(t *testing.T) {
+	args := []string{"sweep", "-scenario", "kv", "-seeds", "1-12", "-bug", "kv.phantom-ack", "-json"}
+	_, out, _ := simrun(t, append(args, "-no-save")...)
+	found := decodeOne[sweepSummary](t, out)
+	if found.Violations < 4 {
+		t.Fatalf("want at least 4 failing seeds in 1-12, got %v", found.FailingSeeds)
+	}
 	dir := t.TempDir()
-	first := filepath.Join(dir, "kv", "kv.phantom-ack-KV.Linearizable-seed3.json")
+	seed := found.FailingSeeds[0]
+	first := filepath.Join(dir, "kv", "kv.phantom-ack-KV.Linearizable-seed"+itoa(int(seed))+".json")
 	if err := os.MkdirAll(filepath.Dir(first), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(first, []byte("mine\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, stderr := simrun(t, "sweep", "-scenario", "kv", "-seeds", "1-12", "-bug", "kv.phantom-ack", "-corpus", dir, "-max-saved", "2", "-json")
+	code, out, stderr := simrun(t, append(args, "-corpus", dir, "-max-saved", "2")...)
 	sum := decodeOne[sweepSummary](t, out)
-	if code != 1 || sum.Violations < 4 {
+	if code != 1 || sum.Violations != found.Violations {
 		t.Fatalf("exit %d, %d violations", code, sum.Violations)
 	}
 	if data, _ := os.ReadFile(first); string(data) != "mine\n" {
@@ -64,7 +71,8 @@ func TestSweepNeverOverwritesAndCountsWhatItDropped(t *testing.T) {
 	if !strings.Contains(stderr, "exists, not overwritten") {
 		t.Fatalf("the refused overwrite is not reported:\n%s", stderr)
 	}
-	// seed 3 was refused (not saved, not counted as dropped); two saved.
+	// the first failing seed was refused (not saved, not counted as
+	// dropped); two saved.
 	if len(sum.Saved) != 2 || sum.NotSaved != sum.Violations-3 {
 		t.Fatalf("saved %d, not saved %d, of %d violations", len(sum.Saved), sum.NotSaved, sum.Violations)
 	}
@@ -72,7 +80,7 @@ func TestSweepNeverOverwritesAndCountsWhatItDropped(t *testing.T) {
 		t.Fatalf("the cap does not say what it dropped:\n%s", stderr)
 	}
 	// run -save never overwrites either.
-	if code, _, stderr := simrun(t, "run", "-scenario", "kv", "-seed", "3", "-bug", "kv.phantom-ack", "-save", dir); code != 2 || !strings.Contains(stderr, "exists, not overwritten") {
+	if code, _, stderr := simrun(t, "run", "-scenario", "kv", "-seed", itoa(int(seed)), "-bug", "kv.phantom-ack", "-save", dir); code != 2 || !strings.Contains(stderr, "exists, not overwritten") {
 		t.Fatalf("run -save over an existing entry: exit %d %q", code, stderr)
 	}
 }
