@@ -16,9 +16,14 @@ type Record struct {
 	Kind   string `json:"kind"`   // what happened, e.g. "kv.apply", "fault.crash"
 	Actor  string `json:"actor"`  // who it happened to, or "" for the world
 	Detail string `json:"detail"` // the record's Detail as text
-	// Fields is the same Detail as one JSON object of typed fields
-	// (DetailJSON); trace files carry it, a report's tail does not.
-	Fields json.RawMessage `json:"fields,omitempty"`
+}
+
+// recordLine is a record as a JSON-lines trace writes it: the record and
+// its Detail once more as one JSON object of typed fields (DetailJSON), for
+// tools. Readers that want only the text decode the line into a Record.
+type recordLine struct {
+	Record
+	Fields json.RawMessage `json:"fields"`
 }
 
 // Trace collects the records of a run. Every record is a compact canonical
@@ -121,7 +126,7 @@ func (t *Trace) keep(r tailRecord, detail []byte) {
 }
 
 func (t *Trace) writeJSON(d *Detail, body []byte) {
-	t.outErr = t.out.Encode(Record{Seq: t.seq, At: d.at, Kind: d.kind, Actor: d.actor, Detail: RenderDetail(body), Fields: DetailJSON(body)})
+	t.outErr = t.out.Encode(recordLine{Record{Seq: t.seq, At: d.at, Kind: d.kind, Actor: d.actor, Detail: RenderDetail(body)}, DetailJSON(body)})
 }
 
 // Len returns how many records the trace holds in all.

@@ -77,6 +77,10 @@ func Classify(r simclock.Record) Category {
 		return Request
 	case r.Kind == "kv.return", r.Kind == "kv.refused":
 		return Answer
+	case r.Kind == "op.invoke": // a client operation no network traces (scenarios.OpTrace)
+		return Request
+	case r.Kind == "op.return":
+		return Answer
 	case strings.HasPrefix(r.Kind, "coord."), strings.HasPrefix(r.Kind, "client."):
 		return Answer
 	}

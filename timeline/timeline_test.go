@@ -19,6 +19,8 @@ func TestClassify(t *testing.T) {
 		{"kv.send", "call=4 fate=delivered in=1ms put(...)", Request},
 		{"kv.return", "call=4 err=<nil>", Answer},
 		{"coord.claim", "#3 w0.0 claim -> executed", Answer},
+		{"op.invoke", "op=7 kind=read key=k03", Request},
+		{"op.return", "op=7 kind=read ts=1000019.0 found", Answer},
 		{"actor.restart", "incarnation=1", Heal},
 		{"kv.heal-all", "", Heal},
 		{"mig.phase", "j1 PLANNED->BACKFILL", Step},
