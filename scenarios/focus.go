@@ -22,7 +22,10 @@ import (
 // What concerns a key: a record whose detail names the key (as a whole
 // word, quoted or as the last part of a path), and every later record of
 // the same call (call=N) as one that did. What concerns a job: a record
-// naming it as jN or job=N.
+// naming it as jN or job=N. When the violation's detail names a call
+// (call=N: the operation a history check could not place), the events
+// shown end a few records after that call's answer, so the story around it
+// is not pushed out by later events of the same key.
 func FocusTail(cfg Config, res Result) ([]simclock.Record, property.Subject) {
 	subj := res.Subject
 	if m := jobInDetail.FindStringSubmatch(res.Detail); subj.ID == "" && m != nil {
@@ -33,6 +36,9 @@ func FocusTail(cfg Config, res Result) ([]simclock.Record, property.Subject) {
 		return res.Tail, res.Subject
 	}
 	sink := &focusSink{match: match, calls: map[string]bool{}}
+	if m := callField.FindStringSubmatch(res.Detail); m != nil {
+		sink.anchor = m[2]
+	}
 	cfg.TraceOut = sink
 	cfg.Record = false
 	if _, err := Run(res.Scenario, cfg); err != nil || len(sink.kept) == 0 {
@@ -75,11 +81,17 @@ var callField = regexp.MustCompile(`(^|\s)call=(\d+)`)
 // focusSink reads a run's JSON-lines trace and keeps the last tailSize
 // records that concern the subject.
 type focusSink struct {
-	match func(string) bool
-	calls map[string]bool // calls of records that matched
-	buf   []byte
-	kept  []simclock.Record
+	match  func(string) bool
+	calls  map[string]bool // calls of records that matched
+	buf    []byte
+	kept   []simclock.Record
+	anchor string // the call the violation names, if any
+	after  int    // records kept since the anchor's answer (-1: not yet)
 }
+
+// afterAnchor is how many records about the subject a report shows after
+// the answer of the call the violation names.
+const afterAnchor = 6
 
 func (s *focusSink) Write(p []byte) (int, error) {
 	s.buf = append(s.buf, p...)
@@ -102,8 +114,11 @@ func (s *focusSink) consider(r simclock.Record) {
 		call = m[2]
 	}
 	relevant := r.Kind == "violation" || s.match(r.Detail) || call != "" && s.calls[call]
-	if !relevant {
+	if !relevant || s.anchor != "" && s.after >= afterAnchor && r.Kind != "violation" {
 		return
+	}
+	if s.after > 0 || s.anchor != "" && call == s.anchor && r.Kind == "kv.return" {
+		s.after++
 	}
 	if call != "" && strings.HasPrefix(r.Kind, "kv.") {
 		s.calls[call] = true

@@ -44,6 +44,21 @@ func TestFocusTailShowsTheSubjectsEvents(t *testing.T) {
 			t.Errorf("record not about %s: %+v", key, r)
 		}
 	}
+	// The events end a few records after the answer of the call the
+	// violation names (the operation no order can place).
+	anchor := callField.FindStringSubmatch(res.Detail)
+	if anchor == nil {
+		t.Fatalf("the violation names no call: %s", res.Detail)
+	}
+	answered := -1
+	for i, r := range tail {
+		if m := callField.FindStringSubmatch(r.Detail); m != nil && m[2] == anchor[2] && r.Kind == "kv.return" {
+			answered = i
+		}
+	}
+	if answered < 0 || len(tail)-1-answered > afterAnchor+1 {
+		t.Fatalf("call %s's answer at %d of %d records shown", anchor[2], answered, len(tail))
+	}
 	var other bool
 	for _, r := range res.Tail {
 		other = other || !strings.Contains(r.Detail, key) && r.Kind == "kv.send"

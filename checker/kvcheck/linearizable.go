@@ -154,7 +154,7 @@ func (r *Recorder) OnInvoke(call uint64, client string, at simclock.Time, req si
 		Call:     int64(at),
 		Output:   Output{Failed: true},
 		Return:   math.MaxInt64,
-		Metadata: client, // for reports: who made the call
+		Metadata: fmt.Sprintf("%s call=%d", client, call), // for reports: who made the call, and its id in the trace
 	})
 }
 
