@@ -54,7 +54,7 @@ type Chaos struct {
 
 // Stats counts the faults a nemesis injected.
 type Stats struct {
-	Crashes, Pauses, ClockFaults, Partitions, LeaderChanges, GroupLeaderMoves int
+	Crashes, Pauses, ClockFaults, Partitions, LeaderChanges, GroupLeaderMoves, MemberChanges int
 }
 
 // Stats returns what the nemesis did.

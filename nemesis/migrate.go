@@ -9,8 +9,8 @@ import (
 
 // The migration worlds' fault kinds. They strike through the same Chaos
 // mechanism as every world's; only the choice of victim is theirs: a
-// group's leadership, and nodes of a three-node cluster of which at most
-// one is down at a time, so that every group keeps its quorum.
+// group's leadership, a group's membership, and nodes of a cluster of which
+// at most one is down at a time, so that every group keeps its quorum.
 
 // GroupLeaderMoves moves one group's leadership, preferring a drawn node.
 type GroupLeaderMoves struct {
@@ -69,4 +69,41 @@ func NodeTargets(cluster *group.Cluster, fresh func(n int) simclock.Actor) []Tar
 		}
 	}
 	return out
+}
+
+// GroupMembership changes one group's voter set by one server: a node joins
+// a group of three voters (from a snapshot of the leader's state), or one
+// voter of a group of four, maybe its leader, leaves.
+type GroupMembership struct {
+	Cluster *group.Cluster
+	Rate    float64
+}
+
+// Strike implements Fault.
+func (f GroupMembership) Strike(k *Chaos, ctx *simclock.Context) {
+	c := ctx.Choices()
+	if !c.Chance(f.Rate) {
+		return
+	}
+	g := c.Intn(f.Cluster.Groups())
+	voters := f.Cluster.Voters(g)
+	add, remove := -1, -1
+	if len(voters) <= 3 {
+		var outside []int
+		for n := 0; n < f.Cluster.Nodes(); n++ {
+			if !f.Cluster.IsVoter(g, n) && f.Cluster.Up(n) {
+				outside = append(outside, n)
+			}
+		}
+		if len(outside) == 0 {
+			return
+		}
+		add = simclock.Pick(c, outside)
+	} else {
+		remove = simclock.Pick(c, voters)
+	}
+	if err := f.Cluster.ChangeVoters(g, add, remove); err == nil {
+		k.stats.MemberChanges++
+		ctx.Rec("nemesis.member").Uint("group", uint64(g)).Int("add", int64(add)).Int("remove", int64(remove)).End()
+	}
 }

@@ -30,7 +30,7 @@ type Entry struct {
 
 // Extras are the catalog entries this project adds to PROPERTIES.md. The
 // catalog test accepts exactly these as absent from the document.
-var Extras = []Name{HPanic, KMLinearizable}
+var Extras = []Name{HPanic, KMLinearizable, MTxnSerializable}
 
 var catalog = []Entry{
 	{KVLinearizable, Safety, "client KV operations, ambiguous writes allowed either way, linearize against etcd's KV semantics"},
@@ -69,7 +69,8 @@ var catalog = []Entry{
 	{MExactlyOnceCopy, Safety, "every source version with commit_ts <= fence_ts reaches the target exactly once"},
 	{MPhaseOrder, Safety, "a SplitJob takes only its state machine's transitions; CUTOVER once; no abandon after it"},
 	{MCleanupSafe, Safety, "moved source data is deleted only after durable promotion and drained reads"},
-	{MJobTerminates, Liveness, "after heal every split job reaches DONE or ABANDONED"},
+	{MJobTerminates, Liveness, "after heal every split job reaches DONE or ABANDONED, leaving no migration guard or staged row behind"},
+	{MTxnSerializable, Safety, "committed transactions are atomic and their dependency graph (with real-time order) is acyclic; aborted ones leave nothing"},
 	{KMSingleSwap, Safety, "a key's assignment changes at most once per migration plan"},
 	{KMNoDualMapping, Safety, "a reader never sees a key mapped to both or neither shard"},
 	{KMVerifiedBeforeSwap, Safety, "no key is swapped before its copy was verified (unless forced)"},

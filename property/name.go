@@ -56,6 +56,10 @@ const (
 	MPhaseOrder             Name = "M.PhaseOrder"
 	MCleanupSafe            Name = "M.CleanupSafe"
 	MJobTerminates          Name = "M.JobTerminates"
+	// MTxnSerializable is this project's addition (see Extras): the data
+	// plane's transactions are atomic and their committed dependencies
+	// acyclic, across the migration.
+	MTxnSerializable Name = "M.TxnSerializable"
 )
 
 // Key-level migration (model/keymove, seed 002).

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"shardsim/property"
 
 	"shardsim/checker/migratecheck"
 	"shardsim/model/migrate/catalog"
@@ -11,15 +12,14 @@ import (
 	"shardsim/model/migrate/job"
 	"shardsim/model/migrate/keys"
 	"shardsim/model/migrate/mvcc"
-	"shardsim/property"
 	"shardsim/simclock"
 	"shardsim/simkv"
 )
 
 // migrateChecks connects a migration world to its checkers. It observes the
 // groups (every apply, every leadership change), the metadata store (every
-// catalog and job record written) and the coordinators' views, and judges
-// each event as it happens; the history checks run at the end.
+// catalog and job record written), the nodes' and coordinators' views, and
+// judges each event as it happens; the history checks run at the end.
 type migrateChecks struct {
 	m       *migrateWorld
 	catalog *migratecheck.CatalogChecker
@@ -27,21 +27,23 @@ type migrateChecks struct {
 	jobs    *migratecheck.JobChecker
 	oracle  *migratecheck.VersionOracle
 
-	latest           catalog.Catalog // the last catalog the store accepted
-	liveJob          uint64
-	lastJobEnd       simclock.Time
-	jobsSeen         int
-	writerKeys       []string
-	lostWriteRecheck bool        // re-check M.NoLostWrite after this step
-	lostWriteAll     bool        // every write (else those in lostWriteSpans)
-	lostWriteSpans   []keys.Span // spans an event of this step touched
-	lostWriteCause   string      // what triggered it
-	openReads        []openRead
+	latest     catalog.Catalog // the last catalog the store accepted
+	liveJob    uint64
+	lastJobEnd simclock.Time
+	jobsSeen   int
+	writerKeys []string
+	recheckNLW bool        // re-check M.NoLostWrite after this step
+	nlwAll     bool        // every write (else those in nlwSpans)
+	nlwSpans   []keys.Span // spans an event of this step touched
+	nlwWhen    string      // what triggered it
+	openReads  []openRead
 
 	imported, promoted, cleaned int64
 	splits, declines, isolated  int64
 	movedKeys                   map[string]bool // raw keys any job copied
 	failedPhases                int64           // jobs moved to FAILED (and later retried)
+	belowSnapshot               int64           // writes admitted in a moving span below its snapshot_ts
+	cutoverAt                   map[uint64]simclock.Time
 }
 
 type openRead struct {
@@ -54,37 +56,30 @@ type openRead struct {
 func newMigrateChecks(m *migrateWorld) *migrateChecks {
 	return &migrateChecks{m: m, catalog: migratecheck.NewCatalogChecker(), phases: migratecheck.NewPhaseChecker(),
 		jobs: migratecheck.NewJobChecker(), oracle: migratecheck.NewVersionOracle(),
-		latest: initialCatalog(), writerKeys: migrateUserKeys(), movedKeys: map[string]bool{}}
+		latest: initialCatalog(), writerKeys: migrateUserKeys(), movedKeys: map[string]bool{}, cutoverAt: map[uint64]simclock.Time{}}
 }
 
 func (c *migrateChecks) fail(v *property.Violation) { c.m.w.Fail(v) }
 
 // OnApply implements group.Observer.
 func (c *migrateChecks) OnApply(g, node int, e fsm.Entry, r fsm.Result, first bool, f *fsm.FSM) {
-	if e.Kind == fsm.KindCatalog {
-		c.fail(c.catalog.Viewed(fmt.Sprintf("g%d/n%d", g, node), f.View.Version))
-		if ln, _ := c.m.cluster.Leader(g); ln == node {
-			c.checkWriters()
-		}
-	}
-	if !first {
+	if !first || r.Err != nil {
 		return
 	}
+	for _, p := range r.Puts {
+		c.oracle.Add(migratecheck.AppliedWrite{Op: putOp(e), Group: g, Key: p.Key, Version: p.Version, At: c.m.w.Loop.Now()})
+		r, ok := c.latest.Lookup(keys.RouteKey(p.Key))
+		c.fail(c.jobs.SourceWrite(g, p.Key, p.TS, ok && r.Group == g && r.State == catalog.Active))
+		c.fail(c.jobs.TargetWrite(g, p.Key, p.TS))
+		c.countBelowSnapshot(g, p)
+	}
 	switch e.Kind {
-	case fsm.KindWrite:
-		if r.Err != nil {
-			return
-		}
-		v, _ := f.Store.At(e.Write.Key, e.Write.TS)
-		c.oracle.Add(migratecheck.AppliedWrite{Op: e.Write.Op, Group: g, Key: e.Write.Key, Version: v, At: c.m.w.Loop.Now()})
-		c.fail(c.jobs.SourceWrite(g, e.Write.Key, e.Write.TS, f.View.Version))
-		c.fail(c.jobs.TargetWrite(g, e.Write.Key, e.Write.TS, f.View.Version))
 	case fsm.KindImport:
-		if r.Err != nil || r.Duplicate {
+		if r.Duplicate {
 			return
 		}
 		c.imported += int64(len(e.Import.Rows))
-		c.jobs.Imported(e.Import.Job, e.Import.Rows)
+		c.jobs.Imported(e.Import.Job, uint8(e.Import.Bracket>>8), e.Import.Rows)
 		for _, row := range e.Import.Rows {
 			c.movedKeys[row.Key] = true
 			c.fail(c.oracle.CheckImported(e.Import.Job, row))
@@ -94,36 +89,71 @@ func (c *migrateChecks) OnApply(g, node int, e fsm.Entry, r fsm.Result, first bo
 		// A version promotion drops stays lost, so checking once the
 		// promotion is complete (and at every later phase) suffices.
 		if j, ok := c.jobs.Job(e.Promote.Job); ok && r.Done {
-			c.recheckLostWritesIn("promotion", j.Moving())
+			c.nlwIn("promotion", j.Moving())
 		}
 	case fsm.KindCleanup:
 		c.cleaned += int64(r.Applied)
-		j, _ := c.jobs.Job(e.Cleanup.Job)
-		promoted, staged := false, 0
-		for n := 0; n < migrateNodes; n++ {
-			v := c.m.cluster.Voter(j.TargetGroup, n)
+		c.checkCleanup(g, e.Cleanup)
+	case fsm.KindAbandonStaged:
+		c.nlw("abandon")
+	case fsm.KindCompact:
+		c.nlw("compaction")
+	}
+}
+
+// putOp names the operation whose versions an entry created.
+func putOp(e fsm.Entry) string {
+	switch e.Kind {
+	case fsm.KindWrite:
+		return e.Write.Op
+	case fsm.KindDeleteRange:
+		return e.DelRange.Op
+	case fsm.KindCommit, fsm.KindRollback:
+		return e.Txn.ID
+	}
+	return "?"
+}
+
+// countBelowSnapshot counts versions admitted into a live job's moving
+// span, after its snapshot was taken, with a timestamp at or below it.
+func (c *migrateChecks) countBelowSnapshot(g int, p mvcc.Row) {
+	for _, id := range c.jobs.Jobs() {
+		j, _ := c.jobs.Job(id)
+		if j.SourceGroup == g && j.SnapshotTS != 0 && j.Phase >= job.Backfill && j.Phase <= job.DeltaCopy &&
+			p.TS <= j.SnapshotTS && keys.Span(j.Moving()).Contains(keys.RouteKey(p.Key)) {
+			c.belowSnapshot++
+		}
+	}
+}
+
+// checkCleanup judges M.CleanupSafe when a source applies a cleanup.
+func (c *migrateChecks) checkCleanup(g int, cl *fsm.Cleanup) {
+	j, _ := c.jobs.Job(cl.Job)
+	promoted := false
+	for n := 0; n < migrateNodes; n++ {
+		if v := c.m.cluster.Voter(j.TargetGroup, n); v != nil {
 			promoted = promoted || v.Promoted(j.ID)
 		}
-		staged = c.m.cluster.MostApplied(j.TargetGroup).StagedRows(j.ID)
-		open := 0
-		for _, o := range c.openReads {
-			// A read whose leader crashed or lost the term can no longer
-			// be served; it is not in flight.
-			if o.group == g && o.span.Overlaps(e.Cleanup.Moving) && c.m.cluster.IsLeader(g, o.node, o.term) {
-				open++
-			}
-		}
-		c.fail(c.jobs.Cleanup(j.ID, promoted, staged, open))
-		c.recheckLostWritesIn("cleanup", e.Cleanup.Moving)
-	case fsm.KindAbandonStaged:
-		c.recheckLostWrites("abandon")
 	}
+	staged := c.m.cluster.MostApplied(j.TargetGroup).StagedRows(j.ID)
+	open := 0
+	for _, o := range c.openReads {
+		// A read whose leader crashed or lost the term can no longer be
+		// served; it is not in flight.
+		if o.group == g && o.span.Overlaps(cl.Moving) && c.m.cluster.IsLeader(g, o.node, o.term) {
+			open++
+		}
+	}
+	c.fail(c.jobs.Cleanup(j.ID, promoted, staged, open))
+	c.nlwIn("cleanup", cl.Moving)
 }
 
 // OnLeader implements group.Observer.
 func (c *migrateChecks) OnLeader(g, node int, term uint64, ready bool) { c.checkWriters() }
 
-// checkWriters checks M.SingleWriter over the workload's route keys.
+// checkWriters checks M.SingleWriter over the workload's route keys: a
+// group would accept a write when its leader serves and its node's view
+// gives it the key's route, Active.
 func (c *migrateChecks) checkWriters() {
 	var views []migratecheck.GroupView
 	for g := 0; g < migrateGroups; g++ {
@@ -131,7 +161,7 @@ func (c *migrateChecks) checkWriters() {
 		if n < 0 {
 			continue
 		}
-		views = append(views, migratecheck.GroupView{Group: g, Ready: c.m.cluster.Ready(g), View: c.m.cluster.Voter(g, n).View})
+		views = append(views, migratecheck.GroupView{Group: g, Ready: c.m.cluster.Ready(g), View: c.m.env.Engines[n].View})
 	}
 	c.fail(migratecheck.CheckSingleWriter(c.writerKeys, views))
 }
@@ -150,6 +180,12 @@ func (c *migrateChecks) detected(d hotspot.Decision, job uint64) {
 
 // viewed is the coordinators' view hook.
 func (c *migrateChecks) viewed(name string, version uint64) { c.fail(c.catalog.Viewed(name, version)) }
+
+// nodeViewed is the nodes' view hook.
+func (c *migrateChecks) nodeViewed(node int, version uint64) {
+	c.fail(c.catalog.Viewed(fmt.Sprintf("node%d", node), version))
+	c.checkWriters()
+}
 
 func (c *migrateChecks) readOpen(group, node int, term, id uint64, span keys.Span) {
 	// Forget reads whose leader crashed or lost its term: never served.
@@ -171,17 +207,17 @@ func (c *migrateChecks) readClose(group, node int, term, id uint64) {
 	}
 }
 
-// recheckLostWrites asks for a full M.NoLostWrite check after this step.
-func (c *migrateChecks) recheckLostWrites(when string) {
-	c.lostWriteRecheck, c.lostWriteAll = true, true
-	c.lostWriteCause = when
+// nlw asks for a full M.NoLostWrite check after this step.
+func (c *migrateChecks) nlw(when string) {
+	c.recheckNLW, c.nlwAll = true, true
+	c.nlwWhen = when
 }
 
-// recheckLostWritesIn asks for an M.NoLostWrite check of the writes in span.
-func (c *migrateChecks) recheckLostWritesIn(when string, span keys.Span) {
-	c.lostWriteRecheck = true
-	c.lostWriteSpans = append(c.lostWriteSpans, span)
-	c.lostWriteCause = when
+// nlwIn asks for an M.NoLostWrite check of the writes in span.
+func (c *migrateChecks) nlwIn(when string, span keys.Span) {
+	c.recheckNLW = true
+	c.nlwSpans = append(c.nlwSpans, span)
+	c.nlwWhen = when
 }
 
 // metaObserver adapts migrateChecks to simkv.Observer.
@@ -240,36 +276,36 @@ func (c *migrateChecks) observeJob(j job.SplitJob, cat *catalog.Catalog) {
 	}
 	c.fail(c.phases.Recorded(j))
 	if c.jobs.Recorded(j, cat) {
+		c.cutoverAt[j.ID] = c.m.w.Loop.Now()
 		// CUTOVER: everything at or below fence_ts must be on the target.
-		// The checker gets the source's every row and picks the moving
-		// span's itself (not through the protocol's brackets).
 		var rows []mvcc.Row
-		c.m.cluster.MostApplied(j.SourceGroup).Store.Ascend("", "", func(raw string, vs []mvcc.Version) bool {
+		c.m.cluster.MostApplied(j.SourceGroup).MovedRows(j.Moving(), func(raw string, vs []mvcc.Version) {
 			for _, v := range vs {
 				rows = append(rows, mvcc.Row{Key: raw, Version: v})
 			}
-			return true
 		})
-		c.fail(c.jobs.CheckCopy(j.ID, rows))
+		c.fail(c.jobs.CheckCopy(j.ID, rows, func(k string, ts hlc.TS) bool { _, ok := c.oracle.At(k, ts); return ok }))
 	}
 	if j.Phase == job.Failed && prev.Phase != job.Failed {
 		c.failedPhases++
 	}
 	if !seen || prev.Phase != j.Phase || cat != nil {
-		c.recheckLostWrites("job " + j.Phase.String())
+		c.nlw("job " + j.Phase.String())
 	}
 }
 
 // readOwner reads key at ts as its owner in the latest published catalog
 // serves it (from the owner's most advanced voter, merging staged rows when
-// the route says so) — independent of any group's own view.
-func (c *migrateChecks) readOwner(key string, ts hlc.TS) (mvcc.Read, bool) {
+// the route says so) — independent of any node's own view — and returns the
+// oldest timestamp that owner answers for.
+func (c *migrateChecks) readOwner(key string, ts hlc.TS) (mvcc.Read, hlc.TS, bool) {
 	r, ok := c.latest.Lookup(keys.RouteKey(key))
 	if !ok {
-		return mvcc.Read{}, false
+		return mvcc.Read{}, 0, false
 	}
 	v := c.m.cluster.MostApplied(r.Group)
-	return v.Store.Get(key, ts, mvcc.StagingOf(r.StagedVisible, r.MigrationJob), mvcc.MergeNewest), true
+	floor := max(v.CompactedTS, r.MinReadTS)
+	return v.Store.Get(key, ts, mvcc.StagingOf(r.StagedVisible, r.MigrationJob), mvcc.MergeNewest), floor, true
 }
 
 // step runs after every event: deferred checks, and the end of the run.
@@ -278,71 +314,15 @@ func (c *migrateChecks) step() {
 	if w.Failed() {
 		return
 	}
-	if c.lostWriteRecheck {
+	if c.recheckNLW {
 		var spans []keys.Span
-		if !c.lostWriteAll {
-			spans = c.lostWriteSpans
+		if !c.nlwAll {
+			spans = c.nlwSpans
 		}
-		c.fail(c.oracle.CheckNoLostWrite(c.m.rec.acked, c.readOwner, "after "+c.lostWriteCause, spans...))
-		c.lostWriteRecheck, c.lostWriteAll, c.lostWriteSpans = false, false, c.lostWriteSpans[:0]
+		c.fail(c.oracle.CheckNoLostWrite(c.m.rec.acked, c.readOwner, "after "+c.nlwWhen, spans...))
+		c.recheckNLW, c.nlwAll, c.nlwSpans = false, false, c.nlwSpans[:0]
 	}
 	if !w.Failed() && c.m.done() {
 		w.Loop.Stop()
 	}
-}
-
-// final runs the end-of-run checks: histories, then liveness.
-func (c *migrateChecks) final(cfg Config) {
-	w := c.m.w
-	if cfg.Histories != nil {
-		cfg.showHistory("migrate", migratecheck.KeyModel, migratecheck.Operations(c.m.rec.history(c.oracle), c.oracle))
-	}
-	if w.Failed() {
-		return
-	}
-	for _, r := range c.m.rec.reads {
-		if v := c.oracle.CheckRead(r); v != nil {
-			c.fail(v)
-			return
-		}
-	}
-	for _, s := range c.m.rec.scans {
-		if v := c.oracle.CheckScan(s); v != nil {
-			c.fail(v)
-			return
-		}
-	}
-	c.fail(c.oracle.CheckNoLostWrite(c.m.rec.acked, c.readOwner, "at the end"))
-	if w.Failed() {
-		return
-	}
-	if !c.m.done() {
-		c.m.w.Fail(property.Violated(property.MJobTerminates, "%s", c.stuck()))
-		return
-	}
-	for _, r := range c.latest.Routes {
-		if r.State == catalog.WriteFenced || r.StagedVisible {
-			c.m.w.Fail(property.Violated(property.MJobTerminates, "every job ended but route %s is left behind", r))
-			return
-		}
-	}
-	ops := c.m.rec.history(c.oracle)
-	w.Judge(migratecheck.CheckLinearizable(ops, c.oracle, cfg.checkTimeout()))
-}
-
-// stuck explains a run that did not converge after the heal.
-func (c *migrateChecks) stuck() string {
-	if c.liveJob != 0 {
-		j, _ := c.jobs.Job(c.liveJob)
-		return fmt.Sprintf("job %d still %s %v after the heal", j.ID, j.Phase, j.LastError)
-	}
-	for i, cl := range c.m.clients {
-		if !cl.done {
-			return fmt.Sprintf("client %d never finished", i)
-		}
-	}
-	if !c.m.opDone {
-		return "the operator never finished"
-	}
-	return "the run did not converge"
 }

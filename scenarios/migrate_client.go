@@ -1,12 +1,14 @@
 package scenarios
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
 	"shardsim/checker/migratecheck"
 	"shardsim/model/migrate"
 	"shardsim/model/migrate/errs"
+	"shardsim/model/migrate/fsm"
 	"shardsim/model/migrate/hlc"
 	"shardsim/model/migrate/keys"
 	"shardsim/simclock"
@@ -21,6 +23,13 @@ type migrateWorkload struct {
 	internal    float64  // chance an operation picks an internal-family row
 	unversioned float64  // chance a write carries no catalog version
 	ttl         float64  // chance a put has a TTL
+	txn         float64  // chance a write is a transaction
+	onePhase    float64  // chance a transaction commits in one phase
+	callerTS    float64  // chance a write or transaction supplies its own commit timestamp
+	rangeDelete float64  // chance a write is a range delete
+	txnStall    float64  // chance a client stalls between prepare and commit
+	abort       float64  // chance a client rolls its transaction back
+	readShare   int      // percent of operations that read
 	pace        time.Duration
 }
 
@@ -32,8 +41,9 @@ type migrateClient struct {
 	wl    *migrateWorkload
 	coord *migrate.Coordinator
 	rec   *migrateRecorder
-	trace *OpTrace // op.invoke and op.return records of every operation
-	seen  []hlc.TS // commit and read timestamps this client learned
+	trace *OpTrace          // op.invoke and op.return records of every operation
+	seen  []hlc.TS          // commit and read timestamps this client learned
+	last  map[string]hlc.TS // per raw key, the last timestamp this client read or wrote it at
 	seq   int
 	done  bool
 }
@@ -44,6 +54,7 @@ func (c *migrateClient) Receive(ctx *simclock.Context, msg any) {
 		return
 	}
 	c.coord.Start(ctx)
+	c.last = map[string]hlc.TS{}
 	ctx.Go("workload", func(t *simclock.Task) {
 		ch := t.Choices()
 		for i := 0; i < c.ops; i++ {
@@ -55,17 +66,22 @@ func (c *migrateClient) Receive(ctx *simclock.Context, msg any) {
 	})
 }
 
-// rawKey draws a raw key: a user key, or an internal-family row of one.
-func (c *migrateClient) rawKey(ch *simclock.Choices) string {
+// userKey draws a user key (hot ones more often).
+func (c *migrateClient) userKey(ch *simclock.Choices) string {
 	uk := simclock.Pick(ch, c.wl.userKeys)
 	if len(c.wl.hot) > 0 && ch.Chance(c.wl.hotShare) {
 		uk = simclock.Pick(ch, c.wl.hot)
 	}
+	return uk
+}
+
+// rawKey draws a raw key: a user key, or an internal-family row of one.
+func (c *migrateClient) rawKey(ch *simclock.Choices) string {
+	uk := c.userKey(ch)
 	if !ch.Chance(c.wl.internal) {
 		return uk
 	}
-	fams := keys.Families()[1:]
-	f := simclock.Pick(ch, fams)
+	f := simclock.Pick(ch, clientFamilies())
 	return keys.Encode(f, uk, fmt.Sprint(ch.Intn(2)))
 }
 
@@ -74,159 +90,283 @@ func (c *migrateClient) opID() string {
 	return fmt.Sprintf("c%d-%d", c.idx, c.seq)
 }
 
-func (c *migrateClient) one(t *simclock.Task, ch *simclock.Choices) {
-	now := func() simclock.Time { return t.Now() }
-	switch roll := ch.Intn(100); {
-	case roll < 45: // put or delete
-		key := c.rawKey(ch)
-		op := c.opID()
-		del := roll >= 38
-		req := migrate.WriteReq{Key: key, Value: op, Tombstone: del, Op: op}
-		if !del && ch.Chance(c.wl.ttl) {
-			req.TTLms = uint64(ch.Between(50, 1500))
-		}
-		call := now()
-		unversioned := ch.Chance(c.wl.unversioned)
-		traced, d := c.trace.Invoke(t.Context(), "write")
-		d.Bytes("key", []byte(key)).Str("value", op).FlagIf("delete", del).FlagIf("unversioned", unversioned)
-		if req.TTLms > 0 {
-			d.Uint("ttl_ms", req.TTLms)
-		}
-		d.End()
-		ts, err := c.coord.Write(t, req, unversioned)
-		traced.Complete(err).Str("ts", ts.String()).End()
-		c.rec.write(c.idx, key, op, del, call, now(), ts, err)
-		if err == nil {
-			c.seen = append(c.seen, ts)
-		}
-	case roll < 75: // point read, latest or at an older timestamp
-		key := c.rawKey(ch)
-		var at hlc.TS
-		if len(c.seen) > 0 && ch.Chance(0.35) {
-			at = simclock.Pick(ch, c.seen)
-		}
-		op := c.opID()
-		call := now()
-		traced, d := c.trace.Invoke(t.Context(), "read")
-		d.Bytes("key", []byte(key))
-		if at != 0 {
-			d.Str("at", at.String())
-		}
-		d.End()
-		r, err := c.coord.Read(t, key, at)
-		d = traced.Complete(err)
-		if err == nil {
-			d.Str("ts", r.TS.String()).FlagIf("found", r.Read.Found)
-			if r.Read.Found {
-				d.Bytes("value", []byte(r.Read.Version.Value)).Str("version", r.Read.Version.TS.String())
-			}
-		}
-		d.End()
-		if err == nil {
-			c.rec.read(c.idx, op, key, at == 0, call, now(), r)
-			c.seen = append(c.seen, r.TS)
-		}
-	default: // scan of one family over a few route keys
-		fam := keys.FamilyUser
-		if ch.Chance(c.wl.internal) {
-			fam = simclock.Pick(ch, keys.Families()[1:])
-		}
-		i := ch.Intn(len(c.wl.userKeys))
-		j := i + 1 + ch.Intn(4)
-		span := keys.Span{Start: c.wl.userKeys[i]}
-		if j < len(c.wl.userKeys) {
-			span.End = c.wl.userKeys[j]
-		}
-		var at hlc.TS
-		if len(c.seen) > 0 && ch.Chance(0.3) {
-			at = simclock.Pick(ch, c.seen)
-		}
-		limit := 0
-		if ch.Chance(0.2) {
-			limit = 1 + ch.Intn(3)
-		}
-		op := c.opID()
-		call := now()
-		traced, d := c.trace.Invoke(t.Context(), "scan")
-		d.Str("family", fam.String()).Str("span", span.String()).Int("limit", int64(limit))
-		if at != 0 {
-			d.Str("at", at.String())
-		}
-		d.End()
-		r, scanned, err := c.coord.Scan(t, fam, span, at, limit)
-		d = traced.Complete(err)
-		if err == nil {
-			d.Str("ts", r.TS.String()).Uint("rows", uint64(len(r.Rows)))
-			for _, row := range r.Rows {
-				d.Open("row").Bytes("key", []byte(row.Key)).Bytes("value", []byte(row.Value)).Str("version", row.TS.String()).Close()
-			}
-		}
-		d.End()
-		if err == nil {
-			c.rec.scan(c.idx, op, fam, scanned, at == 0, limit, call, now(), r)
-			c.seen = append(c.seen, r.TS)
-		}
+func (c *migrateClient) learn(key string, ts hlc.TS) {
+	c.seen = append(c.seen, ts)
+	if ts > c.last[key] {
+		c.last[key] = ts
 	}
 }
 
-// migrateRecorder keeps what the clients saw.
-type migrateRecorder struct {
-	ops    []migratecheck.KeyOp
-	acked  []migratecheck.AckedWrite
-	reads  []migratecheck.ReadObs
-	scans  []migratecheck.ScanObs
-	latest []bool // per scan: at the latest timestamp
-	spans  []scanTimes
-	counts map[string]int64
+func (c *migrateClient) one(t *simclock.Task, ch *simclock.Choices) {
+	roll := ch.Intn(100)
+	switch {
+	case roll < c.wl.readShare*6/10:
+		c.pointRead(t, ch)
+	case roll < c.wl.readShare:
+		c.scan(t, ch)
+	case ch.Chance(c.wl.txn):
+		c.transaction(t, ch)
+	case ch.Chance(c.wl.rangeDelete):
+		c.deleteRange(t, ch)
+	default:
+		c.write(t, ch)
+	}
 }
 
-type scanTimes struct {
-	client    int
-	call, ret simclock.Time
+func (c *migrateClient) write(t *simclock.Task, ch *simclock.Choices) {
+	key := c.rawKey(ch)
+	op := c.opID()
+	del := ch.Chance(0.15)
+	req := migrate.WriteReq{Key: key, Value: op, Tombstone: del, Op: op}
+	if !del && ch.Chance(c.wl.ttl) {
+		req.TTLms = uint64(ch.Between(50, 1500))
+	}
+	if ch.Chance(c.wl.callerTS) && c.last[key] != 0 {
+		req.TS = c.last[key] + 1 // just above what this client last saw of the key
+	}
+	call := t.Now()
+	unversioned := ch.Chance(c.wl.unversioned)
+	traced, d := c.trace.Invoke(t.Context(), "write")
+	d.Bytes("key", []byte(key)).Str("value", op).FlagIf("delete", del).FlagIf("unversioned", unversioned)
+	if req.TTLms > 0 {
+		d.Uint("ttl_ms", req.TTLms)
+	}
+	if req.TS != 0 {
+		d.Str("caller_ts", req.TS.String())
+	}
+	d.End()
+	ts, err := c.coord.Write(t, req, unversioned)
+	traced.Complete(err).Str("ts", ts.String()).End()
+	c.rec.write(c.idx, key, op, del, call, t.Now(), ts, err)
+	if err == nil {
+		c.learn(key, ts)
+	}
 }
 
-func newMigrateRecorder() *migrateRecorder { return &migrateRecorder{counts: map[string]int64{}} }
+func (c *migrateClient) deleteRange(t *simclock.Task, ch *simclock.Choices) {
+	i := ch.Intn(len(c.wl.userKeys))
+	j := i + 1 + ch.Intn(3)
+	span := keys.Span{Start: c.wl.userKeys[i]}
+	if j < len(c.wl.userKeys) {
+		span.End = c.wl.userKeys[j]
+	}
+	op := c.opID()
+	call := t.Now()
+	traced, d := c.trace.Invoke(t.Context(), "delete-range")
+	d.Str("span", span.String()).Str("op", op).End()
+	ts, _, err := c.coord.DeleteRange(t, span, op)
+	traced.Complete(err).Str("ts", ts.String()).End()
+	c.rec.rangeDelete(c.idx, op, call, t.Now(), ts, err)
+}
 
-func (r *migrateRecorder) write(client int, key, op string, del bool, call, ret simclock.Time, ts hlc.TS, err error) {
-	o := migratecheck.KeyOp{Client: client, Key: key, Call: call, Return: ret, Write: true, Delete: del, Op: op}
+func (c *migrateClient) pointRead(t *simclock.Task, ch *simclock.Choices) {
+	key := c.rawKey(ch)
+	var at hlc.TS
+	if len(c.seen) > 0 && ch.Chance(0.35) {
+		at = simclock.Pick(ch, c.seen)
+	}
+	op := c.opID()
+	call := t.Now()
+	traced, d := c.trace.Invoke(t.Context(), "read")
+	d.Bytes("key", []byte(key))
+	if at != 0 {
+		d.Str("at", at.String())
+	}
+	d.End()
+	r, err := c.coord.Read(t, key, at)
+	d = traced.Complete(err)
+	if err == nil {
+		d.Str("ts", r.TS.String()).FlagIf("found", r.Read.Found)
+		if r.Read.Found {
+			d.Bytes("value", []byte(r.Read.Version.Value)).Str("version", r.Read.Version.TS.String())
+		}
+	}
+	d.End()
+	if err == nil {
+		c.rec.read(c.idx, op, key, at == 0, call, t.Now(), r)
+		c.learn(key, r.TS)
+	}
+}
+
+func (c *migrateClient) scan(t *simclock.Task, ch *simclock.Choices) {
+	fam := keys.FamilyUser
+	if ch.Chance(c.wl.internal) {
+		fam = simclock.Pick(ch, clientFamilies())
+	}
+	i := ch.Intn(len(c.wl.userKeys))
+	j := i + 1 + ch.Intn(6)
+	span := keys.Span{Start: c.wl.userKeys[i]}
+	if j < len(c.wl.userKeys) {
+		span.End = c.wl.userKeys[j]
+	}
+	var at hlc.TS
+	if len(c.seen) > 0 && ch.Chance(0.3) {
+		at = simclock.Pick(ch, c.seen)
+	}
+	limit := 0
+	if ch.Chance(0.2) {
+		limit = 1 + ch.Intn(3)
+	}
+	op := c.opID()
+	call := t.Now()
+	traced, d := c.trace.Invoke(t.Context(), "scan")
+	d.Str("family", fam.String()).Str("span", span.String()).Int("limit", int64(limit))
+	if at != 0 {
+		d.Str("at", at.String())
+	}
+	d.End()
+	r, scanned, err := c.coord.Scan(t, fam, span, at, limit)
+	d = traced.Complete(err)
+	if err == nil {
+		d.Str("ts", r.TS.String()).Uint("rows", uint64(len(r.Rows)))
+		for _, row := range r.Rows {
+			d.Open("row").Bytes("key", []byte(row.Key)).Bytes("value", []byte(row.Value)).Str("version", row.TS.String()).Close()
+		}
+	}
+	d.End()
+	if err == nil {
+		c.rec.scan(c.idx, op, fam, scanned, at == 0, limit, call, t.Now(), r)
+		c.seen = append(c.seen, r.TS)
+	}
+}
+
+// transaction runs one read-modify-write transaction over one to three
+// user keys the coordinator's view puts on one group: read them, then
+// prepare and commit (or commit in one phase), sometimes stalling between
+// the two or rolling back.
+func (c *migrateClient) transaction(t *simclock.Task, ch *simclock.Choices) {
+	tx := fsm.Txn{ID: c.opID()}
+	primary := c.userKey(ch)
+	g, ok := c.coord.Group(primary)
+	if !ok {
+		return
+	}
+	tx.Primary, tx.Keys = primary, []string{primary}
+	for i, n := 0, ch.Intn(3); i < n; i++ {
+		k := simclock.Pick(ch, c.wl.userKeys)
+		if kg, ok := c.coord.Group(k); ok && kg == g && !hasKey(tx.Keys, k) {
+			tx.Keys = append(tx.Keys, k)
+		}
+	}
+	obs := migratecheck.TxnObs{ID: tx.ID, Call: t.Now(), Keys: tx.Keys}
+	traced, d := c.trace.Invoke(t.Context(), "txn")
+	d.Str("txn", tx.ID)
+	for _, k := range tx.Keys {
+		d.Bytes("key", []byte(k))
+	}
+	d.End()
+	var maxRead hlc.TS
+	for _, k := range tx.Keys {
+		r, err := c.coord.Read(t, k, 0)
+		if err != nil {
+			traced.Complete(err).Str("outcome", "not begun").End()
+			return // nothing prepared yet: the transaction never began
+		}
+		c.rec.read(c.idx, c.opID(), k, true, obs.Call, t.Now(), r)
+		obs.Reads = append(obs.Reads, migratecheck.TxnRead{Key: k, Chosen: r.Read.Chosen, TS: r.Read.Version.TS})
+		if obs.ReadTS == 0 || r.TS < obs.ReadTS {
+			obs.ReadTS = r.TS
+		}
+		maxRead = max(maxRead, r.TS)
+	}
+	tx.ReadTS = obs.ReadTS
+	for range tx.Keys {
+		tx.Values = append(tx.Values, tx.ID)
+		tx.Deletes = append(tx.Deletes, ch.Chance(0.1))
+	}
+	if ch.Chance(c.wl.callerTS) {
+		tx.CommitTS = maxRead + 1
+	}
+	if ch.Chance(c.wl.onePhase) {
+		c.onePhase(t, traced, tx, obs)
+		return
+	}
+	c.twoPhase(t, ch, traced, tx, obs)
+}
+
+func hasKey(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *migrateClient) onePhase(t *simclock.Task, traced ClientOp, tx fsm.Txn, obs migratecheck.TxnObs) {
+	r, err := c.coord.Commit(t, tx, true)
 	switch {
 	case err == nil:
-		r.acked = append(r.acked, migratecheck.AckedWrite{Op: op, Key: key, TS: ts})
-		r.counts["writes_acked"]++
+		obs.Outcome = migratecheck.TxnCommitted
+		c.learnTxn(tx, r.TS)
 	case errs.Ambiguous(err):
-		o.Ambiguous = true
-		r.counts["writes_ambiguous"]++
+		obs.Outcome = migratecheck.TxnUnknown
 	default:
-		r.counts["writes_failed"]++
-		return // certainly not applied
+		obs.Outcome = migratecheck.TxnAborted
 	}
-	r.ops = append(r.ops, o)
+	obs.Return = t.Now()
+	c.endTxn(traced, obs, tx, r.TS)
 }
 
-func (r *migrateRecorder) read(client int, op, key string, latest bool, call, ret simclock.Time, resp migrate.ReadResp) {
-	r.reads = append(r.reads, migratecheck.ReadObs{Op: op, Key: key, TS: resp.TS, Found: resp.Read.Found, Version: resp.Read.Version})
-	r.counts["reads"]++
-	if latest {
-		r.ops = append(r.ops, migratecheck.KeyOp{Client: client, Key: key, Call: call, Return: ret,
-			ReadTS: resp.TS, Found: resp.Read.Found, Value: resp.Read.Version.Value})
-	}
-}
-
-func (r *migrateRecorder) scan(client int, op string, fam keys.Family, span keys.Span, latest bool, limit int, call, ret simclock.Time, resp migrate.ScanResp) {
-	r.scans = append(r.scans, migratecheck.ScanObs{Op: op, Family: fam, Span: span, TS: resp.TS, Limit: limit, Rows: resp.Rows})
-	r.latest = append(r.latest, latest)
-	r.spans = append(r.spans, scanTimes{client, call, ret})
-	r.counts["scans"]++
-}
-
-// history returns the per-key operations, with each latest scan turned into
-// one read per key it covered (among keys the oracle knows).
-func (r *migrateRecorder) history(oracle *migratecheck.VersionOracle) []migratecheck.KeyOp {
-	out := append([]migratecheck.KeyOp(nil), r.ops...)
-	for i, s := range r.scans {
-		if r.latest[i] {
-			out = append(out, oracle.ScanReads(s, r.spans[i].client, r.spans[i].call, r.spans[i].ret)...)
+func (c *migrateClient) twoPhase(t *simclock.Task, ch *simclock.Choices, traced ClientOp, tx fsm.Txn, obs migratecheck.TxnObs) {
+	p, err := c.coord.Prepare(t, tx)
+	if err != nil {
+		if errs.Ambiguous(err) {
+			_ = c.coord.Rollback(t, tx) // resolve: it may have prepared
 		}
+		obs.Outcome, obs.Return = migratecheck.TxnAborted, t.Now()
+		c.endTxn(traced, obs, tx, 0)
+		return
 	}
-	return out
+	tx.StartTS, tx.CommitTS = p.StartTS, p.CommitTS
+	if ch.Chance(c.wl.txnStall) {
+		t.Sleep(ch.Duration(0, 600*time.Millisecond))
+	}
+	if ch.Chance(c.wl.abort) {
+		_ = c.coord.Rollback(t, tx) // no COMMIT was sent: it never commits, whatever the answer
+		obs.Outcome = migratecheck.TxnAborted
+		obs.Return = t.Now()
+		c.endTxn(traced, obs, tx, 0)
+		return
+	}
+	var r migrate.CommitResp
+	ambiguous := false // an earlier attempt may have committed
+	for attempt := 0; attempt < 4; attempt++ {
+		r, err = c.coord.Commit(t, tx, false)
+		if err == nil || !errs.Ambiguous(err) {
+			break
+		}
+		ambiguous = true
+	}
+	switch {
+	case err == nil:
+		obs.Outcome = migratecheck.TxnCommitted
+		c.learnTxn(tx, r.TS)
+	case errors.Is(err, errs.ErrTxnAborted) || errors.Is(err, errs.ErrTxnNotFound) || !ambiguous && !errs.Ambiguous(err):
+		obs.Outcome = migratecheck.TxnAborted
+	default:
+		obs.Outcome = migratecheck.TxnUnknown
+	}
+	obs.Return = t.Now()
+	c.endTxn(traced, obs, tx, r.TS)
+}
+
+// endTxn records a transaction's outcome as the client learned it.
+func (c *migrateClient) endTxn(traced ClientOp, obs migratecheck.TxnObs, tx fsm.Txn, ts hlc.TS) {
+	outcome := map[migratecheck.TxnOutcome]string{migratecheck.TxnCommitted: "committed", migratecheck.TxnAborted: "aborted"}[obs.Outcome]
+	if outcome == "" {
+		outcome = "unknown"
+	}
+	d := traced.Complete(nil).Str("outcome", outcome)
+	if obs.Outcome == migratecheck.TxnCommitted {
+		d.Str("ts", ts.String())
+	}
+	d.End()
+	c.rec.txn(c.idx, obs, tx, ts)
+}
+
+func (c *migrateClient) learnTxn(tx fsm.Txn, ts hlc.TS) {
+	for _, k := range tx.Keys {
+		c.learn(k, ts)
+	}
 }

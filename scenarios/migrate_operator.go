@@ -24,7 +24,7 @@ func (o *migrateOperator) Receive(ctx *simclock.Context, msg any) {
 		return
 	}
 	client := o.m.meta.Connect(ctx.Self())
-	p := o.m.split
+	p := o.m.opts.split
 	ctx.Go("operator", func(t *simclock.Task) {
 		kv := client.In(t)
 		t.Sleep(p.at)

@@ -11,7 +11,7 @@ import (
 	"shardsim/property"
 )
 
-var migrateScenarios = []string{"migrate", "migrate-abandon", "hotspot"}
+var migrateScenarios = []string{"migrate", "migrate-abandon", "migrate-stale", "hotspot"}
 
 // migrateSweep is the outcome of a sweep of one migration scenario.
 type migrateSweep struct {
@@ -88,23 +88,31 @@ func TestMigrateSweeps(t *testing.T) {
 	if testing.Short() {
 		n = 100
 	}
+	union := map[string]int64{}
 	for _, sc := range migrateScenarios {
 		s := sweepMigrate(t, sc, n)
 		if t.Failed() {
 			return
 		}
 		t.Logf("%s: %s", sc, s.summary())
-		need := []string{"crashes", "pauses", "leader_moves", "clock_faults", "rpc_lost_requests", "rpc_lost_responses",
-			"rpc_timeouts", "meta_indeterminate", "writes_ambiguous", "writes_failed", "job_failures", "keys_moved", "versions_imported", "versions_promoted", "versions_cleaned", "scans"}
+		for k, v := range s.totals {
+			union[k] += v
+		}
+		var need []string
 		switch sc {
 		case "migrate":
+			need = []string{"crashes", "pauses", "leader_moves", "clock_faults", "rpc_lost_requests", "rpc_lost_responses",
+				"rpc_timeouts", "meta_indeterminate", "writes_ambiguous", "writes_failed", "keys_moved", "versions_imported",
+				"versions_promoted", "versions_cleaned", "scans"}
 			if s.runsWith["jobs"] != s.runs {
 				t.Errorf("migrate: only %d of %d runs created a job", s.runsWith["jobs"], s.runs)
 			}
 		case "migrate-abandon":
-			need = append(need, "abandoned", "abandon_late")
+			need = []string{"abandoned", "abandon_late"}
+		case "migrate-stale":
+			need = []string{"reads_moved_by_owner", "ownership_failures", "ownership_cache_hits", "reads_cutover_pending"}
 		case "hotspot":
-			need = append(need, "hotspot_splits", "hotspot_declines", "hotspot_isolations")
+			need = []string{"hotspot_splits", "hotspot_declines", "hotspot_isolations"}
 			if s.runsWith["hotspot_splits"] < s.runs/2 {
 				t.Errorf("hotspot: the detector split in only %d of %d runs", s.runsWith["hotspot_splits"], s.runs)
 			}
@@ -115,6 +123,22 @@ func TestMigrateSweeps(t *testing.T) {
 			}
 		}
 	}
+	for _, k := range migrateGuardCounters {
+		if union[k] == 0 {
+			t.Errorf("no migration sweep reached %s: that guard or situation went untested", k)
+		}
+	}
+}
+
+// migrateGuardCounters are the situations and guards of the layer-2 world every
+// migration sweep must reach: a sweep that never reaches one has not
+// tested it (reachability).
+var migrateGuardCounters = []string{
+	"job_failures", "elections", "elections_apply_lagging", "membership_changes", "stale_appends", "log_truncations",
+	"snapshots_installed", "rpc_duplicated", "txns_committed", "txns_aborted", "range_deletes", "caller_ts_writes",
+	"caller_ts_rejected", "caller_ts_below_snapshot", "reads_moved_by_view", "reads_cutover_pending",
+	"reads_moved_by_owner", "ownership_queries", "ownership_failures", "ownership_cache_hits", "barrier_waits",
+	"stale_imports", "aborted_imports", "delta_below_snapshot", "locks_resolved", "fence_passes", "ambiguous_cutovers",
 }
 
 // A failure replays: the same seed gives the same violation and digest,
@@ -146,7 +170,7 @@ func TestMigrateFailureReplays(t *testing.T) {
 // scenario run: the bug is switched on and a seed within the budget must
 // be caught by exactly that property. (M.SingleWriter,
 // M.CatalogVersionMonotone, M.PhaseOrder and M.Linearizable are also shown
-// failing on hand-built histories in ../checker/migratecheck.)
+// failing on hand-built histories in ../migratecheck.)
 func TestMigrateCheckersFail(t *testing.T) {
 	cases := []struct {
 		prop          property.Name
@@ -161,6 +185,8 @@ func TestMigrateCheckersFail(t *testing.T) {
 		{property.MNoLostWrite, bugs.MigratePromoteSkipsShadowed, "migrate"},
 		{property.MCleanupSafe, bugs.MigrateCleanupBeforePromotion, "migrate"},
 		{property.MJobTerminates, bugs.MigrateAbandonKeepsFence, "migrate-abandon"},
+		{property.MNoStaleRead, bugs.MigrateNoReadFence, "migrate-stale"},
+		{property.MTxnSerializable, bugs.MigrateRollbackProvesCommit, "migrate"},
 	}
 	for _, c := range cases {
 		t.Run(string(c.prop), func(t *testing.T) {

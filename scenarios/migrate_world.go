@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"shardsim/checker/migratecheck"
-	"shardsim/fate"
 	"shardsim/model/bugs"
 	"shardsim/model/migrate"
 	"shardsim/model/migrate/catalog"
@@ -14,6 +13,7 @@ import (
 	"shardsim/model/migrate/hlc"
 	"shardsim/model/migrate/job"
 	"shardsim/model/migrate/keys"
+	"shardsim/model/migrate/route"
 	"shardsim/model/migrate/rpc"
 	"shardsim/nemesis"
 	"shardsim/simclock"
@@ -27,14 +27,16 @@ const (
 	splitOnce      migrateKind = iota // migrate: one manual split
 	splitAbandoned                    // migrate-abandon: a split abandoned before CUTOVER
 	hotspotSplits                     // hotspot: the detector decides
+	splitStale                        // migrate-stale: slow watchers, read-heavy clients around the cutover
 )
 
-// migrateWorld is one run of a migration scenario: the data plane (three nodes
-// hosting three groups), the metadata store, clients with their own
-// coordinators, an operator, the nemesis, and the checkers.
+// migrateWorld is one run of a migration scenario: the data plane (four nodes
+// hosting three groups of three voters each), the metadata store, clients
+// with their own coordinators, an operator, the nemesis, and the checkers.
 type migrateWorld struct {
 	w       *World
 	kind    migrateKind
+	opts    migrateOptions
 	env     *migrate.Env
 	cluster *group.Cluster
 	meta    *simkv.Server
@@ -45,7 +47,6 @@ type migrateWorld struct {
 	chk     *migrateChecks
 	healAt  simclock.Time
 	opDone  bool // the operator finished its part
-	split   splitPlan
 }
 
 // splitPlan is what the operator of migrate and migrate-abandon does.
@@ -58,9 +59,14 @@ type splitPlan struct {
 }
 
 const (
-	migrateNodes  = 3
+	migrateNodes  = 4
 	migrateGroups = 3
 )
+
+// migrateVoters returns group g's initial voters: three consecutive nodes.
+func migrateVoters(g int) []int {
+	return []int{g % migrateNodes, (g + 1) % migrateNodes, (g + 2) % migrateNodes}
+}
 
 // migrateUserKeys are the route keys of the workload: b0..b2 on route 1 (group
 // 0), k00..k11 on route 2 (group 1).
@@ -81,83 +87,6 @@ func initialCatalog() catalog.Catalog {
 	}}
 }
 
-// migrateOptions is everything a migration run draws: the workload, the
-// protocol's pacing, both networks' faults, the groups' timing, the
-// nemesis rates, and the operator's plan (or the hotspot detector's
-// thresholds).
-type migrateOptions struct {
-	clients, opsPerClient int
-	watchLag              time.Duration
-	workload              *migrateWorkload
-	protocol              migrate.Config
-	groupNet              fate.Config // the group network's request faults
-	metaNet               fate.Config // the metadata store's request faults
-	groups                group.Config
-	leader, crash, pause  float64 // nemesis rates per tick
-	skew, metaPartition   float64
-	metaLeader            float64
-	maxSkew               time.Duration
-	split                 splitPlan // migrate and migrate-abandon
-}
-
-// drawMigrateOptions draws every option of a migration run of kind, in a
-// fixed order, from the swarm (which applies -opt overrides and records
-// each value for the report's swarm line).
-func drawMigrateOptions(sw *nemesis.Swarm, kind migrateKind) migrateOptions {
-	o := migrateOptions{clients: sw.Int("clients", 2, 4), opsPerClient: sw.Int("ops_per_client", 25, 50)}
-	o.watchLag = sw.Duration("watch_lag", 20*time.Millisecond, time.Second)
-	wl := &migrateWorkload{userKeys: migrateUserKeys(), hotShare: 0.3, pace: 100 * time.Millisecond}
-	wl.internal = sw.Rate("internal_keys", 0.9, 0.1, 0.5)
-	wl.unversioned = sw.Rate("unversioned_writes", 0.8, 0.1, 0.6)
-	wl.ttl = sw.Rate("ttl_writes", 0.7, 0.05, 0.3)
-	o.workload = wl
-	pcfg := migrate.DefaultConfig()
-	pcfg.ExportRows = sw.Int("export_rows", 2, 12)
-	pcfg.ExportBudget = pcfg.ExportRows + sw.Int("export_budget_extra", 0, 12)
-	pcfg.PromoteBatch = sw.Int("promote_batch", 1, 4)
-	pcfg.PromotePace = sw.Duration("promote_pace", 5*time.Millisecond, 80*time.Millisecond)
-	pcfg.Grace = sw.Duration("grace", 10*time.Millisecond, 200*time.Millisecond)
-	pcfg.StepRetries = sw.Int("step_retries", 2, 6)
-	o.groupNet, o.metaNet = drawMigrateNets(sw)
-	o.groups = group.Config{Nodes: migrateNodes, Groups: migrateGroups,
-		ReplMin: 200 * time.Microsecond, ReplMax: 2 * time.Millisecond,
-		ApplyMin: 100 * time.Microsecond, ApplyMax: time.Millisecond,
-		SlowApplyMax: 80 * time.Millisecond, ElectMin: 5 * time.Millisecond, ElectMax: 60 * time.Millisecond}
-	o.groups.SlowApply = sw.Rate("slow_apply", 0.6, 0.02, 0.3)
-	o.leader = sw.Rate("leader_change", 0.6, 0.02, 0.2)
-	o.crash = sw.Rate("crash", 0.5, 0.01, 0.08)
-	o.pause = sw.Rate("pause", 0.4, 0.01, 0.08)
-	o.skew = sw.Rate("clock_skew", 0.6, 0.05, 0.3)
-	o.maxSkew = sw.Duration("max_skew", 0, 2*time.Second)
-	o.metaPartition = sw.Rate("meta_partition", 0.4, 0.01, 0.1)
-	o.metaLeader = sw.Rate("meta_leader_change", 0.4, 0.01, 0.1)
-	switch kind {
-	case splitOnce, splitAbandoned:
-		o.split.at = sw.Duration("split_at", 50*time.Millisecond, time.Second)
-		o.split.route = 2
-		o.split.key = fmt.Sprintf("k%02d", sw.Enum("split_key", 2, 10))
-		o.split.target = 2
-		if kind == splitAbandoned {
-			o.split.abandonAt = job.Phase(sw.Enum("abandon_phase", int(job.Planned), int(job.DeltaCopy)))
-		}
-	case hotspotSplits:
-		o.opsPerClient += hotspotOptions(sw, &pcfg, wl)
-	}
-	o.protocol = pcfg
-	return o
-}
-
-// drawMigrateNets draws the request faults of the group network and of
-// the metadata store.
-func drawMigrateNets(sw *nemesis.Swarm) (fate.Config, fate.Config) {
-	nf := nemesis.DrawRequestFaults(sw, "net_", nemesis.RequestFaultRange{On: 0.5, MinLose: 0.005, MaxLose: 0.05, MinDelay: 0.01, MaxDelay: 0.1}, rpc.Quiet())
-	nf.MaxDelay = 300 * time.Millisecond
-	kf := nemesis.DrawRequestFaults(sw, "meta_", nemesis.RequestFaultRange{On: 0.4, MinLose: 0.005, MaxLose: 0.05, MinDelay: 0.01, MaxDelay: 0.1}, simkv.DefaultFaults())
-	kf.MaxDelay = 500 * time.Millisecond
-	kf.Timeout = 300 * time.Millisecond
-	return nf, kf
-}
-
 func newMigrateWorld(name string, kind migrateKind, cfg Config) (*migrateWorld, error) {
 	healAt := simclock.Time(5 * time.Second)
 	maxTime := healAt.Add(40 * time.Second)
@@ -165,9 +94,9 @@ func newMigrateWorld(name string, kind migrateKind, cfg Config) (*migrateWorld, 
 		healAt = simclock.Time(6 * time.Second)
 		maxTime = healAt.Add(60 * time.Second)
 	}
-	w := NewWorld(name, cfg, simclock.Budget{MaxTime: maxTime, MaxEvents: 3_000_000})
+	w := NewWorld(name, cfg, simclock.Budget{MaxTime: maxTime, MaxEvents: 4_000_000})
 	m := &migrateWorld{w: w, kind: kind, healAt: healAt, rec: newMigrateRecorder()}
-	opts := drawMigrateOptions(w.Swarm, kind)
+	m.opts = drawMigrateOptions(w.Swarm, kind)
 	if err := w.OptionsError(); err != nil {
 		return nil, err
 	}
@@ -176,70 +105,64 @@ func newMigrateWorld(name string, kind migrateKind, cfg Config) (*migrateWorld, 
 			return nil, fmt.Errorf("bug %s does not apply to scenario %s", b, name)
 		}
 	}
-	m.split = opts.split
-	if err := m.build(opts, cfg.Bugs); err != nil {
+	if err := m.build(cfg); err != nil {
 		return nil, err
 	}
 	return m, nil
 }
 
-// build builds the world: the metadata store with the first catalog, the
-// groups and their network, the checkers, then the actors.
-func (m *migrateWorld) build(opts migrateOptions, set bugs.Set) error {
-	w := m.w
+// build makes the world from the drawn options: the metadata store with
+// the catalog, the groups and their voters, the nodes with their routing
+// engines, the clients, the operator, the nemesis and the checkers.
+func (m *migrateWorld) build(cfg Config) error {
+	w, o := m.w, m.opts
 	cat := initialCatalog()
 	store := simkv.NewStore(simkv.StoreConfig{})
 	if _, err := store.Apply(0, simkv.Request{Put: &simkv.PutRequest{Key: []byte(job.CatalogKey), Value: cat.Encode()}}); err != nil {
 		return err
 	}
-	m.meta = simkv.NewServer(w.Loop, store, opts.metaNet, w.Choices.Fork("meta.net"))
+	m.meta = simkv.NewServer(w.Loop, store, o.metaFaults, w.Choices.Fork("meta.net"))
+
 	states := make([][]*fsm.FSM, migrateGroups)
 	for g := range states {
-		for n := 0; n < migrateNodes; n++ {
-			states[g] = append(states[g], fsm.New(g, cat, set))
+		states[g] = make([]*fsm.FSM, migrateNodes)
+		for _, n := range migrateVoters(g) {
+			states[g][n] = fsm.New(g, cfg.Bugs)
 		}
 	}
-	m.cluster = group.New(w.Loop, opts.groups, w.Choices.Fork("groups"), states)
-	m.net = rpc.New(w.Loop, opts.groupNet, w.Choices.Fork("groups.net"), func(g int) (simclock.ActorID, bool) {
+	m.cluster = group.New(w.Loop, o.groups, w.Choices.Fork("groups"), states)
+	m.net = rpc.New(w.Loop, o.netFaults, w.Choices.Fork("groups.net"), func(g int) (simclock.ActorID, bool) {
 		n, _ := m.cluster.Leader(g)
 		if n < 0 {
 			return 0, false
 		}
 		return m.cluster.Actor(n), true
 	})
-	m.env = &migrate.Env{Loop: w.Loop, Cluster: m.cluster, Net: m.net, Meta: m.meta, Bugs: set, Cfg: opts.protocol}
+	m.net.AttachNodes(m.cluster.Actor)
+	m.net.SetChaos(o.netChaos)
+	engines := make([]*route.Engine, migrateNodes)
+	for n := range engines {
+		engines[n] = route.New(n, cat)
+	}
+	m.cluster.SetViewOf(func(n int) uint64 { return engines[n].View.Version })
+	m.env = &migrate.Env{Loop: w.Loop, Cluster: m.cluster, Net: m.net, Meta: m.meta, Engines: engines,
+		WatchLag: o.nodeLag, Bugs: cfg.Bugs, Cfg: o.proto, Counters: &migrate.Counters{}}
 	m.chk = newMigrateChecks(m)
 	m.cluster.Observe(m.chk)
 	m.meta.Observe(metaObserver{m.chk})
-	m.env.Hooks = migrate.Hooks{ReadOpen: m.chk.readOpen, ReadClose: m.chk.readClose, Detected: m.chk.detected}
-	m.spawn(opts, cat)
-	w.Loop.OnStep(m.chk.step)
-	return nil
-}
+	m.env.Hooks = migrate.Hooks{ReadOpen: m.chk.readOpen, ReadClose: m.chk.readClose, Detected: m.chk.detected, ViewAdopted: m.chk.nodeViewed}
 
-// spawn starts the nodes, the clients, the operator and the nemesis.
-func (m *migrateWorld) spawn(opts migrateOptions, cat catalog.Catalog) {
-	w := m.w
 	var metaActors []simclock.ActorID
 	for n := 0; n < migrateNodes; n++ {
-		id := w.Loop.Spawn(fmt.Sprintf("n%d", n), migrate.NewNode(m.env, n), simclock.NewNodeClock(opts.maxSkew), nil)
+		id := w.Loop.Spawn(fmt.Sprintf("n%d", n), migrate.NewNode(m.env, n), simclock.NewNodeClock(o.maxSkew), w.Choices.Fork(fmt.Sprintf("node/n%d", n)))
 		m.cluster.Attach(n, id)
 		metaActors = append(metaActors, id)
 	}
-	m.bootstrap(w.Choices.Fork("bootstrap"), opts.workload)
+	m.bootstrap(w.Choices.Fork("bootstrap"), o.wl)
 	for g := 0; g < migrateGroups; g++ {
 		m.cluster.ElectNow(g, g%migrateNodes)
 	}
-	for i := 0; i < opts.clients; i++ {
-		name := fmt.Sprintf("client%d", i)
-		ch := w.Choices.Fork("workload/" + name)
-		coord := migrate.NewCoordinator(m.env, name, cat, ch.Fork("watch"), opts.watchLag)
-		coord.OnView = m.chk.viewed
-		c := &migrateClient{idx: i, ops: opts.opsPerClient, wl: opts.workload, coord: coord, rec: m.rec, trace: w.Ops}
-		m.clients = append(m.clients, c)
-		id := w.Loop.Spawn(name, c, nil, ch)
-		metaActors = append(metaActors, id)
-	}
+	metaActors = append(metaActors, m.spawnClients(cat)...)
 	if m.kind != hotspotSplits {
 		w.Loop.Spawn("operator", &migrateOperator{m: m}, nil, w.Choices.Fork("operator"))
 	} else {
@@ -249,16 +172,49 @@ func (m *migrateWorld) spawn(opts migrateOptions, cat catalog.Catalog) {
 	m.chaos = &nemesis.Chaos{
 		Targets: nemesis.NodeTargets(m.cluster, func(n int) simclock.Actor { return migrate.NewNode(m.env, n) }),
 		Faults: []nemesis.Fault{
-			nemesis.GroupLeaderMoves{Cluster: m.cluster, Rate: opts.leader},
-			nemesis.NodeOutages{Nodes: migrateNodes, CrashRate: opts.crash, Pause: opts.pause, MaxDown: maxDown},
-			nemesis.ClockFaults{Rate: opts.skew},
-			nemesis.Partitions{Server: m.meta, Among: metaActors, Rate: opts.metaPartition, MaxFor: maxDown},
-			nemesis.LeaderChanges{Server: m.meta, Rate: opts.metaLeader, MaxWindow: tick},
+			nemesis.GroupLeaderMoves{Cluster: m.cluster, Rate: o.leaderRate},
+			nemesis.NodeOutages{Nodes: migrateNodes, CrashRate: o.crashRate, Pause: o.pauseRate, MaxDown: maxDown},
+			nemesis.ClockFaults{Rate: o.skewRate},
+			nemesis.Partitions{Server: m.meta, Among: metaActors, Rate: o.partRate, MaxFor: maxDown},
+			nemesis.LeaderChanges{Server: m.meta, Rate: o.metaLeader, MaxWindow: tick},
+			nemesis.GroupMembership{Cluster: m.cluster, Rate: o.memberRate},
 		},
 		Tick: tick, HealAt: m.healAt, Servers: []*simkv.Server{m.meta}, Quiet: simkv.DefaultFaults(),
-		OnHeal: func(*simclock.Context) { m.net.SetFaults(rpc.Quiet()) },
+		OnHeal: func(*simclock.Context) {
+			m.net.SetFaults(rpc.Quiet())
+			m.net.SetChaos(rpc.Chaos{})
+		},
 	}
 	w.Loop.Spawn("nemesis", m.chaos, nil, w.Choices.Fork("nemesis"))
+	w.Loop.OnStep(m.chk.step)
+	return nil
+}
+
+// spawnClients starts the clients, each with its own coordinator, and
+// returns their actors.
+func (m *migrateWorld) spawnClients(cat catalog.Catalog) []simclock.ActorID {
+	w, o := m.w, m.opts
+	var out []simclock.ActorID
+	for i := 0; i < o.clients; i++ {
+		name := fmt.Sprintf("client%d", i)
+		ch := w.Choices.Fork("workload/" + name)
+		lag, wl := o.coordLag, o.wl
+		if i < o.fresh {
+			// A writer that learns of catalog changes at once: the target
+			// takes its writes right after the cutover.
+			lag = 20 * time.Millisecond
+			fw := *o.wl
+			fw.readShare = 15
+			wl = &fw
+		}
+		coord := migrate.NewCoordinator(m.env, name, cat, ch.Fork("watch"), lag)
+		coord.OnView = m.chk.viewed
+		coord.Passive = i >= o.fresh && float64(i-o.fresh) < o.passive*float64(o.clients-o.fresh)
+		c := &migrateClient{idx: i, ops: o.opsPer, wl: wl, coord: coord, rec: m.rec, trace: w.Ops}
+		m.clients = append(m.clients, c)
+		out = append(out, w.Loop.Spawn(name, c, nil, ch))
+	}
+	return out
 }
 
 // migrateBugApplies says which migration bugs a scenario can exercise: abandon
@@ -288,12 +244,12 @@ func (m *migrateWorld) bootstrap(ch *simclock.Choices, wl *migrateWorkload) {
 		ts += hlc.TS(1 + ch.Intn(3)<<hlc.LogicalBits)
 		n++
 		op := fmt.Sprintf("pre-%d", n)
-		w := &fsm.Write{Key: raw, Value: op, Tombstone: del, TTLms: ttl, TS: ts, HasVersion: true, Observed: 1, Op: op}
+		w := &fsm.Write{Key: raw, Value: op, Tombstone: del, TTLms: ttl, TS: ts, Op: op}
 		entries[r.Group] = append(entries[r.Group], fsm.Entry{Kind: fsm.KindWrite, Write: w})
 		// Loaded one after another before any client starts.
 		at := simclock.Time(n - 1_000_000)
 		m.rec.ops = append(m.rec.ops, migratecheck.KeyOp{Client: 99, Key: raw, Write: true, Delete: del, Op: op, Call: at, Return: at})
-		m.rec.acked = append(m.rec.acked, migratecheck.AckedWrite{Op: op, Key: raw, TS: ts})
+		m.rec.acked = append(m.rec.acked, migratecheck.AckedWrite{Op: op, Key: raw, TS: ts, Return: at})
 	}
 	hotKey := simclock.Pick(ch, wl.userKeys[3:])
 	for i, hot := 0, 8+ch.Intn(16); i < hot; i++ {
@@ -308,13 +264,25 @@ func (m *migrateWorld) bootstrap(ch *simclock.Choices, wl *migrateWorkload) {
 			add(uk, ch.Chance(0.15), ttl)
 		}
 		if ch.Chance(0.6) {
-			f := simclock.Pick(ch, keys.Families()[1:])
+			f := simclock.Pick(ch, clientFamilies())
 			add(keys.Encode(f, uk, "0"), ch.Chance(0.2), 0)
 		}
 	}
 	for g, es := range entries {
 		m.cluster.Bootstrap(g, es)
 	}
+}
+
+// clientFamilies are the internal families clients write rows of directly
+// (the transaction families belong to the transaction layer).
+func clientFamilies() []keys.Family {
+	var out []keys.Family
+	for _, f := range keys.Families()[1:] {
+		if f != keys.FamilyTxnLock && f != keys.FamilyTxnCommit && f != keys.FamilyTxnRollback {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // done reports whether the run has converged: past the heal, every client

@@ -51,7 +51,7 @@ func TestScenariosRejectForeignBugs(t *testing.T) {
 func appliesTo(b bugs.Bug, name string) bool {
 	protocol := map[string]string{
 		"kv": "kv", "coord": "coord", "coord-zombie": "coord",
-		"migrate": "migrate", "migrate-abandon": "migrate", "hotspot": "migrate",
+		"migrate": "migrate", "migrate-abandon": "migrate", "migrate-stale": "migrate", "hotspot": "migrate",
 		"keymove": "keymove", "keymove-resume": "keymove",
 	}
 	return protocol[name] == b.Protocol

@@ -9,10 +9,13 @@
 //   - JobChecker: M.FencedWritesRejected, M.HLCMonotone, M.ExactlyOnceCopy,
 //     M.CleanupSafe;
 //   - VersionOracle: M.SnapshotReads, M.NoLostWrite, against every version
-//     user writes created;
+//     write-like steps created;
+//   - CheckNoStaleRead: M.NoStaleRead, source reads against the target's
+//     acknowledged writes in real time;
+//   - CheckTxns: M.TxnSerializable, an Elle-style dependency graph;
 //   - CheckLinearizable: M.Linearizable per key with porcupine.
 //
 // What it cannot see: catalog snapshots are decoded with the protocol's
 // codec; the versions a group holds are read through model/migrate/mvcc;
-// M.NoStaleRead has no checker yet.
+// which node of a group served a read (only which group).
 package migratecheck

@@ -1,6 +1,7 @@
 package migratecheck
 
 import (
+	"shardsim/property"
 	"sort"
 
 	mcat "shardsim/model/migrate/catalog"
@@ -8,13 +9,14 @@ import (
 	"shardsim/model/migrate/job"
 	"shardsim/model/migrate/keys"
 	"shardsim/model/migrate/mvcc"
-	"shardsim/property"
 )
 
 // JobChecker follows the split jobs through their records (and the catalog
 // written with them) and judges the data plane's events against them:
 // M.FencedWritesRejected, M.HLCMonotone, M.ExactlyOnceCopy and
-// M.CleanupSafe.
+// M.CleanupSafe. It sees the job records and catalogs the metadata store
+// accepted and the entries groups applied; it does not see what a node's
+// view was when a leader admitted a write (it judges the outcome).
 type JobChecker struct {
 	jobs  map[uint64]*jobFacts
 	order []uint64
@@ -25,8 +27,9 @@ type jobFacts struct {
 	fenceVersion   uint64 // catalog version that fenced the moving route
 	unfenceVersion uint64 // catalog version that lifted it (abandon)
 	cutoverVersion uint64
-	imported       map[rowID]int
-	importOrder    []rowID
+	fenceInForce   bool // fence_ts recorded: from now on the source takes no write to the moving span
+	imported       map[passRow]int
+	importOrder    []passRow
 	maxImported    hlc.TS
 	checkedCopy    bool
 }
@@ -36,13 +39,18 @@ type rowID struct {
 	ts  hlc.TS
 }
 
+type passRow struct {
+	rowID
+	pass uint8
+}
+
 // NewJobChecker returns a checker.
 func NewJobChecker() *JobChecker { return &JobChecker{jobs: map[uint64]*jobFacts{}} }
 
 func (c *JobChecker) facts(id uint64) *jobFacts {
 	f := c.jobs[id]
 	if f == nil {
-		f = &jobFacts{imported: map[rowID]int{}}
+		f = &jobFacts{imported: map[passRow]int{}}
 		c.jobs[id] = f
 		c.order = append(c.order, id)
 	}
@@ -55,6 +63,9 @@ func (c *JobChecker) Recorded(j job.SplitJob, cat *mcat.Catalog) bool {
 	f := c.facts(j.ID)
 	prev := f.rec.Phase
 	f.rec = j
+	if j.FenceTS != 0 && (j.Phase >= job.DeltaCopy && j.Phase <= job.Done || j.Phase == job.Failed) {
+		f.fenceInForce = true
+	}
 	if cat != nil && j.MovingRouteID != 0 {
 		if r, ok := cat.Route(j.MovingRouteID); ok {
 			switch {
@@ -82,12 +93,19 @@ func (c *JobChecker) Job(id uint64) (job.SplitJob, bool) {
 // Jobs returns every job id seen, in order of first sight.
 func (c *JobChecker) Jobs() []uint64 { return append([]uint64(nil), c.order...) }
 
-// Imported notes the rows of an import batch the target applied (first
-// apply of the entry only; duplicates of a batch are no-ops there).
-func (c *JobChecker) Imported(jobID uint64, rows []mvcc.Row) {
+// CutOver reports whether job id's CUTOVER catalog was published.
+func (c *JobChecker) CutOver(id uint64) bool {
+	f, ok := c.jobs[id]
+	return ok && f.cutoverVersion != 0
+}
+
+// Imported notes the rows of an import batch of copy pass pass the target
+// applied (first apply of a new batch only; a repeated batch is a no-op
+// there and is not passed in).
+func (c *JobChecker) Imported(jobID uint64, pass uint8, rows []mvcc.Row) {
 	f := c.facts(jobID)
 	for _, r := range rows {
-		id := rowID{r.Key, r.TS}
+		id := passRow{rowID{r.Key, r.TS}, pass}
 		if f.imported[id] == 0 {
 			f.importOrder = append(f.importOrder, id)
 		}
@@ -98,35 +116,36 @@ func (c *JobChecker) Imported(jobID uint64, rows []mvcc.Row) {
 	}
 }
 
-// SourceWrite checks M.FencedWritesRejected for a write group applied
-// while its catalog view was at version view: between the version that
-// fenced a job's moving span and the one that ended the fence (CUTOVER,
-// or the abandon's unfence), the source takes no write to it.
-func (c *JobChecker) SourceWrite(group int, key string, ts hlc.TS, view uint64) *property.Violation {
+// SourceWrite checks M.FencedWritesRejected for a write-like step group
+// applied (first apply) creating key's version at ts: once a job recorded
+// fence_ts, and unless an abandon lifted the fence, the source takes no
+// write to the moving span (DELTA_COPY copies only up to fence_ts; anything
+// later is lost) — unless the latest published catalog gives the key's
+// route back to that group, Active (a later move brought it back); ownsNow
+// says so.
+func (c *JobChecker) SourceWrite(group int, key string, ts hlc.TS, ownsNow bool) *property.Violation {
+	if ownsNow {
+		return nil
+	}
 	for _, id := range c.order {
 		f := c.jobs[id]
 		j := f.rec
-		if j.SourceGroup != group || f.fenceVersion == 0 || view < f.fenceVersion {
+		if j.SourceGroup != group || !f.fenceInForce || f.unfenceVersion != 0 || !routedIn(key, j.Moving().Start, j.Moving().End) {
 			continue
 		}
-		if f.unfenceVersion != 0 && view >= f.unfenceVersion || f.cutoverVersion != 0 && view >= f.cutoverVersion {
-			continue // the fence ended: lifted by abandon, or the span moved away
-		}
-		if m := j.Moving(); routedIn(key, m.Start, m.End) {
-			return property.Violated(property.MFencedWritesRejected, "group %d (view v%d, fenced at v%d) accepted a write to %s at %s, in job %d's moving span %s",
-				group, view, f.fenceVersion, keys.Quote(key), ts, j.ID, j.Moving())
-		}
+		return property.Violated(property.MFencedWritesRejected, "group %d accepted a write to %s at %s after job %d fixed fence_ts %s, in the moving span %s",
+			group, keys.Quote(key), ts, j.ID, j.FenceTS, j.Moving())
 	}
 	return nil
 }
 
-// TargetWrite checks M.HLCMonotone for a write group applied at ts while
-// its view was at version view.
-func (c *JobChecker) TargetWrite(group int, key string, ts hlc.TS, view uint64) *property.Violation {
+// TargetWrite checks M.HLCMonotone for a write-like step the target applied
+// at ts: after CUTOVER it lies above max(max_imported_ts, fence_ts).
+func (c *JobChecker) TargetWrite(group int, key string, ts hlc.TS) *property.Violation {
 	for _, id := range c.order {
 		f := c.jobs[id]
 		j := f.rec
-		if j.TargetGroup != group || f.cutoverVersion == 0 || view < f.cutoverVersion {
+		if j.TargetGroup != group || f.cutoverVersion == 0 || !routedIn(key, j.Moving().Start, j.Moving().End) {
 			continue
 		}
 		floor := j.FenceTS
@@ -134,33 +153,32 @@ func (c *JobChecker) TargetWrite(group int, key string, ts hlc.TS, view uint64) 
 			floor = f.maxImported
 		}
 		if ts <= floor {
-			return property.Violated(property.MHLCMonotone, "target group %d issued %s for %s after job %d's CUTOVER, not above max(max_imported_ts, fence_ts) = %s",
-				group, ts, keys.Quote(key), j.ID, floor)
+			return property.Violated(property.MHLCMonotone, "target group %d wrote %s at %s after job %d's CUTOVER, not above max(max_imported_ts, fence_ts) = %s",
+				group, keys.Quote(key), ts, j.ID, floor)
 		}
 	}
 	return nil
 }
 
 // CheckCopy checks M.ExactlyOnceCopy when job id cuts over: source holds
-// every version the source group stores, of every key; the checker picks
-// the moving span's rows itself, by its own route-key mapping (keys.go),
-// never by the protocol's brackets. Each one with commit_ts <= fence_ts
-// was imported exactly once, and nothing else was.
-func (c *JobChecker) CheckCopy(id uint64, source []mvcc.Row) *property.Violation {
+// the source's versions of the moving span (every family) now; each one
+// with commit_ts <= fence_ts was imported, exactly once per copy pass, and
+// by both passes only if it lies in (delta_floor, snapshot_ts], where they
+// overlap. Every imported row must be a version some write created (known)
+// at or below fence_ts: never a lock row, nothing made up.
+func (c *JobChecker) CheckCopy(id uint64, source []mvcc.Row, known func(key string, ts hlc.TS) bool) *property.Violation {
 	f := c.facts(id)
 	if f.checkedCopy {
 		return nil
 	}
 	f.checkedCopy = true
 	j := f.rec
-	want := map[rowID]bool{}
+	sorted := make([]mvcc.Row, 0, len(source))
 	for _, r := range source {
-		if m := j.Moving(); r.TS <= j.FenceTS && routedIn(r.Key, m.Start, m.End) {
-			want[rowID{r.Key, r.TS}] = true
+		if r.TS <= j.FenceTS && routedIn(r.Key, j.Moving().Start, j.Moving().End) {
+			sorted = append(sorted, r)
 		}
 	}
-	sorted := make([]mvcc.Row, 0, len(source))
-	sorted = append(sorted, source...)
 	sort.Slice(sorted, func(a, b int) bool {
 		if sorted[a].Key != sorted[b].Key {
 			return sorted[a].Key < sorted[b].Key
@@ -168,20 +186,19 @@ func (c *JobChecker) CheckCopy(id uint64, source []mvcc.Row) *property.Violation
 		return sorted[a].TS > sorted[b].TS
 	})
 	for _, r := range sorted {
-		id := rowID{r.Key, r.TS}
-		if !want[id] {
-			continue
-		}
-		switch n := f.imported[id]; {
-		case n == 0:
+		n1, n2 := f.imported[passRow{rowID{r.Key, r.TS}, 1}], f.imported[passRow{rowID{r.Key, r.TS}, 2}]
+		switch {
+		case n1+n2 == 0:
 			return property.Violated(property.MExactlyOnceCopy, "job %d cut over without copying %s %s (fence_ts %s)", j.ID, keys.Quote(r.Key), r.Version, j.FenceTS)
-		case n > 1:
-			return property.Violated(property.MExactlyOnceCopy, "job %d copied %s %s %d times", j.ID, keys.Quote(r.Key), r.Version, n)
+		case n1 > 1 || n2 > 1:
+			return property.Violated(property.MExactlyOnceCopy, "job %d copied %s %s %d and %d times in its two passes", j.ID, keys.Quote(r.Key), r.Version, n1, n2)
+		case n1 == 1 && n2 == 1 && !(r.TS > j.DeltaFloor && r.TS <= j.SnapshotTS):
+			return property.Violated(property.MExactlyOnceCopy, "job %d copied %s %s in both passes, outside their overlap (%s, %s]", j.ID, keys.Quote(r.Key), r.Version, j.DeltaFloor, j.SnapshotTS)
 		}
 	}
 	for _, id := range f.importOrder {
-		if !want[id] {
-			return property.Violated(property.MExactlyOnceCopy, "job %d copied %s @%s, which is not a source version of the moving span at or below fence_ts %s",
+		if id.ts > j.FenceTS || !routedIn(id.key, j.Moving().Start, j.Moving().End) || !known(id.key, id.ts) {
+			return property.Violated(property.MExactlyOnceCopy, "job %d copied %s @%s, which is not a version of the moving span at or below fence_ts %s that a write created",
 				j.ID, keys.Quote(id.key), id.ts, j.FenceTS)
 		}
 	}

@@ -60,3 +60,9 @@ func routedIn(raw, start, end string) bool {
 	rk, ok := routeKeyOf(raw)
 	return ok && inSpan(rk, start, end)
 }
+
+// familyPrefix returns the prefix of raw's family ("" for a user key).
+func familyPrefix(raw string) string {
+	p, _ := familyOf(raw)
+	return p
+}

@@ -110,7 +110,7 @@ func Operations(ops []KeyOp, oracle *VersionOracle) []porcupine.Operation {
 	for _, o := range ops {
 		op := porcupine.Operation{ClientId: o.Client, Call: int64(o.Call), Return: int64(o.Return), Metadata: o.Key}
 		if o.Write {
-			w, ok := oracle.Op(o.Op)
+			w, ok := oracle.OpOn(o.Op, o.Key)
 			if !ok {
 				continue
 			}

@@ -61,7 +61,7 @@ func TestCatalogVersionMonotoneFails(t *testing.T) {
 
 func TestSingleWriterFails(t *testing.T) {
 	f, moving, _ := baseCat().Fence(2, "k5")
-	cut, _ := f.Cutover(moving, 2, 1, 0)
+	cut, _ := f.Cutover(moving, 2, 1, 0, 0)
 	keys := []string{"b", "k1", "k7"}
 	good := []GroupView{{Group: 0, Ready: true, View: f}, {Group: 1, Ready: true, View: f}, {Group: 2, Ready: true, View: cut}}
 	if err := CheckSingleWriter(keys, good); err != nil {
@@ -162,15 +162,28 @@ func TestNoLostWriteFails(t *testing.T) {
 	store := mvcc.New()
 	store.Put("k7", ver(20, "w2"))
 	store.Put("k7", ver(10, "w1"))
-	read := func(k string, ts hlc.TS) (mvcc.Read, bool) {
-		return store.Get(k, ts, mvcc.Staging{}, mvcc.MergeNewest), true
+	var floor hlc.TS
+	read := func(k string, ts hlc.TS) (mvcc.Read, hlc.TS, bool) {
+		return store.Get(k, ts, mvcc.Staging{}, mvcc.MergeNewest), floor, true
 	}
 	if err := o.CheckNoLostWrite(acked, read, "test"); err != nil {
 		t.Fatal(err)
 	}
 	store.Delete("k7", 10) // promotion dropped the shadowed version
 	wantProp(t, o.CheckNoLostWrite(acked, read, "test"), property.MNoLostWrite)
+	// Below the owner's compaction floor a superseded version may be gone.
+	floor = 25
+	if err := o.CheckNoLostWrite(acked, read, "test"); err != nil {
+		t.Fatalf("a version superseded below the floor: %v", err)
+	}
+	// But the newest version at the floor must stay.
+	store.Delete("k7", 20)
+	wantProp(t, o.CheckNoLostWrite(acked, read, "test"), property.MNoLostWrite)
 	wantProp(t, o.CheckNoLostWrite([]AckedWrite{{Op: "lost", Key: "k7", TS: 40}}, read, "test"), property.MNoLostWrite)
+	// A range delete that deleted nothing acknowledges nothing.
+	if err := o.CheckNoLostWrite([]AckedWrite{{Op: "empty-range", TS: 50}}, read, "test"); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func jobChecker() (*JobChecker, job.SplitJob) {
@@ -187,50 +200,83 @@ func jobChecker() (*JobChecker, job.SplitJob) {
 
 func TestFencedWritesRejectedFails(t *testing.T) {
 	c, _ := jobChecker()
-	if err := c.SourceWrite(1, "k7", 40, 1); err != nil {
-		t.Fatalf("write before the fence: %v", err)
-	}
-	if err := c.SourceWrite(1, "k1", 60, 2); err != nil {
+	if err := c.SourceWrite(1, "k1", 60, true); err != nil {
 		t.Fatalf("write to the left part: %v", err)
 	}
-	wantProp(t, c.SourceWrite(1, keys.Encode(keys.FamilyListItem, "k7", "1"), 60, 2), property.MFencedWritesRejected)
+	if err := c.SourceWrite(1, "k7", 60, true); err != nil {
+		t.Fatalf("write after a later move gave the span back: %v", err)
+	}
+	wantProp(t, c.SourceWrite(1, keys.Encode(keys.FamilyListItem, "k7", "1"), 60, false), property.MFencedWritesRejected)
+	early := NewJobChecker()
+	j := rec(1, job.Planned)
+	early.Recorded(j, nil)
+	f, moving, _ := baseCat().Fence(2, "k5")
+	j.Phase, j.MovingRouteID = job.Fence, moving
+	early.Recorded(j, &f)
+	if err := early.SourceWrite(1, "k7", 40, false); err != nil {
+		t.Fatalf("write before fence_ts was fixed: %v", err)
+	}
 }
 
 func TestHLCMonotoneFails(t *testing.T) {
 	c, j := jobChecker()
-	c.Imported(1, []mvcc.Row{{Key: "k7", Version: ver(45, "x")}})
+	c.Imported(1, 2, []mvcc.Row{{Key: "k7", Version: ver(45, "x")}})
 	f, _, _ := baseCat().Fence(2, "k5")
-	cut, _ := f.Cutover(j.MovingRouteID, 2, 1, 50)
+	if err := c.TargetWrite(2, "k7", 30); err != nil {
+		t.Fatalf("before the cutover: %v", err)
+	}
+	cut, _ := f.Cutover(j.MovingRouteID, 2, 1, 50, 0)
 	j.Phase, j.CutoverVersion = job.Cutover, cut.Version
 	if !c.Recorded(j, &cut) {
 		t.Fatal("cutover not noticed")
 	}
-	if err := c.TargetWrite(2, "k7", 51, cut.Version); err != nil {
+	if err := c.TargetWrite(2, "k7", 51); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.TargetWrite(2, "k7", 30, f.Version); err != nil {
-		t.Fatalf("before the target applied the cutover: %v", err)
+	if err := c.TargetWrite(2, "k1", 20); err != nil {
+		t.Fatalf("outside the moving span: %v", err)
 	}
-	wantProp(t, c.TargetWrite(2, "k7", 50, cut.Version), property.MHLCMonotone)
+	wantProp(t, c.TargetWrite(2, "k7", 50), property.MHLCMonotone)
 }
 
 func TestExactlyOnceCopyFails(t *testing.T) {
 	source := []mvcc.Row{{Key: "k7", Version: ver(10, "a")}, {Key: "k7", Version: ver(20, "b")}, {Key: "k1", Version: ver(5, "left")}, {Key: "k8", Version: ver(60, "after")}}
+	known := func(k string, ts hlc.TS) bool { return !strings.HasPrefix(k, "!txn|lock|") }
 	good, _ := jobChecker()
-	good.Imported(1, source[:2])
-	if err := good.CheckCopy(1, source); err != nil {
+	good.Imported(1, 1, source[:2])
+	if err := good.CheckCopy(1, source, known); err != nil {
 		t.Fatal(err)
 	}
 	missing, _ := jobChecker()
-	missing.Imported(1, source[:1])
-	wantProp(t, missing.CheckCopy(1, source), property.MExactlyOnceCopy)
+	missing.Imported(1, 1, source[:1])
+	wantProp(t, missing.CheckCopy(1, source, known), property.MExactlyOnceCopy)
 	twice, _ := jobChecker()
-	twice.Imported(1, source[:2])
-	twice.Imported(1, source[1:2])
-	wantProp(t, twice.CheckCopy(1, source), property.MExactlyOnceCopy)
+	twice.Imported(1, 1, source[:2])
+	twice.Imported(1, 1, source[1:2])
+	wantProp(t, twice.CheckCopy(1, source, known), property.MExactlyOnceCopy)
 	extra, _ := jobChecker()
-	extra.Imported(1, source)
-	wantProp(t, extra.CheckCopy(1, source), property.MExactlyOnceCopy)
+	extra.Imported(1, 1, source)
+	wantProp(t, extra.CheckCopy(1, source, known), property.MExactlyOnceCopy)
+	// Both passes may copy a version only inside their overlap
+	// (delta_floor, snapshot_ts].
+	overlap, j := jobChecker()
+	j.SnapshotTS, j.DeltaFloor = 25, 15
+	overlap.Recorded(j, nil)
+	overlap.Imported(1, 1, source[:2])
+	overlap.Imported(1, 2, source[1:2])
+	if err := overlap.CheckCopy(1, source, known); err != nil {
+		t.Fatalf("a re-copy inside the overlap: %v", err)
+	}
+	outside, j := jobChecker()
+	j.SnapshotTS, j.DeltaFloor = 25, 15
+	outside.Recorded(j, nil)
+	outside.Imported(1, 1, source[:2])
+	outside.Imported(1, 2, source[:1])
+	wantProp(t, outside.CheckCopy(1, source, known), property.MExactlyOnceCopy)
+	// Lock rows are drained, never copied: one copied is no write's version.
+	locks, _ := jobChecker()
+	locks.Imported(1, 1, append(source[:2:2], mvcc.Row{Key: "!txn|lock|k7", Version: ver(15, "t1")}))
+	wantProp(t, locks.CheckCopy(1, source, known), property.MExactlyOnceCopy)
 }
 
 func TestCleanupSafeFails(t *testing.T) {
@@ -302,12 +348,13 @@ func TestExactlyOnceCopyCountsInternalFamilies(t *testing.T) {
 	item := keys.Encode(keys.FamilyListItem, "k7", "1")
 	source := []mvcc.Row{{Key: "k7", Version: ver(10, "a")}, {Key: item, Version: ver(12, "i")},
 		{Key: keys.StageKey(9, "k7"), Version: ver(11, "staged elsewhere")}}
+	known := func(string, hlc.TS) bool { return true }
 	c, _ := jobChecker()
-	c.Imported(1, source[:1])
-	wantProp(t, c.CheckCopy(1, source), property.MExactlyOnceCopy)
+	c.Imported(1, 1, source[:1])
+	wantProp(t, c.CheckCopy(1, source, known), property.MExactlyOnceCopy)
 	ok, _ := jobChecker()
-	ok.Imported(1, source[:2])
-	if v := ok.CheckCopy(1, source); v != nil {
+	ok.Imported(1, 1, source[:2])
+	if v := ok.CheckCopy(1, source, known); v != nil {
 		t.Fatalf("the staged row of another job counted as source data: %v", v)
 	}
 }

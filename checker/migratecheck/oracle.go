@@ -1,23 +1,27 @@
 package migratecheck
 
 import (
+	"shardsim/property"
 	"sort"
 
 	"shardsim/model/migrate/hlc"
 	"shardsim/model/migrate/keys"
 	"shardsim/model/migrate/mvcc"
-	"shardsim/property"
 	"shardsim/simclock"
 )
 
 // VersionOracle is the ground truth of a migration run: every version a
-// user write created, taken from the state machine's apply events (first
-// apply of each entry), with the operation that wrote it. Imports and
-// promotions copy versions and never create one, so a correct store holds,
-// for every key, exactly the oracle's versions.
+// write-like step created (client writes and range deletes, transaction
+// commits with their commit records, rollback records), taken from the
+// state machine's apply events (first apply of each entry), with the
+// operation that wrote it and the group it landed on. Imports and
+// promotions copy versions and never create one; transaction lock rows are
+// not versions (they are drained, never moved). So a correct store holds,
+// for every key, the oracle's versions (less what compaction may drop).
 type VersionOracle struct {
 	keys   map[string][]mvcc.Version // raw key -> versions, newest first
-	ops    map[string]AppliedWrite
+	ops    map[string][]AppliedWrite
+	byTS   map[rowID]AppliedWrite
 	sorted []string // the keys, sorted; nil when stale
 }
 
@@ -32,7 +36,7 @@ type AppliedWrite struct {
 
 // NewVersionOracle returns an empty oracle.
 func NewVersionOracle() *VersionOracle {
-	return &VersionOracle{keys: map[string][]mvcc.Version{}, ops: map[string]AppliedWrite{}}
+	return &VersionOracle{keys: map[string][]mvcc.Version{}, ops: map[string][]AppliedWrite{}, byTS: map[rowID]AppliedWrite{}}
 }
 
 // Add records a version a write created.
@@ -46,14 +50,41 @@ func (o *VersionOracle) Add(w AppliedWrite) {
 	copy(vs[i+1:], vs[i:])
 	vs[i] = w.Version
 	o.keys[w.Key] = vs
-	o.ops[w.Op] = w
+	o.ops[w.Op] = append(o.ops[w.Op], w)
+	o.byTS[rowID{w.Key, w.TS}] = w
 }
 
-// Op returns the version op created, if it was applied.
+// Op returns the (first) version op created, if it was applied.
 func (o *VersionOracle) Op(op string) (AppliedWrite, bool) {
-	w, ok := o.ops[op]
+	ws := o.ops[op]
+	if len(ws) == 0 {
+		return AppliedWrite{}, false
+	}
+	return ws[0], true
+}
+
+// OpOn returns the version op created of key, if any.
+func (o *VersionOracle) OpOn(op, key string) (AppliedWrite, bool) {
+	for _, w := range o.ops[op] {
+		if w.Key == key {
+			return w, true
+		}
+	}
+	return AppliedWrite{}, false
+}
+
+// OpWrites returns every version op created (a transaction: one per key,
+// and its commit record; a range delete: one tombstone per key).
+func (o *VersionOracle) OpWrites(op string) []AppliedWrite { return o.ops[op] }
+
+// At returns the write that created key's version at ts.
+func (o *VersionOracle) At(key string, ts hlc.TS) (AppliedWrite, bool) {
+	w, ok := o.byTS[rowID{key, ts}]
 	return w, ok
 }
+
+// Versions returns key's versions, newest first (shared).
+func (o *VersionOracle) Versions(key string) []mvcc.Version { return o.keys[key] }
 
 // Newest returns key's newest version at or below ts.
 func (o *VersionOracle) Newest(key string, ts hlc.TS) (mvcc.Version, bool) {
@@ -137,7 +168,7 @@ func (o *VersionOracle) CheckScan(s ScanObs) *property.Violation {
 		return nil
 	}
 	for _, k := range o.Keys() {
-		if fam, _ := familyOf(k); fam != s.Family.Prefix() || !routedIn(k, s.Span.Start, s.Span.End) {
+		if familyPrefix(k) != s.Family.Prefix() || !routedIn(k, s.Span.Start, s.Span.End) {
 			continue
 		}
 		if _, ok := got[k]; ok {
@@ -159,34 +190,76 @@ func (o *VersionOracle) CheckImported(job uint64, row mvcc.Row) *property.Violat
 	return nil
 }
 
-// AckedWrite is a write whose client got a commit timestamp.
+// AckedWrite is a write whose client got a commit timestamp. A range
+// delete's client does not know which keys it deleted: Key is empty and
+// the oracle says (every version of the operation).
 type AckedWrite struct {
-	Op  string
-	Key string
-	TS  hlc.TS
+	Op     string
+	Key    string
+	TS     hlc.TS
+	Return simclock.Time // when the client got the answer
 }
+
+// OwnerRead is how the key's current owner answers a read at ts: the
+// version it chooses, and the oldest timestamp it answers for at all
+// (compaction, or a moved route's inherited watermark); ok false when no
+// owner could answer.
+type OwnerRead func(key string, ts hlc.TS) (r mvcc.Read, floor hlc.TS, ok bool)
 
 // CheckNoLostWrite checks M.NoLostWrite: each acknowledged write is still
 // readable at its commit timestamp, where read answers as the key's owner
-// does now (ok false: no owner could answer, which is not a loss). With
-// spans, only writes whose route key lies in one of them are checked (an
-// event that can only have touched those).
-func (o *VersionOracle) CheckNoLostWrite(acked []AckedWrite, read func(key string, ts hlc.TS) (mvcc.Read, bool), when string, spans ...keys.Span) *property.Violation {
+// does now, until a later write to the same key supersedes it (below the
+// owner's compaction floor a superseded version may be gone, and a version
+// hiding nothing there may read as nothing). With spans, only writes whose
+// route key lies in one of them are checked (an event that can only have
+// touched those).
+func (o *VersionOracle) CheckNoLostWrite(acked []AckedWrite, read OwnerRead, when string, spans ...keys.Span) *property.Violation {
 	for _, a := range acked {
-		if len(spans) > 0 && !inAny(a.Key, spans) {
-			continue
+		ws := o.OpWrites(a.Op)
+		if a.Key == "" && len(ws) == 0 {
+			continue // a range delete that found nothing to delete
 		}
-		w, ok := o.Op(a.Op)
-		if !ok || w.TS != a.TS {
-			return property.Violated(property.MNoLostWrite, "write %s acknowledged at %s was never applied so (oracle %v %s)", a.Op, a.TS, ok, w.TS)
+		if len(ws) == 0 || ws[0].TS != a.TS {
+			return property.Violated(property.MNoLostWrite, "write %s acknowledged at %s was never applied so (oracle %d versions)", a.Op, a.TS, len(ws))
 		}
-		r, ok := read(a.Key, a.TS)
-		if !ok {
-			continue
+		for _, w := range ws {
+			if a.Key != "" && w.Key != a.Key {
+				continue
+			}
+			if len(spans) > 0 && !inAny(w.Key, spans) {
+				continue
+			}
+			if err := o.readBack(w, read, when); err != nil {
+				return err
+			}
 		}
-		if !r.Chosen || r.Version != w.Version {
-			return property.Violated(property.MNoLostWrite, "%s: write %s of %s at %s reads back as %v %s", when, a.Op, keys.Quote(a.Key), a.TS, r.Chosen, r.Version)
+	}
+	return nil
+}
+
+// readBack checks that w reads back from the key's owner.
+func (o *VersionOracle) readBack(w AppliedWrite, read OwnerRead, when string) *property.Violation {
+	r, floor, ok := read(w.Key, w.TS)
+	if !ok {
+		return nil
+	}
+	at := w.TS
+	if at < floor {
+		for _, v := range o.keys[w.Key] {
+			if v.TS > w.TS && v.TS <= floor {
+				return nil // superseded below the floor: compaction may drop it
+			}
 		}
+		at = floor
+		if r, _, ok = read(w.Key, at); !ok {
+			return nil
+		}
+		if !r.Chosen && !w.VisibleAt(at) {
+			return nil // hides nothing at the floor: compaction may drop it
+		}
+	}
+	if !r.Chosen || r.Version != w.Version {
+		return property.Violated(property.MNoLostWrite, "%s: write %s of %s at %s reads back at %s as %v %s", when, w.Op, keys.Quote(w.Key), w.TS, at, r.Chosen, r.Version)
 	}
 	return nil
 }

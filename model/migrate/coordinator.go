@@ -1,10 +1,13 @@
 package migrate
 
 import (
+	"errors"
 	"time"
 
+	"shardsim/model/bugs"
 	"shardsim/model/migrate/catalog"
 	"shardsim/model/migrate/errs"
+	"shardsim/model/migrate/fsm"
 	"shardsim/model/migrate/hlc"
 	"shardsim/model/migrate/job"
 	"shardsim/model/migrate/keys"
@@ -14,10 +17,12 @@ import (
 
 // Coordinator routes a client's requests by its own catalog view, which a
 // watcher on the metadata store moves forward (never back) after a lag,
-// and stamps the view's version on the writes it sends. It rejects writes
-// to WriteFenced routes itself (the group checks again at apply time) and
-// retries requests that certainly did not apply, refreshing its view when
-// the group says the route moved.
+// and stamps the view's version on the requests it sends (reads too: the
+// read fence judges them by it). It rejects writes to WriteFenced routes
+// itself (the group checks again), sends a scan or a range delete to one
+// group over as many consecutive routes as that group holds in its view,
+// and retries requests that certainly did not apply, refreshing its view
+// when the group says the route moved.
 type Coordinator struct {
 	env      *Env
 	name     string
@@ -29,6 +34,10 @@ type Coordinator struct {
 	lastRev  int64
 	// OnView, if set, is told every version the view moves to.
 	OnView func(name string, version uint64)
+	// Passive coordinators learn the catalog from their watcher only: a
+	// routing error is retried on the same view (some deployments route
+	// from a watched table and never read the catalog on the request path).
+	Passive bool
 }
 
 // NewCoordinator returns a coordinator whose view starts at initial and
@@ -79,6 +88,9 @@ func (c *Coordinator) adopt(cat catalog.Catalog) {
 
 // refresh reads the catalog from the metadata store (a stale route).
 func (c *Coordinator) refresh(t *simclock.Task) {
+	if c.Passive {
+		return
+	}
 	if cat, _, err := LoadCatalog(c.client.In(t)); err == nil {
 		c.adopt(cat)
 	}
@@ -88,89 +100,165 @@ func (c *Coordinator) backoff(t *simclock.Task, attempt int) {
 	t.Sleep(time.Duration(attempt+1) * 5 * time.Millisecond)
 }
 
-// Write writes raw key (a put, or a delete when tombstone), stamping the
-// view's version unless unversioned. It returns the commit timestamp, or
-// an error that errs.Ambiguous classifies.
-func (c *Coordinator) Write(t *simclock.Task, req WriteReq, unversioned bool) (hlc.TS, error) {
+// versioned reports whether requests carry the view's version (the
+// no-read-fence variant's coordinators stamp none on reads).
+func (c *Coordinator) stamp(read bool) (bool, uint64) {
+	if read && c.env.Bugs.Has(bugs.MigrateNoReadFence) {
+		return false, 0
+	}
+	return true, c.view.Version
+}
+
+// route finds the group for span by the view: the group of the route
+// holding span.Start, over the consecutive routes that group holds; it
+// returns that group and the part of span those routes cover. With fenced,
+// a write-fenced route among them refuses the request.
+func (c *Coordinator) route(span keys.Span, fenced bool) (int, keys.Span, error) {
+	r, ok := c.view.Lookup(span.Start)
+	if !ok {
+		return 0, span, errs.ErrWrongGroup
+	}
+	g, part := r.Group, span
+	for _, x := range c.view.Intersecting(span) {
+		if x.Group != g {
+			part.End = x.Start
+			break
+		}
+		if fenced && x.State == catalog.WriteFenced {
+			return 0, span, errs.ErrWriteFenced
+		}
+	}
+	return g, part, nil
+}
+
+// do runs one request against the group route picks, retrying what
+// certainly did not apply; build makes the request for the chosen group
+// and part. It returns the answer and the part.
+func (c *Coordinator) do(t *simclock.Task, span keys.Span, fenced, read bool, build func(part keys.Span, has bool, v uint64) any) (any, keys.Span, error) {
 	var err error
 	for attempt := 0; attempt < c.attempts; attempt++ {
-		r, ok := c.view.Lookup(keys.RouteKey(req.Key))
-		if !ok {
-			c.refresh(t)
-			continue
-		}
-		if r.State == catalog.WriteFenced {
-			err = errs.ErrWriteFenced
+		g, part, rerr := c.route(span, fenced)
+		if rerr != nil {
+			err = rerr
 			c.backoff(t, attempt)
 			c.refresh(t)
 			continue
 		}
-		req.HasVersion, req.Observed = !unversioned, 0
-		if !unversioned {
-			req.Observed = c.view.Version
-		}
+		has, v := c.stamp(read)
 		var resp any
-		resp, err = c.env.Net.Call(t, r.Group, req)
+		resp, err = c.env.Net.Call(t, g, build(part, has, v))
 		if err == nil {
-			return resp.(WriteResp).TS, nil
+			return resp, part, nil
 		}
-		if !errs.Retryable(err) {
-			return 0, err
+		if !errs.Retryable(err) && !read {
+			return nil, part, err
+		}
+		if read && !errs.Retryable(err) && !errs.Ambiguous(err) {
+			return nil, part, err
 		}
 		c.backoff(t, attempt)
 		if errs.Routing(err) {
 			c.refresh(t)
 		}
 	}
-	return 0, err
+	return nil, span, err
+}
+
+// Write writes raw key (a put, or a delete when tombstone), stamping the
+// view's version unless unversioned; req.TS, when set, is the caller's
+// commit timestamp. It returns the commit timestamp, or an error that
+// errs.Ambiguous classifies.
+func (c *Coordinator) Write(t *simclock.Task, req WriteReq, unversioned bool) (hlc.TS, error) {
+	resp, _, err := c.do(t, pointSpan(req.Key), true, false, func(_ keys.Span, has bool, v uint64) any {
+		req.HasVersion, req.Observed = has && !unversioned, 0
+		if req.HasVersion {
+			req.Observed = v
+		}
+		return req
+	})
+	if err != nil {
+		return 0, err
+	}
+	return resp.(WriteResp).TS, nil
+}
+
+// DeleteRange deletes every user key of span held by the group of its
+// first route (over that group's consecutive routes). It returns the
+// commit timestamp and the part of span deleted.
+func (c *Coordinator) DeleteRange(t *simclock.Task, span keys.Span, op string) (hlc.TS, keys.Span, error) {
+	resp, part, err := c.do(t, span, true, false, func(part keys.Span, has bool, v uint64) any {
+		return DeleteRangeReq{Span: part, HasVersion: has, Observed: v, Op: op}
+	})
+	if err != nil {
+		return 0, part, err
+	}
+	return resp.(WriteResp).TS, part, nil
 }
 
 // Read reads raw key at ts (0: latest). Reads change nothing, so every
-// failure is retried.
+// failure but a definite refusal is retried.
 func (c *Coordinator) Read(t *simclock.Task, key string, ts hlc.TS) (ReadResp, error) {
-	var err error
-	for attempt := 0; attempt < c.attempts; attempt++ {
-		r, ok := c.view.Lookup(keys.RouteKey(key))
-		if !ok {
-			c.refresh(t)
-			continue
-		}
-		var resp any
-		resp, err = c.env.Net.Call(t, r.Group, ReadReq{Key: key, TS: ts})
-		if err == nil {
-			return resp.(ReadResp), nil
-		}
-		c.backoff(t, attempt)
-		if errs.Routing(err) {
-			c.refresh(t)
-		}
+	resp, _, err := c.do(t, pointSpan(key), false, true, func(_ keys.Span, has bool, v uint64) any {
+		return ReadReq{Key: key, TS: ts, HasVersion: has, Observed: v}
+	})
+	if err != nil {
+		return ReadResp{}, err
 	}
-	return ReadResp{}, err
+	return resp.(ReadResp), nil
 }
 
-// Scan scans family fam over route keys in span at ts, clipped to the
-// route holding span.Start; it returns the span actually scanned.
+// Scan scans family fam over route keys in span at ts, as far as the group
+// of span.Start holds consecutive routes in the view; it returns the span
+// actually scanned.
 func (c *Coordinator) Scan(t *simclock.Task, fam keys.Family, span keys.Span, ts hlc.TS, limit int) (ScanResp, keys.Span, error) {
-	var err error
-	for attempt := 0; attempt < c.attempts; attempt++ {
-		r, ok := c.view.Lookup(span.Start)
-		if !ok {
-			c.refresh(t)
-			continue
-		}
-		s := span
-		if r.End != "" && (s.End == "" || s.End > r.End) {
-			s.End = r.End
-		}
-		var resp any
-		resp, err = c.env.Net.Call(t, r.Group, ScanReq{Family: fam, Span: s, TS: ts, Limit: limit})
-		if err == nil {
-			return resp.(ScanResp), s, nil
-		}
-		c.backoff(t, attempt)
-		if errs.Routing(err) {
-			c.refresh(t)
-		}
+	resp, part, err := c.do(t, span, false, true, func(part keys.Span, has bool, v uint64) any {
+		return ScanReq{Family: fam, Span: part, TS: ts, Limit: limit, HasVersion: has, Observed: v}
+	})
+	if err != nil {
+		return ScanResp{}, span, err
 	}
-	return ScanResp{}, span, err
+	return resp.(ScanResp), part, nil
+}
+
+// Prepare prepares tx (its keys must share a group in the view): it
+// returns the start and commit timestamps.
+func (c *Coordinator) Prepare(t *simclock.Task, tx fsm.Txn) (PrepareResp, error) {
+	resp, _, err := c.do(t, pointSpan(tx.Primary), true, false, func(_ keys.Span, has bool, v uint64) any {
+		return PrepareReq{Txn: tx, HasVersion: has, Observed: v}
+	})
+	if err != nil {
+		return PrepareResp{}, err
+	}
+	return resp.(PrepareResp), nil
+}
+
+// Commit commits tx (prepared, or in one phase). A prepared transaction's
+// commit is sent even to a write-fenced route: the group decides by its
+// proof.
+func (c *Coordinator) Commit(t *simclock.Task, tx fsm.Txn, onePhase bool) (CommitResp, error) {
+	resp, _, err := c.do(t, pointSpan(tx.Primary), onePhase, false, func(_ keys.Span, has bool, v uint64) any {
+		return CommitReq{Txn: tx, OnePhase: onePhase, HasVersion: has, Observed: v}
+	})
+	if err != nil {
+		return CommitResp{}, err
+	}
+	return resp.(CommitResp), nil
+}
+
+// Rollback rolls tx back.
+func (c *Coordinator) Rollback(t *simclock.Task, tx fsm.Txn) error {
+	_, _, err := c.do(t, pointSpan(tx.Primary), false, false, func(keys.Span, bool, uint64) any { return RollbackReq{Txn: tx} })
+	return err
+}
+
+// Group returns the group that holds route key rk in the view.
+func (c *Coordinator) Group(rk string) (int, bool) {
+	r, ok := c.view.Lookup(rk)
+	return r.Group, ok
+}
+
+// ErrDefinite reports whether err says certainly not applied, for a caller
+// that gave up retrying.
+func ErrDefinite(err error) bool {
+	return err != nil && !errs.Ambiguous(err) && !errors.Is(err, errs.ErrTimeout)
 }

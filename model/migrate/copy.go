@@ -11,6 +11,10 @@ import (
 	"shardsim/model/migrate/mvcc"
 )
 
+// lockFamily is the transaction lock family: drained, never exported (a
+// wrong variant exports it).
+const lockFamily = keys.FamilyTxnLock
+
 // copyBatch copies one chunk of the first unfinished bracket of the
 // current pass: export (low, high] after the bracket's cursor from the
 // source, import it into the target's staged keyspace as batch seq+1, and

@@ -22,9 +22,9 @@ func (n *Node) startDetector(ls *leader) {
 		kv := n.meta.In(t)
 		det := hotspot.New(n.env.Cfg.Detector)
 		seeded := false
-		for n.lead(0) == ls {
+		for n.leads(0) == ls {
 			t.Sleep(det.Config().Window)
-			if n.lead(0) != ls {
+			if n.leads(0) != ls {
 				return
 			}
 			if !seeded {

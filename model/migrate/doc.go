@@ -1,6 +1,6 @@
 // Package migrate is range split and cross-group migration (seeds 003 and
-// 000, layer 1 of ../shared/design/MIGRATION.md) over a simulated multi-raft
-// data plane.
+// 000; layers 1 and 2 of ../shared/design/MIGRATION.md) over a simulated
+// multi-raft data plane.
 //
 // The pieces, bottom up:
 //
@@ -8,47 +8,58 @@
 //     route keys, hybrid timestamps, the multi-version store with chunked
 //     export and staged merge reads, the versioned route catalog, and the
 //     SplitJob record with its phase machine;
-//   - fsm: the state machine every voter of a group applies from the log;
-//   - group: the replication layer (log, commit, per-voter apply lag,
-//     leadership and elections); rpc: the faulty network to group leaders;
-//   - this package: the Node actor that hosts voters and, for the groups
-//     it leads, the leader-local state (the clock under its ceiling,
-//     waiting requests, the promoter, and on the group-0 leader the
-//     migrator and the hotspot detector); the Coordinator clients route
+//   - fsm: the state machine every voter of a group applies from its log
+//     (MVCC data, transactions, compaction, and the migration's replicated
+//     guards);
+//   - group: raft by its rules (per-voter logs and apply lag, elections by
+//     log freshness, membership changes, deposed leaders that act until
+//     told); rpc: the faulty network to group leaders and nodes;
+//   - route: each node's routing state — the catalog its watcher pulled,
+//     the cutover watermark, cached ownership answers;
+//   - this package: the Node actor (voters, the watcher, and for the groups
+//     it believes it leads the leader-local state: the clock, the timestamp
+//     cache, request admission and the read fence, the promoter, compactor
+//     and lock resolver, and on the group-0 leader the migrator, the
+//     heartbeats and the hotspot detector); the Coordinator clients route
 //     through; the metadata-store access (catalog and jobs in simkv, every
-//     change a compare-and-swap); and the manual split and abandon APIs.
+//     change a compare-and-swap); the manual split and abandon APIs.
 //
-// The migrator runs as a task in direct style on the group-0 leader and
-// resumes from the job record after any crash or leadership change:
-// PLANNED (snapshot_ts through a source log barrier) -> BACKFILL (export
-// every version <= snapshot_ts, bracket by key family, import into the
-// target's staged keyspace with idempotent batch numbers) -> FENCE (one
-// catalog CAS splits the route; the moving part is WriteFenced) ->
-// DELTA_COPY (install the fence in the source's log; fence_ts is its last
-// commit ts there; copy (snapshot_ts, fence_ts]) -> CUTOVER (raise the
-// target's clock floor, one O(1) catalog CAS gives the route to the target
-// with staged visibility; install it on the source, then the target) ->
-// CLEANUP (wait for promotion, clear staged visibility, wait a grace period
-// and for reads to drain, delete the moved source versions) -> DONE, the
-// record moving to a bounded history. Abandon works before CUTOVER.
+// Where the state lives decides which guards are needed. A node's catalog
+// view is node-local: a leader admits writes by its own view, so the write
+// fence protects nothing until every voter's node holds it (an all-voter
+// barrier; a voter that joins later must first catch up with the view of
+// the leader that added it). What the migrator installs through a group's
+// log (tracker and retention pin, durable write floor, cutover read fence)
+// is replicated and seen by every leader, since a new leader serves only
+// after applying everything committed before its term; the migrator still
+// waits for every voter before it relies on one.
 //
-// Two choices the design leaves open matter for whoever extends this
-// (layer 2):
+// The migrator runs as a task on the group-0 leader and resumes from the
+// job record after any crash or leadership change. PLANNED: arm the
+// source's write tracker and retention pin, take snapshot_ts. BACKFILL:
+// export every version <= snapshot_ts, bracket by key family (lock rows
+// excluded), import into the target's staged keyspace with idempotent
+// batch numbers. FENCE: one catalog CAS splits the route, the moving part
+// WriteFenced; every source voter's view must show it; prepared
+// transactions drain; fence_ts and the tracked minimum come from the
+// source's log, delta_floor = min(snapshot_ts, min_admitted-1), the pin
+// moves there. DELTA_COPY: copy (delta_floor, fence_ts]. Before CUTOVER:
+// the target's durable floor on every target voter, ARMING recorded, the
+// cutover read fence armed on every source voter, ARMED, the floor raised
+// over the source's horizon. CUTOVER: one O(1) catalog CAS gives the route
+// to the target with staged visibility and the floor (a lost answer is
+// read back, never taken for a failure). CLEANUP: promotion done, staged
+// visibility off (the floor stays), every source view past the cutover,
+// reads drained, source versions <= fence_ts deleted, fence disarmed and
+// tracker released on every voter; DONE, into a bounded history. Abandon
+// works before CUTOVER from the durable ABANDONING witness.
 //
-//   - A group's catalog view (what its state machine enforces at apply
-//     time) advances only through catalog entries the migrator installs in
-//     the groups a change concerns, in a fixed order: at CUTOVER the source
-//     first, then the target. Coordinators have their own lagging watchers.
-//     Because the target starts serving only after the source stopped, the
-//     equal-stale read window cannot open in layer 1; a design that lets
-//     every node's watcher install snapshots into its groups needs the
-//     layer-2 read fence instead.
-//   - Read timestamps are observed by the serving leader's clock, so the
-//     source may serve the moving span at timestamps above fence_ts until it
-//     applies CUTOVER. The cutover floor max(max_imported_ts, fence_ts) does
-//     not cover those; the migrator therefore also raises the target's clock
-//     to the source's timestamp horizon (its ceiling when it applied
-//     CUTOVER) before installing CUTOVER on the target.
+// Reads carry the catalog version their coordinator routed by. The source
+// refuses a read of a route its view shows moved; a read under an armed
+// cutover fence with an older version waits while the node cannot know
+// whether the CUTOVER landed; a node that knows of a newer catalog (the
+// heartbeat watermark, or the request's version) asks group 0 who owns the
+// span, caches the answer by version, and fails closed without one.
 //
 // Bugs from model/bugs switch on the wrong variants the design reviews
 // found; the scenarios' checkers must catch each.

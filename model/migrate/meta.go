@@ -81,6 +81,23 @@ type guard struct {
 // returns the revision the transaction wrote at, or errConflict when a
 // guard failed.
 func commit(kv simkv.KV, guards []guard, puts map[string][]byte, order []string, dels []string, probeKey string, probeVal []byte) (int64, error) {
+	rev, _, err := commitResolved(kv, guards, puts, order, dels, probeKey, probeVal)
+	return rev, err
+}
+
+// errIndeterminate is a transaction whose answer was lost (only returned
+// when the caller asked not to resolve it).
+var errIndeterminate = errors.New("metadata transaction outcome unknown")
+
+// commitResolved is commit that also reports whether the first answer was
+// lost and the outcome had to be read back.
+func commitResolved(kv simkv.KV, guards []guard, puts map[string][]byte, order []string, dels []string, probeKey string, probeVal []byte) (int64, bool, error) {
+	return commitTxn(kv, guards, puts, order, dels, probeKey, probeVal, true)
+}
+
+// commitTxn runs the transaction; with resolve false an indeterminate
+// answer is returned as errIndeterminate instead of being read back.
+func commitTxn(kv simkv.KV, guards []guard, puts map[string][]byte, order []string, dels []string, probeKey string, probeVal []byte, resolve bool) (int64, bool, error) {
 	txn := simkv.TxnRequest{}
 	for _, g := range guards {
 		txn.Compare = append(txn.Compare, simkv.Compare{Target: simkv.CompareMod, Result: simkv.CompareEqual, Key: []byte(g.key), ModRevision: g.rev})
@@ -94,12 +111,15 @@ func commit(kv simkv.KV, guards []guard, puts map[string][]byte, order []string,
 	resp, err := kv.Txn(txn)
 	if err == nil {
 		if !resp.Succeeded {
-			return 0, errConflict
+			return 0, false, errConflict
 		}
-		return resp.Header.Revision, nil
+		return resp.Header.Revision, false, nil
 	}
 	if !simkv.IsIndeterminate(err) {
-		return 0, err
+		return 0, false, err
+	}
+	if !resolve {
+		return 0, true, errIndeterminate
 	}
 	// Resolve by reading back: the probe holds our value iff we applied.
 	for {
@@ -109,12 +129,12 @@ func commit(kv simkv.KV, guards []guard, puts map[string][]byte, order []string,
 				kv.Sleep(20 * time.Millisecond)
 				continue
 			}
-			return 0, rerr
+			return 0, true, rerr
 		}
 		if probeVal == nil && rev == 0 || probeVal != nil && bytes.Equal(b, probeVal) {
-			return rev, nil
+			return rev, true, nil
 		}
-		return 0, errConflict
+		return 0, true, errConflict
 	}
 }
 

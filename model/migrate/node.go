@@ -4,35 +4,38 @@ import (
 	"fmt"
 	"sort"
 
-	"shardsim/model/bugs"
 	"shardsim/model/migrate/errs"
 	"shardsim/model/migrate/fsm"
 	"shardsim/model/migrate/group"
 	"shardsim/model/migrate/hlc"
 	"shardsim/model/migrate/keys"
+	"shardsim/model/migrate/route"
 	"shardsim/model/migrate/rpc"
 	"shardsim/simclock"
 	"shardsim/simkv"
 )
 
-// Node is one server: it hosts a voter of every group (whose applied state
-// the cluster keeps durably) and, for the groups it leads, the leader-local
-// state: the clock, the clients waiting on proposals and reads, the
-// promoter, and on the group-0 leader the migrator and the hotspot
-// detector. A crash loses all of it; a new leader rebuilds it from its
-// voter's applied state.
+// Node is one server: it hosts voters of some groups (whose applied state
+// the cluster keeps durably), its routing engine (the catalog view its
+// watcher pulls, the watermark group-0 heartbeats bring; durable too) and,
+// for the groups it believes it leads, the leader-local state: the clock,
+// the timestamp cache, the clients waiting on proposals and reads, the
+// promoter and compactor, and on the group-0 leader the migrator, the
+// heartbeats and the hotspot detector. A crash loses the leader-local
+// state; a new leader rebuilds it from its voter's applied state.
 type Node struct {
-	env   *Env
-	id    int
-	ctx   *simclock.Context
-	meta  *simkv.Client
-	leads []*leader // by group; nil where this node does not lead
-	seq   uint64    // read ids
+	env  *Env
+	id   int
+	ctx  *simclock.Context
+	meta *simkv.Client
+	eng  *route.Engine
+	lead []*leader // by group; nil where this node does not believe it leads
+	seq  uint64    // read ids
 }
 
 // NewNode returns node id's actor value (a fresh one after every restart).
 func NewNode(env *Env, id int) *Node {
-	return &Node{env: env, id: id, leads: make([]*leader, env.Cluster.Groups())}
+	return &Node{env: env, id: id, eng: env.Engines[id], lead: make([]*leader, env.Cluster.Groups())}
 }
 
 // ID returns the node's index.
@@ -44,6 +47,7 @@ type leader struct {
 	term      uint64
 	ready     bool
 	clock     hlc.Clock
+	ts        tsCache
 	waiters   []waiter // by index
 	raising   bool
 	onCeiling []func(ok bool)
@@ -64,6 +68,7 @@ type waiter struct {
 type openRead struct {
 	id   uint64
 	span keys.Span
+	ts   hlc.TS // 0 until the read's timestamp is fixed
 }
 
 type routeAccess struct {
@@ -71,33 +76,37 @@ type routeAccess struct {
 	keys          map[string]int
 }
 
+// Heartbeat is what the group-0 leader sends every node: the highest
+// cutover catalog version it has seen.
+type Heartbeat struct{ Watermark uint64 }
+
 // Receive implements simclock.Actor.
 func (n *Node) Receive(ctx *simclock.Context, msg any) {
 	n.ctx = ctx
 	switch m := msg.(type) {
 	case simclock.Started:
 		n.meta = n.env.Meta.Connect(ctx.Self())
+		n.eng.Restarted()
+		n.watch(ctx)
 	case group.ApplyTick:
 		n.applyTick(m.Group)
 	case group.BecameLeader:
 		n.becomeLeader(m.Group, m.Term)
 	case group.LostLeader:
-		if ls := n.leads[m.Group]; ls != nil && ls.term == m.Term {
+		if ls := n.lead[m.Group]; ls != nil && ls.term <= m.Term {
 			n.stepDown(ls)
 		}
+	case Heartbeat:
+		n.eng.SeeWatermark(m.Watermark)
 	case *rpc.Inbound:
 		n.serve(m)
 	}
 }
 
-// lead returns the node's current leadership of g, if the cluster agrees.
-func (n *Node) lead(g int) *leader {
-	ls := n.leads[g]
-	if ls == nil || !n.env.Cluster.IsLeader(g, n.id, ls.term) {
-		return nil
-	}
-	return ls
-}
+// leads returns the node's leadership of g as the node believes it: a
+// deposed or paused-and-resumed leader keeps acting on it until a LostLeader
+// notice (or a refused proposal or read) tells it otherwise.
+func (n *Node) leads(g int) *leader { return n.lead[g] }
 
 func (n *Node) voter(g int) *fsm.FSM { return n.env.Cluster.Voter(g, n.id) }
 
@@ -111,7 +120,7 @@ func (n *Node) nowMs() uint64 {
 }
 
 func (n *Node) stepDown(ls *leader) {
-	n.leads[ls.g] = nil
+	n.lead[ls.g] = nil
 	ws, cs := ls.waiters, ls.onCeiling
 	ls.waiters, ls.onCeiling = nil, nil
 	for _, w := range ws {
@@ -126,7 +135,7 @@ func (n *Node) stepDown(ls *leader) {
 // lets the leader-local state react.
 func (n *Node) applyTick(g int) {
 	applied := n.env.Cluster.ApplyCommitted(g, n.id)
-	ls := n.leads[g]
+	ls := n.lead[g]
 	if ls == nil || len(applied) == 0 {
 		return
 	}
@@ -138,39 +147,30 @@ func (n *Node) applyTick(g int) {
 	for len(ls.waiters) > 0 && ls.waiters[0].index <= last {
 		w := ls.waiters[0]
 		ls.waiters = ls.waiters[1:]
-		var r fsm.Result
-		applied2 := false
-		if w.index >= first {
-			a := applied[w.index-first]
-			if w.term != 0 && a.Entry.Term != w.term {
-				w.fn(fsm.Result{}, false, errs.ErrLeaderChanged)
-				continue
-			}
-			r, applied2 = a.Result, true
+		if w.index < first {
+			w.fn(fsm.Result{}, false, nil)
+			continue
 		}
-		w.fn(r, applied2, nil)
+		a := applied[w.index-first]
+		if w.term != 0 && a.Entry.Term != w.term {
+			w.fn(fsm.Result{}, false, errs.ErrLeaderChanged)
+			continue
+		}
+		w.fn(a.Result, true, nil)
 	}
 }
 
 // leaderApplied keeps the leader's clock in step with what its voter made
-// durable, and starts promotion when a staged route appears.
+// durable.
 func (n *Node) leaderApplied(ls *leader, a group.Applied) {
 	e := a.Entry
 	switch e.Kind {
 	case fsm.KindCeiling:
 		ls.clock.SetCeiling(e.Ceiling)
-	case fsm.KindImport:
-		if a.Result.Err == nil && !a.Result.Duplicate && !n.env.Bugs.Has(bugs.MigrateNoHLCAdvance) {
-			for _, row := range e.Import.Rows {
-				ls.clock.ObserveDurable(row.TS)
-			}
+	case fsm.KindImport, fsm.KindFloor:
+		if a.Result.Err == nil && !a.Result.Duplicate && ls.ready {
+			ls.clock.ObserveDurable(a.Result.LastCommit)
 		}
-	case fsm.KindFloor:
-		if !n.env.Bugs.Has(bugs.MigrateNoHLCAdvance) {
-			ls.clock.ObserveDurable(e.Floor)
-		}
-	case fsm.KindCatalog:
-		n.kickPromoter(ls)
 	}
 }
 
@@ -221,35 +221,34 @@ func (n *Node) proposeWait(t *simclock.Task, ls *leader, e fsm.Entry) (fsm.Resul
 	return o.r, o.err
 }
 
-// becomeLeader starts a term: catch up with the log, rebuild the clock
-// from durable state, raise the ceiling past anything an earlier leader
-// could have used, then serve.
+// becomeLeader starts a term. The new leader may not have applied
+// everything committed: its first entry (a ceiling above its own clock)
+// commits only once every earlier entry is committed, and when its voter
+// has applied it, the leader-local state is rebuilt from that applied
+// state (the clock from the last commit ts and the highest ceiling any
+// earlier leader used; the timestamp cache from the clock), and it serves.
 func (n *Node) becomeLeader(g int, term uint64) {
-	if !n.env.Cluster.IsLeader(g, n.id, term) {
-		return
-	}
-	if old := n.leads[g]; old != nil {
+	if old := n.lead[g]; old != nil {
 		n.stepDown(old)
 	}
 	ls := &leader{g: g, term: term, access: map[uint64]*routeAccess{}}
-	n.leads[g] = ls
+	n.lead[g] = ls
 	n.ctx.Go(fmt.Sprintf("lead/g%d", g), func(t *simclock.Task) {
-		caughtUp := t.Await(func(resume func(any)) {
-			n.afterApplied(ls, n.env.Cluster.CommitIndex(g), func(err error) { resume(err == nil) })
-		}).(bool)
-		if !caughtUp || n.lead(g) != ls {
+		first := n.nowMs() + uint64(n.env.Cfg.CeilingWindow.Milliseconds())
+		if _, err := n.proposeWait(t, ls, fsm.Entry{Kind: fsm.KindCeiling, Ceiling: first}); err != nil || n.leads(g) != ls {
 			return
 		}
 		v := n.voter(g)
 		ls.clock = hlc.Start(v.LastCommit, v.Ceiling)
-		if _, err := n.proposeWait(t, ls, fsm.Entry{Kind: fsm.KindCeiling, Ceiling: n.ceilingTarget(ls)}); err != nil {
-			return
-		}
+		ls.ts = newTSCache(ls.clock.Last())
 		ls.ready = true
 		n.env.Cluster.MarkReady(g, term)
 		n.kickPromoter(ls)
+		n.startCompactor(ls)
+		n.startLockResolver(ls)
 		if g == 0 {
 			n.startMigrator(ls)
+			n.startHeartbeats(ls)
 			if n.env.Cfg.Detect {
 				n.startDetector(ls)
 			}
@@ -290,7 +289,7 @@ func (n *Node) raise(ls *leader, minPhys uint64) {
 // runs only if ls still leads, else fail runs.
 func (n *Node) afterRaise(ls *leader, minPhys uint64, retry, fail func()) {
 	ls.onCeiling = append(ls.onCeiling, func(ok bool) {
-		if !ok || n.lead(ls.g) != ls {
+		if !ok || n.leads(ls.g) != ls {
 			fail()
 			return
 		}
@@ -314,8 +313,8 @@ func (n *Node) issue(ls *leader, fn func(ts hlc.TS, ok bool)) {
 	fn(ts, true)
 }
 
-// observe moves the clock to a read timestamp, waiting for a ceiling raise
-// when it lies above the ceiling.
+// observe moves the clock to a read (or caller-supplied) timestamp, waiting
+// for a ceiling raise when it lies above the ceiling.
 func (n *Node) observe(ls *leader, ts hlc.TS, fn func(ok bool)) {
 	if err := ls.clock.Observe(ts); err != nil {
 		n.afterRaise(ls, ts.Phys(), func() { n.observe(ls, ts, fn) }, func() { fn(false) })

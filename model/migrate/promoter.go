@@ -8,11 +8,11 @@ import (
 )
 
 // stagedJob returns a job whose staged rows this group must promote: a
-// route of the group, in the voter's applied view, with staged visibility
-// on and promotion not complete.
+// route of the group, in the node's view, with staged visibility on and
+// promotion not complete.
 func (n *Node) stagedJob(g int) (uint64, bool) {
 	v := n.voter(g)
-	for _, r := range v.View.Routes {
+	for _, r := range n.eng.View.Routes {
 		if r.Group == g && r.StagedVisible && !v.Promoted(r.MigrationJob) {
 			return r.MigrationJob, true
 		}
@@ -35,7 +35,7 @@ func (n *Node) kickPromoter(ls *leader) {
 	ls.promoting = true
 	n.ctx.Go(fmt.Sprintf("promote/g%d", ls.g), func(t *simclock.Task) {
 		defer func() { ls.promoting = false }()
-		for n.lead(ls.g) == ls {
+		for n.leads(ls.g) == ls {
 			job, ok := n.stagedJob(ls.g)
 			if !ok {
 				return

@@ -1,40 +1,58 @@
 package migrate
 
 import (
+	"errors"
 	"sort"
 
 	"shardsim/model/migrate/errs"
 	"shardsim/model/migrate/fsm"
-	"shardsim/model/migrate/hlc"
 	"shardsim/model/migrate/keys"
 	"shardsim/model/migrate/rpc"
+	"shardsim/simclock"
 )
 
-// serve handles one request addressed to a group this node may lead.
+// serve handles one request addressed to a group this node may lead, or
+// to the node itself.
 func (n *Node) serve(in *rpc.Inbound) {
-	ls := n.lead(in.Group)
-	if ls == nil {
-		in.Reply(nil, errs.ErrNotLeader)
+	if _, ok := in.NodeOf(); ok {
+		n.serveNode(in)
 		return
 	}
-	if !ls.ready {
+	ls := n.leads(in.Group)
+	switch {
+	case ls == nil:
+		in.Reply(nil, errs.ErrNotLeader)
+		return
+	case !ls.ready:
 		in.Reply(nil, errs.ErrNotReady)
+		return
+	case n.eng.View.Version < n.voter(ls.g).MinView:
+		// A voter that joined after a catalog change its node has not
+		// caught up with may not judge requests by the older view.
+		in.Reply(nil, errs.ErrViewStale)
 		return
 	}
 	switch req := in.Req.(type) {
+	case ReadReq, ScanReq:
+		n.serveRead(ls, in)
 	case WriteReq:
 		n.serveWrite(ls, in, req)
-	case ReadReq:
-		rk := keys.RouteKey(req.Key)
-		n.serveRead(ls, in, keys.Span{Start: rk, End: keys.KeyAfter(rk)}, req.TS, rk, func(v *fsm.FSM, ts hlc.TS) (any, error) {
-			r, err := v.Read(req.Key, ts)
-			return ReadResp{Read: r, TS: ts}, err
-		})
-	case ScanReq:
-		n.serveRead(ls, in, req.Span, req.TS, req.Span.Start, func(v *fsm.FSM, ts hlc.TS) (any, error) {
-			rows, err := v.Scan(req.Family, req.Span, ts, req.Limit)
-			return ScanResp{Rows: rows, TS: ts}, err
-		})
+	case DeleteRangeReq:
+		n.serveDeleteRange(ls, in, req)
+	case PrepareReq:
+		n.servePrepare(ls, in, req)
+	case CommitReq:
+		n.serveCommit(ls, in, req)
+	case RollbackReq:
+		n.serveRollback(ls, in, req)
+	default:
+		n.serveMigration(ls, in)
+	}
+}
+
+// serveMigration handles the migrator's requests to a group leader.
+func (n *Node) serveMigration(ls *leader, in *rpc.Inbound) {
+	switch req := in.Req.(type) {
 	case ExportReq:
 		n.afterRead(ls, in, func(v *fsm.FSM) (any, error) {
 			res, err := v.Export(req.Export)
@@ -44,130 +62,118 @@ func (n *Node) serve(in *rpc.Inbound) {
 		n.afterRead(ls, in, func(v *fsm.FSM) (any, error) {
 			return StatusResp{Promoted: v.Promoted(req.Job), Staged: v.StagedRows(req.Job)}, nil
 		})
-	case DrainReq:
-		open := 0
-		for _, r := range ls.reads {
-			if r.span.Overlaps(req.Span) {
-				open++
-			}
-		}
-		in.Reply(DrainResp{Open: open}, nil)
+	case LocksReq:
+		n.afterRead(ls, in, func(v *fsm.FSM) (any, error) { return LocksResp{Locks: v.Locks(req.Span)}, nil })
+	case MembersReq:
+		in.Reply(MembersResp{Voters: n.env.Cluster.ConfigOf(ls.g, n.id)}, nil)
+	case OwnerReq:
+		n.serveOwner(in, req)
 	case AccessReq:
 		in.Reply(n.accessReport(ls), nil)
 	case BarrierReq:
-		n.proposeReply(ls, in, fsm.Entry{Kind: fsm.KindBarrier}, func(r fsm.Result) any {
-			return PushResp{Version: r.Version, LastCommit: r.LastCommit, Horizon: r.Horizon}
+		n.proposeReply(ls, in, fsm.Entry{Kind: fsm.KindBarrier, Job: req.Job}, func(e fsm.Entry, r fsm.Result) any {
+			return BarrierResp{LastCommit: r.LastCommit, Horizon: r.Horizon, Tracked: r.Tracked, Index: e.Index}
 		})
-	case PushReq:
-		c := req.Catalog.Clone()
-		n.proposeReply(ls, in, fsm.Entry{Kind: fsm.KindCatalog, Catalog: &c}, func(r fsm.Result) any {
-			return PushResp{Version: r.Version, LastCommit: r.LastCommit, Horizon: r.Horizon}
+	case GuardOp:
+		g := req.Guard
+		e := fsm.Entry{Kind: req.Kind, Guard: &g, Job: g.Job}
+		n.proposeReply(ls, in, e, func(e fsm.Entry, r fsm.Result) any {
+			return GuardResp{Index: e.Index, Compacted: r.Compacted, Tracked: r.Tracked}
 		})
 	case ImportReq:
-		im := &fsm.Import{Job: req.Job, Bracket: req.Bracket, Seq: req.Seq, Rows: req.Rows, Cursor: req.Cursor, Moving: req.Moving}
-		n.proposeReply(ls, in, fsm.Entry{Kind: fsm.KindImport, Import: im}, func(r fsm.Result) any {
-			return ImportResp{Seq: r.Seq, Cursor: r.Cursor, Duplicate: r.Duplicate}
-		})
-	case FloorReq:
-		n.proposeReply(ls, in, fsm.Entry{Kind: fsm.KindFloor, Floor: req.Floor}, func(r fsm.Result) any {
-			return PushResp{Version: r.Version, LastCommit: r.LastCommit, Horizon: r.Horizon}
-		})
+		n.serveImport(ls, in, req)
 	case CleanupReq:
 		c := &fsm.Cleanup{Job: req.Job, Moving: req.Moving, FenceTS: req.FenceTS}
-		n.proposeReply(ls, in, fsm.Entry{Kind: fsm.KindCleanup, Cleanup: c}, func(r fsm.Result) any { return r.Applied })
+		n.proposeReply(ls, in, fsm.Entry{Kind: fsm.KindCleanup, Cleanup: c}, func(_ fsm.Entry, r fsm.Result) any { return r.Applied })
 	case AbandonStagedReq:
-		n.proposeReply(ls, in, fsm.Entry{Kind: fsm.KindAbandonStaged, Job: req.Job}, func(r fsm.Result) any { return r.Applied })
+		n.proposeReply(ls, in, fsm.Entry{Kind: fsm.KindAbandonStaged, Job: req.Job}, func(_ fsm.Entry, r fsm.Result) any { return r.Applied })
 	default:
 		in.Reply(nil, errs.ErrBusy)
 	}
 }
 
-// proposeReply proposes e and answers with conv(result) once applied.
-func (n *Node) proposeReply(ls *leader, in *rpc.Inbound, e fsm.Entry, conv func(fsm.Result) any) {
-	n.propose(ls, e, func(r fsm.Result, err error) {
+// serveNode answers the requests addressed to the node itself: the
+// all-voter barriers ask each voter's node what it holds.
+func (n *Node) serveNode(in *rpc.Inbound) {
+	switch req := in.Req.(type) {
+	case ViewReq:
+		in.Reply(ViewResp{Version: n.eng.View.Version, Watermark: n.eng.Watermark}, nil)
+	case GuardReq:
+		v := n.voter(req.Group)
+		if v == nil {
+			in.Reply(GuardAck{}, nil)
+			return
+		}
+		in.Reply(GuardAck{Present: guardPresent(v, req), Applied: v.Applied}, nil)
+	case DrainReq:
+		open := 0
+		for _, ls := range n.lead {
+			if ls == nil {
+				continue
+			}
+			for _, r := range ls.reads {
+				if r.span.Overlaps(req.Span) && (req.AtOrBelow == 0 || r.ts != 0 && r.ts <= req.AtOrBelow) {
+					open++
+				}
+			}
+		}
+		in.Reply(DrainResp{Open: open}, nil)
+	default:
+		in.Reply(nil, errs.ErrBusy)
+	}
+}
+
+// guardPresent reports whether voter v holds the guard req names.
+func guardPresent(v *fsm.FSM, req GuardReq) bool {
+	switch req.Kind {
+	case fsm.KindArmTracker:
+		return v.Tracking(req.Job)
+	case fsm.KindFloor:
+		return v.HasFloor(req.Job, req.TS)
+	case fsm.KindArmFence:
+		_, ok := v.Fence(req.Job)
+		return ok
+	case fsm.KindDisarmFence:
+		_, ok := v.Fence(req.Job)
+		return !ok
+	case fsm.KindRelease:
+		_, pinned := v.Pin(req.Job)
+		return !v.Tracking(req.Job) && !pinned
+	}
+	return false
+}
+
+// proposeReply proposes e and answers with conv(entry, result) once applied.
+func (n *Node) proposeReply(ls *leader, in *rpc.Inbound, e fsm.Entry, conv func(fsm.Entry, fsm.Result) any) {
+	idx, err := n.env.Cluster.Propose(ls.g, n.id, ls.term, e)
+	if err != nil {
+		in.Reply(nil, errs.ErrNotLeader)
+		return
+	}
+	e.Index = idx
+	ls.wait(idx, ls.term, func(r fsm.Result, applied bool, err error) {
 		switch {
+		case err == nil && !applied:
+			in.Reply(nil, errs.ErrLeaderChanged)
 		case err != nil:
 			in.Reply(nil, err)
 		case r.Err != nil:
 			in.Reply(nil, r.Err)
 		default:
-			in.Reply(conv(r), nil)
+			in.Reply(conv(e, r), nil)
 		}
 	})
 }
 
-// serveWrite issues a commit timestamp and proposes the write; the answer
-// comes when this node's voter applied it. The apply-time checks of the
-// state machine decide; the leader does not pre-check.
-func (n *Node) serveWrite(ls *leader, in *rpc.Inbound, req WriteReq) {
-	n.issue(ls, func(ts hlc.TS, ok bool) {
-		if !ok {
-			in.Reply(nil, errs.ErrNotLeader)
-			return
-		}
-		w := &fsm.Write{Key: req.Key, Value: req.Value, Tombstone: req.Tombstone, TTLms: req.TTLms,
-			TS: ts, HasVersion: req.HasVersion, Observed: req.Observed, Op: req.Op}
-		n.count(ls, req.Key, true)
-		n.proposeReply(ls, in, fsm.Entry{Kind: fsm.KindWrite, Write: w}, func(r fsm.Result) any { return WriteResp{TS: r.TS} })
-	})
-}
-
-// serveRead admits a read of span on this group's applied view, fixes its
-// timestamp (the clock's last value for a latest read, so it covers every
-// acknowledged write; an explicit one is observed so no later write can
-// slip under it), waits until this node's voter applied everything
-// proposed so far, re-checks ownership and serves.
-func (n *Node) serveRead(ls *leader, in *rpc.Inbound, span keys.Span, ts hlc.TS, key string, serve func(*fsm.FSM, hlc.TS) (any, error)) {
-	if _, err := n.voter(ls.g).ReadRoute(span); err != nil {
-		in.Reply(nil, err)
-		return
-	}
-	n.count(ls, key, false)
-	start := func(ts hlc.TS) {
-		n.seq++
-		id := n.seq
-		ls.reads = append(ls.reads, openRead{id: id, span: span})
-		if h := n.env.Hooks.ReadOpen; h != nil {
-			h(ls.g, n.id, ls.term, id, span)
-		}
-		n.afterApplied(ls, n.env.Cluster.LastIndex(ls.g), func(err error) {
-			n.closeRead(ls, id)
-			if err != nil {
-				in.Reply(nil, err)
-				return
-			}
-			in.Reply(serve(n.voter(ls.g), ts))
-		})
-	}
-	if ts == 0 {
-		start(ls.clock.Last())
-		return
-	}
-	n.observe(ls, ts, func(ok bool) {
-		if !ok {
-			in.Reply(nil, errs.ErrNotLeader)
-			return
-		}
-		start(ts)
-	})
-}
-
-func (n *Node) closeRead(ls *leader, id uint64) {
-	for i, r := range ls.reads {
-		if r.id == id {
-			ls.reads = append(ls.reads[:i], ls.reads[i+1:]...)
-			break
-		}
-	}
-	if h := n.env.Hooks.ReadClose; h != nil {
-		h(ls.g, n.id, ls.term, id)
-	}
-}
-
-// afterRead serves a read-only request from this node's voter once it
-// applied everything proposed so far.
+// afterRead serves a read-only request from this node's voter once a read
+// index round confirmed the leadership and the voter applied everything
+// proposed so far.
 func (n *Node) afterRead(ls *leader, in *rpc.Inbound, serve func(*fsm.FSM) (any, error)) {
-	n.afterApplied(ls, n.env.Cluster.LastIndex(ls.g), func(err error) {
+	if !n.env.Cluster.ConfirmLeader(ls.g, n.id, ls.term) {
+		in.Reply(nil, errs.ErrNotLeader)
+		return
+	}
+	n.afterApplied(ls, n.env.Cluster.LastIndex(ls.g, n.id), func(err error) {
 		if err != nil {
 			in.Reply(nil, err)
 			return
@@ -176,10 +182,23 @@ func (n *Node) afterRead(ls *leader, in *rpc.Inbound, serve func(*fsm.FSM) (any,
 	})
 }
 
+// serveOwner answers an ownership query from the metadata store (group 0's
+// leader reads the catalog there, authoritatively).
+func (n *Node) serveOwner(in *rpc.Inbound, req OwnerReq) {
+	n.ctx.Go("owner", func(t *simclock.Task) {
+		cat, _, err := LoadCatalog(n.meta.In(t))
+		if err != nil {
+			in.Reply(nil, errs.ErrBusy)
+			return
+		}
+		in.Reply(OwnerResp{Version: cat.Version, Routes: cat.Intersecting(req.Span)}, nil)
+	})
+}
+
 // count records one access for the hotspot detector.
 func (n *Node) count(ls *leader, raw string, write bool) {
 	rk := keys.RouteKey(raw)
-	r, ok := n.voter(ls.g).View.Lookup(rk)
+	r, ok := n.eng.View.Lookup(rk)
 	if !ok {
 		return
 	}
@@ -215,4 +234,27 @@ func (n *Node) accessReport(ls *leader) AccessResp {
 	}
 	ls.access = map[uint64]*routeAccess{}
 	return out
+}
+
+// serveImport appends an import batch; the target's guards against
+// repeated, stale and out-of-order batches (the batch sequence, the
+// abandoned-job refusal) are counted as they act.
+func (n *Node) serveImport(ls *leader, in *rpc.Inbound, req ImportReq) {
+	im := &fsm.Import{Job: req.Job, Bracket: req.Bracket, Seq: req.Seq, Rows: req.Rows, Cursor: req.Cursor, Moving: req.Moving}
+	n.propose(ls, fsm.Entry{Kind: fsm.KindImport, Import: im}, func(r fsm.Result, err error) {
+		switch {
+		case err != nil:
+			in.Reply(nil, err)
+		case errors.Is(r.Err, errs.ErrJobAborted):
+			n.env.Counters.AbortedImports++
+			in.Reply(nil, r.Err)
+		case r.Err != nil:
+			in.Reply(nil, r.Err)
+		default:
+			if r.Duplicate {
+				n.env.Counters.StaleImports++
+			}
+			in.Reply(ImportResp{Seq: r.Seq, Cursor: r.Cursor, Duplicate: r.Duplicate}, nil)
+		}
+	})
 }

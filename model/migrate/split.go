@@ -57,7 +57,7 @@ func SplitRange(kv simkv.KV, req SplitRequest) (uint64, error) {
 	id := job.DecodeID(nextB) + 1
 	j := job.SplitJob{
 		ID: id, SourceRouteID: r.ID, SourceGroup: r.Group, TargetGroup: req.Target,
-		SplitKey: req.SplitKey, MovingEnd: r.End, Phase: job.Planned, CreatedAtMs: req.NowMs, Writes: 1,
+		SplitKey: req.SplitKey, SourceStart: r.Start, MovingEnd: r.End, Phase: job.Planned, CreatedAtMs: req.NowMs, Writes: 1,
 	}
 	var ps putSet
 	ps.put(job.Key(id), j.Encode())

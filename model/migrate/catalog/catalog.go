@@ -51,6 +51,10 @@ type Route struct {
 	StagedVisible       bool   // reads on Group merge the job's staged rows
 	MigrationJob        uint64 // the job whose staged rows to merge
 	MinWriteTSExclusive hlc.TS // Group rejects writes at or below this
+	// MinReadTS is the oldest timestamp the route's data answers for: a
+	// moved route inherits its source's compaction watermark (the target
+	// never saw the versions compacted before the move).
+	MinReadTS hlc.TS
 }
 
 // Span returns the route's key span.
@@ -68,6 +72,9 @@ func (r Route) String() string {
 	if r.MinWriteTSExclusive != 0 {
 		s += " floor=" + r.MinWriteTSExclusive.String()
 	}
+	if r.MinReadTS != 0 {
+		s += " minread=" + r.MinReadTS.String()
+	}
 	return s
 }
 
@@ -76,6 +83,10 @@ type Catalog struct {
 	Version     uint64
 	NextRouteID uint64
 	Routes      []Route // sorted by Start
+	// LastCutover is the version of the latest CUTOVER (a route moved to
+	// another group): the max_cutover_version_seen of whoever holds this
+	// snapshot.
+	LastCutover uint64
 }
 
 // Clone returns a deep copy.
@@ -189,25 +200,46 @@ func (c Catalog) Fence(id uint64, splitKey string) (Catalog, uint64, error) {
 }
 
 // Cutover replaces the WriteFenced route id with an Active route on target
-// whose reads merge job's staged rows and whose writes must lie above floor.
-func (c Catalog) Cutover(id uint64, target int, job uint64, floor hlc.TS) (Catalog, error) {
+// whose reads merge job's staged rows, whose writes must lie above floor and
+// whose reads must lie at or above minRead; the snapshot records itself as
+// the latest cutover.
+func (c Catalog) Cutover(id uint64, target int, job uint64, floor, minRead hlc.TS) (Catalog, error) {
 	r, ok := c.Route(id)
 	if !ok || r.State != WriteFenced {
 		return c, fmt.Errorf("catalog: route %d is not write-fenced", id)
 	}
-	return c.next(func(rs []Route) []Route {
+	n := c.next(func(rs []Route) []Route {
 		for i := range rs {
 			if rs[i].ID == id {
 				rs[i].Group, rs[i].State = target, Active
 				rs[i].StagedVisible, rs[i].MigrationJob, rs[i].MinWriteTSExclusive = true, job, floor
+				if minRead > rs[i].MinReadTS {
+					rs[i].MinReadTS = minRead
+				}
 			}
 		}
 		return rs
-	}), nil
+	})
+	n.LastCutover = n.Version
+	return n, nil
 }
 
-// ClearStaged turns off staged visibility on route id.
-func (c Catalog) ClearStaged(id uint64) (Catalog, error) {
+// Intersecting returns the routes whose spans overlap s, in key order.
+func (c Catalog) Intersecting(s keys.Span) []Route {
+	var out []Route
+	for _, r := range c.Routes {
+		if r.Span().Overlaps(s) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// ClearStaged turns off staged visibility on route id. The route keeps its
+// write floor (callers may supply timestamps, and one below the floor would
+// hide under versions the move brought), unless clearFloor (a wrong
+// variant) says otherwise.
+func (c Catalog) ClearStaged(id uint64, clearFloor bool) (Catalog, error) {
 	r, ok := c.Route(id)
 	if !ok || !r.StagedVisible {
 		return c, fmt.Errorf("catalog: route %d has no staged visibility", id)
@@ -216,6 +248,9 @@ func (c Catalog) ClearStaged(id uint64) (Catalog, error) {
 		for i := range rs {
 			if rs[i].ID == id {
 				rs[i].StagedVisible, rs[i].MigrationJob = false, 0
+				if clearFloor {
+					rs[i].MinWriteTSExclusive = 0
+				}
 			}
 		}
 		return rs

@@ -6,6 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"shardsim/model/migrate/hlc"
+	"shardsim/model/migrate/keys"
 )
 
 func start() Catalog {
@@ -26,11 +27,11 @@ func TestMigrationStepsStayValid(t *testing.T) {
 	if err != nil || f.Version != 2 || moving != 3 {
 		t.Fatalf("fence: v%d moving=%d %v", f.Version, moving, err)
 	}
-	cut, err := f.Cutover(moving, 2, 7, hlc.Make(9, 0))
+	cut, err := f.Cutover(moving, 2, 7, hlc.Make(9, 0), hlc.Make(3, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
-	clr, err := cut.ClearStaged(moving)
+	clr, err := cut.ClearStaged(moving, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,13 +49,19 @@ func TestMigrationStepsStayValid(t *testing.T) {
 		t.Fatalf("fenced lookup %s", r)
 	}
 	r, _ = cut.Lookup("k7")
-	if r.Group != 2 || r.State != Active || !r.StagedVisible || r.MigrationJob != 7 {
+	if r.Group != 2 || r.State != Active || !r.StagedVisible || r.MigrationJob != 7 || r.MinReadTS != hlc.Make(3, 0) {
 		t.Fatalf("cutover lookup %s", r)
+	}
+	if cut.LastCutover != cut.Version || f.LastCutover != 0 || clr.LastCutover != cut.Version {
+		t.Fatalf("cutover watermark: fence %d cutover %d (v%d) clear %d", f.LastCutover, cut.LastCutover, cut.Version, clr.LastCutover)
+	}
+	if got := cut.Intersecting(keys.Span{Start: "k3", End: "k7"}); len(got) != 2 || got[0].Group != 1 || got[1].Group != 2 {
+		t.Fatalf("intersecting %v", got)
 	}
 	if r, _ := f.Lookup("k1"); r.ID != 2 || r.End != "k5" {
 		t.Fatalf("left part %s", r)
 	}
-	if _, err := cut.Cutover(moving, 2, 7, 0); err == nil {
+	if _, err := cut.Cutover(moving, 2, 7, 0, 0); err == nil {
 		t.Fatal("cut over an Active route")
 	}
 	if _, _, err := c.Fence(2, "k"); err == nil {

@@ -9,7 +9,7 @@ import (
 
 const (
 	codecTag     = 'C'
-	codecVersion = 1
+	codecVersion = 2
 )
 
 // Encode returns the catalog's stored form.
@@ -17,6 +17,7 @@ func (c Catalog) Encode() []byte {
 	w := wire.NewWriter(codecTag, codecVersion)
 	w.Uint(c.Version)
 	w.Uint(c.NextRouteID)
+	w.Uint(c.LastCutover)
 	w.Uint(uint64(len(c.Routes)))
 	for _, r := range c.Routes {
 		w.Uint(r.ID)
@@ -28,6 +29,7 @@ func (c Catalog) Encode() []byte {
 		w.Bool(r.StagedVisible)
 		w.Uint(r.MigrationJob)
 		w.Uint(uint64(r.MinWriteTSExclusive))
+		w.Uint(uint64(r.MinReadTS))
 	}
 	return w.Done()
 }
@@ -35,7 +37,7 @@ func (c Catalog) Encode() []byte {
 // Decode parses a stored catalog.
 func Decode(b []byte) (Catalog, error) {
 	rd := wire.NewReader(b, codecTag, codecVersion)
-	c := Catalog{Version: rd.Uint(), NextRouteID: rd.Uint()}
+	c := Catalog{Version: rd.Uint(), NextRouteID: rd.Uint(), LastCutover: rd.Uint()}
 	n := rd.Count()
 	for i := 0; i < n; i++ {
 		r := Route{ID: rd.Uint(), Start: rd.String(), End: rd.String(), Group: int(rd.Int())}
@@ -44,6 +46,7 @@ func Decode(b []byte) (Catalog, error) {
 		r.StagedVisible = rd.Bool()
 		r.MigrationJob = rd.Uint()
 		r.MinWriteTSExclusive = hlc.TS(rd.Uint())
+		r.MinReadTS = hlc.TS(rd.Uint())
 		if st > uint64(WriteFenced) {
 			return Catalog{}, fmt.Errorf("catalog: decode: %w: route state %d", wire.ErrMalformed, st)
 		}

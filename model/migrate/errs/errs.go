@@ -27,6 +27,42 @@ var (
 	ErrForeignRow = errors.New("row outside the moving range")
 	// ErrBusy: the request must wait (reads in flight, ceiling raise).
 	ErrBusy = errors.New("busy, retry later")
+	// ErrLocked: a pending transaction lock blocks the read or write.
+	ErrLocked = errors.New("key locked by a pending transaction")
+	// ErrRouteMoved: the source knows the route moved to another group.
+	ErrRouteMoved = errors.New("route moved")
+	// ErrRouteCutoverPending: a cutover read fence is armed and the
+	// request's catalog version is older than the cutover it waits for.
+	ErrRouteCutoverPending = errors.New("route cutover pending")
+	// ErrRouteOwnershipUnknown: the node could not establish who owns the
+	// route (an ownership query timed out); it fails closed.
+	ErrRouteOwnershipUnknown = errors.New("route ownership unknown")
+	// ErrViewStale: the leader's catalog view is older than the group
+	// requires; it serves once its watcher catches up.
+	ErrViewStale = errors.New("leader catalog view too old")
+)
+
+// Errors that say the request was not applied and retrying it as it is
+// cannot help.
+var (
+	// ErrWriteTooOld: a commit timestamp at or below an existing version,
+	// a read already served, or the compaction watermark.
+	ErrWriteTooOld = errors.New("commit ts too old")
+	// ErrCompacted: a read below the compaction watermark.
+	ErrCompacted = errors.New("read ts below the compaction watermark")
+	// ErrTxnConflict: a key changed after the transaction's read.
+	ErrTxnConflict = errors.New("transaction conflict")
+	// ErrTxnAborted: the transaction was rolled back.
+	ErrTxnAborted = errors.New("transaction rolled back")
+	// ErrTxnNotFound: neither a lock nor a commit record of the transaction.
+	ErrTxnNotFound = errors.New("transaction not found")
+	// ErrTxnCommitted: a rollback of a committed transaction.
+	ErrTxnCommitted = errors.New("transaction already committed")
+	// ErrJobAborted: an import for a job abandoned on this group.
+	ErrJobAborted = errors.New("migration job abandoned")
+	// ErrStaleGuard: a guard operation older than the group's state of it
+	// (an arm after the disarm or release it was overtaken by).
+	ErrStaleGuard = errors.New("stale migration guard operation")
 )
 
 // Errors that leave open whether the request took effect.
@@ -45,7 +81,8 @@ func Ambiguous(err error) bool {
 // Retryable reports whether err says the request did not apply and may be
 // retried (possibly after refreshing the catalog).
 func Retryable(err error) bool {
-	for _, e := range []error{ErrWrongGroup, ErrWriteFenced, ErrBelowFloor, ErrNotLeader, ErrNoLeader, ErrNotReady, ErrBusy} {
+	for _, e := range []error{ErrWrongGroup, ErrWriteFenced, ErrBelowFloor, ErrNotLeader, ErrNoLeader, ErrNotReady, ErrBusy,
+		ErrLocked, ErrRouteMoved, ErrRouteCutoverPending, ErrRouteOwnershipUnknown, ErrViewStale} {
 		if errors.Is(err, e) {
 			return true
 		}
@@ -55,5 +92,6 @@ func Retryable(err error) bool {
 
 // Routing reports whether err means the caller's catalog may be stale.
 func Routing(err error) bool {
-	return errors.Is(err, ErrWrongGroup) || errors.Is(err, ErrWriteFenced) || errors.Is(err, ErrBelowFloor)
+	return errors.Is(err, ErrWrongGroup) || errors.Is(err, ErrWriteFenced) || errors.Is(err, ErrBelowFloor) ||
+		errors.Is(err, ErrRouteMoved) || errors.Is(err, ErrRouteCutoverPending)
 }

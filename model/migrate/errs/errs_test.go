@@ -9,8 +9,10 @@ import (
 // applied), or neither (a protocol error); wrapping keeps the class.
 func TestClasses(t *testing.T) {
 	ambiguous := []error{ErrTimeout, ErrLeaderChanged}
-	retryable := []error{ErrWrongGroup, ErrWriteFenced, ErrBelowFloor, ErrNotLeader, ErrNoLeader, ErrNotReady, ErrBusy}
-	neither := []error{ErrImportGap, ErrForeignRow}
+	retryable := []error{ErrWrongGroup, ErrWriteFenced, ErrBelowFloor, ErrNotLeader, ErrNoLeader, ErrNotReady, ErrBusy,
+		ErrLocked, ErrRouteMoved, ErrRouteCutoverPending, ErrRouteOwnershipUnknown, ErrViewStale}
+	neither := []error{ErrImportGap, ErrForeignRow, ErrStaleGuard, ErrWriteTooOld, ErrCompacted, ErrTxnConflict, ErrTxnAborted,
+		ErrTxnNotFound, ErrTxnCommitted, ErrJobAborted}
 	for _, e := range ambiguous {
 		w := fmt.Errorf("call: %w", e)
 		if !Ambiguous(w) || Retryable(w) {
@@ -27,7 +29,7 @@ func TestClasses(t *testing.T) {
 			t.Errorf("%v should be neither", e)
 		}
 	}
-	if !Routing(ErrWriteFenced) || Routing(ErrNotLeader) {
+	if !Routing(ErrWriteFenced) || !Routing(ErrRouteMoved) || !Routing(ErrRouteCutoverPending) || Routing(ErrNotLeader) || Routing(ErrRouteOwnershipUnknown) {
 		t.Error("routing errors")
 	}
 }

@@ -1,19 +1,23 @@
 // Package fsm is the state machine every voter of a group applies, entry by
-// entry, from the group's committed log: an MVCC store, the catalog view the
-// group enforces, the timestamp state (last commit timestamp and physical
-// ceiling) and the migration bookkeeping (import sequence numbers, staged
-// rows, promotion progress).
+// entry, from the group's committed log: an MVCC store (transaction lock
+// rows included), the timestamp state (last commit timestamp and physical
+// ceiling), the compaction watermark, and the migration bookkeeping that
+// must be replicated (import sequence numbers, staged rows, promotion
+// progress, durable write floors, write trackers, retention pins and cutover
+// read fences).
 //
 // Apply is deterministic: its only inputs are the entry and the state, so
 // every voter that applies the same log reaches the same state, whatever
-// its pace. Reads and exports are served from a voter's applied state.
+// its pace. The catalog is not part of it: a group judges ownership and the
+// write fence by its leader's node-local view when it admits a request
+// (package route); what the log carries has been admitted. Reads and
+// exports are served from a voter's applied state.
 package fsm
 
 import (
 	"fmt"
 	"strconv"
 
-	"shardsim/model/migrate/catalog"
 	"shardsim/model/migrate/hlc"
 	"shardsim/model/migrate/keys"
 	"shardsim/model/migrate/mvcc"
@@ -24,29 +28,51 @@ type Kind uint8
 
 // Entry kinds.
 const (
-	// KindWrite is a client write (put or delete) at a leader-issued ts.
+	// KindWrite is a client write (put or delete) at an admitted ts.
 	KindWrite Kind = iota + 1
 	// KindCeiling raises the physical ceiling of the group's clock.
 	KindCeiling
-	// KindCatalog installs a catalog snapshot into the group's view
-	// (forward only); its result carries the last commit ts, which is how
-	// snapshot_ts and fence_ts are taken.
-	KindCatalog
 	// KindImport is one idempotent import batch into the staged keyspace.
 	KindImport
-	// KindFloor raises the last commit ts (and ceiling) to a cutover floor.
+	// KindFloor makes a migration's write floor durable on the target and
+	// raises the last commit ts (and ceiling) to it: target readiness.
 	KindFloor
 	// KindPromote copies the next staged rows of a job to live.
 	KindPromote
 	// KindCleanup deletes a moved span's source versions up to fence_ts.
 	KindCleanup
-	// KindAbandonStaged deletes a job's staged rows and import state.
+	// KindAbandonStaged deletes a job's staged rows and import state and
+	// refuses the job's later imports.
 	KindAbandonStaged
-	// KindBarrier changes nothing; its result carries the last commit ts.
+	// KindBarrier changes nothing; its result carries the last commit ts,
+	// the timestamp horizon and (with a job) the job's tracked minimum.
 	KindBarrier
+	// KindConfig changes the group's voter set (the replication layer acts
+	// on it) and raises the view floor new leaders must meet.
+	KindConfig
+	// KindArmTracker starts tracking the admitted timestamps of a moving
+	// span and pins its retention (no compaction) for a job.
+	KindArmTracker
+	// KindPin moves a job's retention pin.
+	KindPin
+	// KindRelease drops a job's tracker and retention pin.
+	KindRelease
+	// KindCompact compacts versions below a timestamp (pins respected).
+	KindCompact
+	// KindArmFence arms a cutover read fence; KindDisarmFence drops it.
+	KindArmFence
+	KindDisarmFence
+	// KindPrepare, KindCommit, KindRollback are the transaction steps.
+	KindPrepare
+	KindCommit
+	KindRollback
+	// KindDeleteRange deletes every visible user key of a route-key span.
+	KindDeleteRange
 )
 
-var kindNames = [...]string{"?", "write", "ceiling", "catalog", "import", "floor", "promote", "cleanup", "abandon-staged", "barrier"}
+var kindNames = [...]string{"?", "write", "ceiling", "import", "floor", "promote", "cleanup", "abandon-staged",
+	"barrier", "config", "arm-tracker", "pin", "release", "compact", "arm-fence", "disarm-fence",
+	"prepare", "commit", "rollback", "delete-range"}
 
 // String names the kind.
 func (k Kind) String() string {
@@ -58,14 +84,14 @@ func (k Kind) String() string {
 
 // Write is a client write.
 type Write struct {
-	Key        string
-	Value      string
-	Tombstone  bool
-	TTLms      uint64 // 0: no expiry
-	TS         hlc.TS
-	HasVersion bool   // the coordinator stamped its observed catalog version
-	Observed   uint64 // that version
-	Op         string // the client operation id, for traces and checkers
+	Key       string
+	Value     string
+	Tombstone bool
+	TTLms     uint64 // 0: no expiry
+	TS        hlc.TS
+	CallerTS  bool   // the client supplied TS (else the leader issued it)
+	Staging   uint64 // the job whose staged rows count as existing versions (0: none)
+	Op        string // the client operation id, for traces and checkers
 }
 
 // Import is one import batch of a migration.
@@ -91,20 +117,61 @@ type Cleanup struct {
 	FenceTS hlc.TS
 }
 
+// Guard is a migration's per-span replicated guard: a durable write floor
+// (KindFloor), a tracker (KindArmTracker), a retention pin (KindPin), or a
+// cutover read fence (KindArmFence: TS is unused, Expected and Target say
+// which CUTOVER it waits for).
+type Guard struct {
+	Job      uint64
+	Span     keys.Span
+	TS       hlc.TS
+	Expected uint64
+	Target   int
+}
+
+// Txn is a transaction step. Keys are user keys; Primary is one of them.
+type Txn struct {
+	ID       string
+	Primary  string
+	Keys     []string
+	Values   []string
+	Deletes  []bool
+	ReadTS   hlc.TS // prepare: the snapshot the transaction read (first committer wins)
+	StartTS  hlc.TS
+	CommitTS hlc.TS
+	AbortTS  hlc.TS // rollback: the timestamp its rollback record is written at
+	CallerTS bool   // the client supplied CommitTS
+	Staging  uint64 // the job whose staged rows the step's probes must see (0: none)
+	OnePhase bool   // commit: prepare and commit in one step (no locks)
+}
+
+// DeleteRange deletes, at TS, every user key whose route key lies in Span
+// and which is visible there (live, or staged under Staging).
+type DeleteRange struct {
+	Span    keys.Span
+	TS      hlc.TS
+	Staging uint64
+	Op      string
+}
+
 // Entry is one log entry.
 type Entry struct {
 	Index uint64
 	Term  uint64
 	Kind  Kind
 
-	Write   *Write
-	Ceiling uint64
-	Catalog *catalog.Catalog
-	Import  *Import
-	Floor   hlc.TS
-	Promote *Promote
-	Cleanup *Cleanup
-	Job     uint64 // KindAbandonStaged
+	Write    *Write
+	Ceiling  uint64
+	Import   *Import
+	Promote  *Promote
+	Cleanup  *Cleanup
+	Guard    *Guard
+	Txn      *Txn
+	DelRange *DeleteRange
+	TS       hlc.TS // KindCompact: the compaction timestamp
+	Job      uint64 // KindAbandonStaged, KindBarrier, KindRelease, KindDisarmFence
+	Config   []int  // KindConfig: the new voter set
+	MinView  uint64 // KindConfig: the proposing leader's catalog view version
 }
 
 // String renders the entry for traces.
@@ -117,20 +184,39 @@ func (e Entry) String() string {
 		if w.Tombstone {
 			s += " del"
 		}
+		if w.CallerTS {
+			s += " caller-ts"
+		}
 	case KindCeiling:
 		s += " " + strconv.FormatUint(e.Ceiling, 10)
-	case KindCatalog:
-		s += " v" + strconv.FormatUint(e.Catalog.Version, 10)
 	case KindImport:
 		s += fmt.Sprintf(" j%d b%x seq=%d rows=%d", e.Import.Job, e.Import.Bracket, e.Import.Seq, len(e.Import.Rows))
-	case KindFloor:
-		s += " " + e.Floor.String()
 	case KindPromote:
 		s += fmt.Sprintf(" j%d max=%d", e.Promote.Job, e.Promote.Max)
 	case KindCleanup:
 		s += fmt.Sprintf(" j%d %s <=%s", e.Cleanup.Job, e.Cleanup.Moving, e.Cleanup.FenceTS)
-	case KindAbandonStaged:
-		s += fmt.Sprintf(" j%d", e.Job)
+	case KindFloor, KindArmTracker, KindPin, KindArmFence:
+		g := e.Guard
+		s += fmt.Sprintf(" j%d %s ts=%s", g.Job, g.Span, g.TS)
+		if e.Kind == KindArmFence {
+			s += fmt.Sprintf(" expect=v%d ->g%d", g.Expected, g.Target)
+		}
+	case KindAbandonStaged, KindRelease, KindDisarmFence, KindBarrier:
+		if e.Job != 0 {
+			s += fmt.Sprintf(" j%d", e.Job)
+		}
+	case KindConfig:
+		s += fmt.Sprintf(" %v minview=v%d", e.Config, e.MinView)
+	case KindCompact:
+		s += " <" + e.TS.String()
+	case KindPrepare, KindCommit, KindRollback:
+		t := e.Txn
+		s += fmt.Sprintf(" %s keys=%d start=%s commit=%s", t.ID, len(t.Keys), t.StartTS, t.CommitTS)
+		if t.OnePhase {
+			s += " one-phase"
+		}
+	case KindDeleteRange:
+		s += fmt.Sprintf(" %s@%s op=%s", e.DelRange.Span, e.DelRange.TS, e.DelRange.Op)
 	}
 	return s
 }
@@ -138,13 +224,15 @@ func (e Entry) String() string {
 // Result is what applying an entry produced.
 type Result struct {
 	Err        error
-	TS         hlc.TS // write: its commit ts
-	LastCommit hlc.TS // the group's last commit ts after the entry
-	Horizon    hlc.TS // the highest ts the group's leaders can have issued or observed so far
-	Version    uint64 // the catalog view's version after the entry
-	Cursor     []byte // import: the stored cursor (also on a duplicate)
-	Seq        uint64 // import: the stored sequence number
-	Applied    int    // rows written by import, promote or cleanup
-	Duplicate  bool   // import: an already-applied batch, a no-op
-	Done       bool   // promote: nothing staged is left
+	TS         hlc.TS     // write, commit: the commit ts
+	LastCommit hlc.TS     // the group's last commit ts after the entry
+	Horizon    hlc.TS     // the highest ts the group's leaders can have issued or observed so far
+	Cursor     []byte     // import: the stored cursor (also on a duplicate)
+	Seq        uint64     // import: the stored sequence number
+	Applied    int        // rows written by import, promote, cleanup or compaction
+	Duplicate  bool       // import, commit, prepare: an already-applied step, a no-op
+	Done       bool       // promote: nothing staged is left
+	Puts       []mvcc.Row // write, commit, rollback, delete-range: the versions the entry created
+	Tracked    hlc.TS     // barrier with a job: the lowest timestamp admitted in its span since the tracker was armed (0: none)
+	Compacted  hlc.TS     // arm-tracker: the compaction watermark when it was armed
 }

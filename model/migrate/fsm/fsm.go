@@ -2,13 +2,12 @@ package fsm
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"shardsim/model/bugs"
-	"shardsim/model/migrate/catalog"
 	"shardsim/model/migrate/errs"
 	"shardsim/model/migrate/hlc"
-	jobpkg "shardsim/model/migrate/job"
-	"shardsim/model/migrate/keys"
 	"shardsim/model/migrate/mvcc"
 )
 
@@ -23,28 +22,63 @@ type importState struct {
 	cursor []byte
 }
 
+// tracker is a job's write tracker: the lowest timestamp admitted in the
+// span since it was armed (0: none yet).
+type tracker struct {
+	Guard
+	min hlc.TS
+}
+
 // FSM is one voter's applied state of a group.
 type FSM struct {
-	Group      int
-	Store      *mvcc.Store
-	View       catalog.Catalog
-	LastCommit hlc.TS
-	Ceiling    uint64 // physical ms
-	Applied    uint64 // index of the last applied entry
+	Group       int
+	Store       *mvcc.Store
+	LastCommit  hlc.TS
+	Ceiling     uint64 // physical ms
+	Applied     uint64 // index of the last applied entry
+	CompactedTS hlc.TS // reads below it are refused
+	MinView     uint64 // a leader must judge by a catalog view at least this new
 
 	imports  map[importKey]importState
 	promoted map[uint64]bool // job -> every staged row promoted
 	cleaned  map[uint64]bool // job -> source versions deleted
+	aborted  map[uint64]bool // job -> abandoned here: its late imports are refused
+	floors   []Guard         // durable write floors (target readiness)
+	trackers []tracker
+	pins     []Guard
+	fences   []Guard           // armed cutover read fences
+	disarmed map[uint64]uint64 // job -> the highest expected cutover version disarmed: an older arm is stale
+	released map[uint64]bool   // job -> tracker and pin released: a later arm is stale
 	bugs     bugs.Set
 }
 
-// New returns the state of a fresh voter of group holding view.
-func New(group int, view catalog.Catalog, set bugs.Set) *FSM {
+// New returns the state of a fresh voter of group.
+func New(group int, set bugs.Set) *FSM {
 	return &FSM{
-		Group: group, Store: mvcc.New(), View: view.Clone(),
-		imports: map[importKey]importState{}, promoted: map[uint64]bool{}, cleaned: map[uint64]bool{},
-		bugs: set,
+		Group: group, Store: mvcc.New(),
+		imports: map[importKey]importState{}, promoted: map[uint64]bool{}, cleaned: map[uint64]bool{}, aborted: map[uint64]bool{},
+		disarmed: map[uint64]uint64{}, released: map[uint64]bool{}, bugs: set,
 	}
+}
+
+// Clone returns a deep copy of the state (a snapshot for a joining voter).
+func (f *FSM) Clone() *FSM {
+	n := *f
+	n.Store = f.Store.Clone()
+	n.imports = make(map[importKey]importState, len(f.imports))
+	for k, v := range f.imports {
+		n.imports[k] = importState{seq: v.seq, cursor: append([]byte(nil), v.cursor...)}
+	}
+	n.promoted = maps.Clone(f.promoted)
+	n.cleaned = maps.Clone(f.cleaned)
+	n.aborted = maps.Clone(f.aborted)
+	n.floors = slices.Clone(f.floors)
+	n.trackers = slices.Clone(f.trackers)
+	n.pins = slices.Clone(f.pins)
+	n.fences = slices.Clone(f.fences)
+	n.disarmed = maps.Clone(f.disarmed)
+	n.released = maps.Clone(f.released)
+	return &n
 }
 
 // Apply applies the next entry. Entries must come in index order.
@@ -53,35 +87,71 @@ func (f *FSM) Apply(e Entry) Result {
 		panic(fmt.Sprintf("fsm: group %d applying %d after %d", f.Group, e.Index, f.Applied))
 	}
 	f.Applied = e.Index
-	var r Result
+	r := f.apply(e)
+	r.LastCommit = f.LastCommit
+	r.Horizon = f.Horizon()
+	return r
+}
+
+func (f *FSM) apply(e Entry) Result {
 	switch e.Kind {
 	case KindWrite:
-		r = f.applyWrite(e.Write)
+		return f.applyWrite(e.Write)
 	case KindCeiling:
 		f.raiseCeiling(e.Ceiling)
-	case KindCatalog:
-		if e.Catalog.Version > f.View.Version {
-			f.View = e.Catalog.Clone()
-		}
 	case KindImport:
-		r = f.applyImport(e.Import)
+		return f.applyImport(e.Import)
 	case KindFloor:
-		if !f.bugs.Has(bugs.MigrateNoHLCAdvance) {
-			f.observe(e.Floor)
-		}
+		f.applyFloor(*e.Guard)
 	case KindPromote:
-		r = f.applyPromote(e.Promote)
+		return f.applyPromote(e.Promote)
 	case KindCleanup:
-		r = f.applyCleanup(e.Cleanup)
+		return f.applyCleanup(e.Cleanup)
 	case KindAbandonStaged:
-		r = f.applyAbandon(e.Job)
+		return f.applyAbandon(e.Job)
 	case KindBarrier:
+		if e.Job != 0 {
+			return Result{Tracked: f.TrackedMin(e.Job)}
+		}
+	case KindConfig:
+		if e.MinView > f.MinView {
+			f.MinView = e.MinView
+		}
+	case KindArmTracker:
+		if f.released[e.Guard.Job] {
+			return Result{Err: errs.ErrStaleGuard}
+		}
+		return f.armTracker(*e.Guard)
+	case KindPin:
+		f.movePin(*e.Guard)
+	case KindRelease:
+		f.release(e.Job)
+		f.released[e.Job] = true
+	case KindCompact:
+		return f.compact(e.TS)
+	case KindArmFence:
+		if e.Guard.Expected <= f.disarmed[e.Guard.Job] {
+			return Result{Err: errs.ErrStaleGuard} // a late or repeated arm of a fence already disarmed
+		}
+		f.fences = upsert(f.fences, *e.Guard)
+	case KindDisarmFence:
+		if g, ok := f.Fence(e.Guard.Job); ok && g.Expected > e.Guard.Expected {
+			e.Guard.Expected = g.Expected
+		}
+		f.disarmed[e.Guard.Job] = max(f.disarmed[e.Guard.Job], e.Guard.Expected)
+		f.fences = drop(f.fences, e.Guard.Job)
+	case KindPrepare:
+		return f.applyPrepare(e.Txn)
+	case KindCommit:
+		return f.applyCommit(e.Txn)
+	case KindRollback:
+		return f.applyRollback(e.Txn)
+	case KindDeleteRange:
+		return f.applyDeleteRange(e.DelRange)
 	default:
 		panic("fsm: unknown entry kind")
 	}
-	r.LastCommit, r.Version = f.LastCommit, f.View.Version
-	r.Horizon = f.Horizon()
-	return r
+	return Result{}
 }
 
 // Horizon returns the highest timestamp any leader of the group can have
@@ -109,176 +179,25 @@ func (f *FSM) observe(t hlc.TS) {
 	f.raiseCeiling(t.Phys())
 }
 
-// WriteCheck returns why the group would reject a write to raw, or nil: the
-// route must be the group's, not WriteFenced, and the ts above its floor.
-// hasVersion says whether the coordinator stamped a catalog version; the
-// fence check runs regardless of it (unless the fence-needs-version bug).
-func (f *FSM) WriteCheck(raw string, ts hlc.TS, hasVersion bool) error {
-	r, ok := f.View.Lookup(keys.RouteKey(raw))
-	if !ok || r.Group != f.Group {
-		return errs.ErrWrongGroup
+// committed records t as a commit ts the group issued or admitted.
+func (f *FSM) committed(t hlc.TS) {
+	if t > f.LastCommit {
+		f.LastCommit = t
 	}
-	if r.State == catalog.WriteFenced && (hasVersion || !f.bugs.Has(bugs.MigrateFenceNeedsVersion)) {
-		return errs.ErrWriteFenced
-	}
-	if r.MinWriteTSExclusive != 0 && ts <= r.MinWriteTSExclusive && !f.bugs.Has(bugs.MigrateNoHLCAdvance) {
-		return errs.ErrBelowFloor
-	}
-	return nil
 }
 
-func (f *FSM) applyWrite(w *Write) Result {
-	if err := f.WriteCheck(w.Key, w.TS, w.HasVersion); err != nil {
-		return Result{Err: err}
-	}
-	v := mvcc.Version{TS: w.TS, Value: w.Value, Tombstone: w.Tombstone}
-	if w.TTLms > 0 && !w.Tombstone {
-		v.ExpireAt = w.TS + hlc.TS(w.TTLms<<hlc.LogicalBits)
-	}
-	f.Store.Put(w.Key, v)
-	if w.TS > f.LastCommit {
-		f.LastCommit = w.TS
-	}
-	return Result{TS: w.TS}
-}
-
-func (f *FSM) applyImport(im *Import) Result {
-	k := importKey{im.Job, im.Bracket}
-	st := f.imports[k]
-	if im.Seq <= st.seq {
-		return Result{Cursor: st.cursor, Seq: st.seq, Duplicate: true}
-	}
-	if im.Seq > st.seq+1 {
-		return Result{Err: errs.ErrImportGap, Cursor: st.cursor, Seq: st.seq}
-	}
-	for _, row := range im.Rows {
-		if !im.Moving.Contains(keys.RouteKey(row.Key)) {
-			return Result{Err: errs.ErrForeignRow, Cursor: st.cursor, Seq: st.seq}
+// upsert replaces g's job entry in gs (or adds it).
+func upsert(gs []Guard, g Guard) []Guard {
+	for i := range gs {
+		if gs[i].Job == g.Job {
+			gs[i] = g
+			return gs
 		}
 	}
-	var max hlc.TS
-	for _, row := range im.Rows {
-		f.Store.Put(keys.StageKey(im.Job, row.Key), row.Version)
-		if row.TS > max {
-			max = row.TS
-		}
-	}
-	if len(im.Rows) > 0 && !f.bugs.Has(bugs.MigrateNoHLCAdvance) {
-		f.observe(max)
-	}
-	f.imports[k] = importState{seq: im.Seq, cursor: append([]byte(nil), im.Cursor...)}
-	return Result{Cursor: im.Cursor, Seq: im.Seq, Applied: len(im.Rows)}
+	return append(gs, g)
 }
 
-// ImportState returns the stored sequence number and cursor of a stream.
-func (f *FSM) ImportState(job uint64, bracket uint32) (uint64, []byte) {
-	st := f.imports[importKey{job, bracket}]
-	return st.seq, st.cursor
-}
-
-func (f *FSM) applyPromote(p *Promote) Result {
-	if f.promoted[p.Job] {
-		return Result{Done: true}
-	}
-	span := keys.StageSpan(p.Job)
-	type item struct {
-		staged string
-		v      mvcc.Version
-	}
-	var work []item
-	f.Store.Ascend(span.Start, span.End, func(k string, vs []mvcc.Version) bool {
-		for i := len(vs) - 1; i >= 0 && len(work) < p.Max; i-- { // oldest first
-			work = append(work, item{k, vs[i]})
-		}
-		return len(work) < p.Max
-	})
-	n := 0
-	for _, it := range work {
-		raw, _ := keys.Unstage(p.Job, it.staged)
-		switch {
-		case f.Store.Has(raw, it.v):
-			// already promoted (live holds this exact version)
-		case f.bugs.Has(bugs.MigratePromoteSkipsShadowed) && f.newerLive(raw, it.v.TS):
-			// the wrong variant drops a staged version a newer live one shadows
-		default:
-			f.Store.Put(raw, it.v)
-			n++
-		}
-		f.Store.Delete(it.staged, it.v.TS)
-	}
-	done := false
-	if f.StagedRows(p.Job) == 0 {
-		f.promoted[p.Job] = true
-		done = true
-	}
-	return Result{Applied: n, Done: done}
-}
-
-func (f *FSM) newerLive(raw string, ts hlc.TS) bool {
-	vs := f.Store.Versions(raw)
-	return len(vs) > 0 && vs[0].TS > ts
-}
-
-// Promoted reports whether every staged row of job has been promoted.
-func (f *FSM) Promoted(job uint64) bool { return f.promoted[job] }
-
-// StagedRows returns how many staged versions of job remain.
-func (f *FSM) StagedRows(job uint64) int {
-	span := keys.StageSpan(job)
-	n := 0
-	f.Store.Ascend(span.Start, span.End, func(_ string, vs []mvcc.Version) bool {
-		n += len(vs)
-		return true
-	})
-	return n
-}
-
-// MovedRows calls fn for every raw key of the moving span (all families).
-func (f *FSM) MovedRows(moving keys.Span, fn func(raw string, vs []mvcc.Version)) {
-	for _, b := range keys.Brackets(moving) {
-		f.Store.Ascend(b.Raw.Start, b.Raw.End, func(k string, vs []mvcc.Version) bool {
-			if keys.InBracket(k, b, moving) {
-				fn(k, vs)
-			}
-			return true
-		})
-	}
-}
-
-func (f *FSM) applyCleanup(c *Cleanup) Result {
-	var victims []string
-	f.MovedRows(c.Moving, func(raw string, _ []mvcc.Version) { victims = append(victims, raw) })
-	n := 0
-	for _, k := range victims {
-		n += f.Store.DeleteAtOrBelow(k, c.FenceTS)
-	}
-	f.cleaned[c.Job] = true
-	return Result{Applied: n}
-}
-
-// Cleaned reports whether the job's source cleanup has been applied.
-func (f *FSM) Cleaned(job uint64) bool { return f.cleaned[job] }
-
-func (f *FSM) applyAbandon(job uint64) Result {
-	span := keys.StageSpan(job)
-	type kv struct {
-		k  string
-		ts hlc.TS
-	}
-	var victims []kv
-	f.Store.Ascend(span.Start, span.End, func(k string, vs []mvcc.Version) bool {
-		for _, v := range vs {
-			victims = append(victims, kv{k, v.TS})
-		}
-		return true
-	})
-	for _, v := range victims {
-		f.Store.Delete(v.k, v.ts)
-	}
-	for pass := uint8(1); pass <= 2; pass++ {
-		for _, fam := range keys.Families() {
-			delete(f.imports, importKey{job, jobpkg.BracketID(pass, fam)})
-		}
-	}
-	return Result{Applied: len(victims)}
+// drop removes job's entry from gs.
+func drop(gs []Guard, job uint64) []Guard {
+	return slices.DeleteFunc(gs, func(g Guard) bool { return g.Job == job })
 }

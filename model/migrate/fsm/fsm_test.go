@@ -5,20 +5,12 @@ import (
 	"testing"
 
 	"shardsim/model/bugs"
-	"shardsim/model/migrate/catalog"
 	"shardsim/model/migrate/errs"
 	"shardsim/model/migrate/hlc"
 	"shardsim/model/migrate/job"
 	"shardsim/model/migrate/keys"
 	"shardsim/model/migrate/mvcc"
 )
-
-func base() catalog.Catalog {
-	return catalog.Catalog{Version: 1, NextRouteID: 3, Routes: []catalog.Route{
-		{ID: 1, Start: "", End: "k", Group: 0},
-		{ID: 2, Start: "k", End: "", Group: 1},
-	}}
-}
 
 // applier feeds entries with consecutive indexes.
 type applier struct{ f *FSM }
@@ -28,43 +20,185 @@ func (a applier) apply(e Entry) Result {
 	return a.f.Apply(e)
 }
 
-func write(key string, ts hlc.TS, versioned bool) Entry {
-	return Entry{Kind: KindWrite, Write: &Write{Key: key, Value: "v", TS: ts, HasVersion: versioned, Op: "op"}}
+func newApplier(set bugs.Set) applier { return applier{New(1, set)} }
+
+func write(key string, ts hlc.TS) Entry {
+	return Entry{Kind: KindWrite, Write: &Write{Key: key, Value: "v@" + ts.String(), TS: ts, Op: "op"}}
 }
 
-func TestWriteChecks(t *testing.T) {
+var moving = keys.Span{Start: "k5"}
+
+// A write lands unless it is at or below a durable floor of its span, under
+// a lock, or at or below an existing version or the compaction watermark.
+func TestWriteAdmission(t *testing.T) {
+	a := newApplier(bugs.None)
+	if r := a.apply(write("k1", 10)); r.Err != nil || r.TS != 10 || a.f.LastCommit != 10 {
+		t.Fatalf("plain write: %+v", r)
+	}
+	if r := a.apply(write("k1", 10)); !errors.Is(r.Err, errs.ErrWriteTooOld) {
+		t.Fatalf("a write at an existing version's ts: %v", r.Err)
+	}
+	a.apply(Entry{Kind: KindFloor, Guard: &Guard{Job: 9, Span: moving, TS: 100}})
+	if a.f.LastCommit != 100 || a.f.Ceiling < hlc.TS(100).Phys() {
+		t.Fatal("the floor did not raise the durable clock bound")
+	}
+	if r := a.apply(write("k7", 100)); !errors.Is(r.Err, errs.ErrBelowFloor) {
+		t.Fatalf("write at the floor: %v", r.Err)
+	}
+	if r := a.apply(write("k7", 101)); r.Err != nil {
+		t.Fatalf("write above the floor: %v", r.Err)
+	}
+	if r := a.apply(write("k1", 50)); r.Err != nil {
+		t.Fatalf("the floor covers only its span: %v", r.Err)
+	}
+	a.apply(Entry{Kind: KindCompact, TS: 60})
+	if r := a.apply(write("k2", 55)); !errors.Is(r.Err, errs.ErrWriteTooOld) {
+		t.Fatalf("a write below the compaction watermark: %v", r.Err)
+	}
+	if !a.f.HasFloor(9, 100) || a.f.HasFloor(9, 101) {
+		t.Fatal("HasFloor")
+	}
+}
+
+func txn(id string, readTS, start, commit hlc.TS, ks ...string) *Txn {
+	t := &Txn{ID: id, Primary: ks[0], Keys: ks, ReadTS: readTS, StartTS: start, CommitTS: commit}
+	for range ks {
+		t.Values = append(t.Values, id)
+		t.Deletes = append(t.Deletes, false)
+	}
+	return t
+}
+
+// Prepare locks, a read at or above the commit ts waits, commit installs
+// the versions and the commit record, a retried commit is a duplicate, and
+// a rolled-back transaction cannot commit.
+func TestTransactions(t *testing.T) {
 	for _, buggy := range []bool{false, true} {
 		set := bugs.None
 		if buggy {
-			set = bugs.MustParse(bugs.MigrateFenceNeedsVersion)
+			set = bugs.MustParse(bugs.MigrateRollbackProvesCommit)
 		}
-		a := applier{New(1, base(), set)}
-		if r := a.apply(write("k1", 10, true)); r.Err != nil || r.TS != 10 || a.f.LastCommit != 10 {
-			t.Fatalf("plain write: %+v", r)
+		a := newApplier(set)
+		a.apply(write("k6", 10))
+		tx := txn("t1", 10, 11, 20, "k6", "k2")
+		if r := a.apply(Entry{Kind: KindPrepare, Txn: tx}); r.Err != nil || r.TS != 20 {
+			t.Fatalf("prepare: %+v", r)
 		}
-		if r := a.apply(write("a", 11, true)); !errors.Is(r.Err, errs.ErrWrongGroup) {
-			t.Fatalf("write to another group's route: %v", r.Err)
+		if r := a.apply(Entry{Kind: KindPrepare, Txn: tx}); !r.Duplicate {
+			t.Fatalf("repeated prepare: %+v", r)
 		}
-		fenced, moving, _ := base().Fence(2, "k5")
-		a.apply(Entry{Kind: KindCatalog, Catalog: &fenced})
-		if r := a.apply(write("k7", 12, true)); !errors.Is(r.Err, errs.ErrWriteFenced) {
-			t.Fatalf("versioned write to a fenced route: %v", r.Err)
+		if a.f.LockCount(keys.Span{}) != 2 {
+			t.Fatalf("locks %d", a.f.LockCount(keys.Span{}))
 		}
-		// Unconditional: no observed version, still rejected (unless the bug).
-		r := a.apply(write(keys.Encode(keys.FamilyListItem, "k7", "1"), 13, false))
-		if buggy != (r.Err == nil) {
-			t.Fatalf("bug=%v: unversioned write to a fenced route: %v", buggy, r.Err)
+		if _, err := a.f.Read("k6", 20, ReadOpts{}); !errors.Is(err, errs.ErrLocked) {
+			t.Fatalf("read at the commit ts under a lock: %v", err)
 		}
-		if r := a.apply(write("k1", 14, false)); r.Err != nil {
-			t.Fatalf("left part still writable: %v", r.Err)
+		if r, err := a.f.Read("k6", 19, ReadOpts{}); err != nil || r.Version.TS != 10 {
+			t.Fatalf("read below the commit ts: %+v %v", r, err)
 		}
-		cut, _ := fenced.Cutover(moving, 2, 9, 100)
-		b := applier{New(2, cut, bugs.None)}
-		if r := b.apply(write("k7", 100, true)); !errors.Is(r.Err, errs.ErrBelowFloor) {
-			t.Fatalf("write at the floor: %v", r.Err)
+		if r := a.apply(write("k2", 30)); !errors.Is(r.Err, errs.ErrLocked) {
+			t.Fatalf("a write to a locked key: %v", r.Err)
 		}
-		if r := b.apply(write("k7", 101, true)); r.Err != nil {
-			t.Fatalf("write above the floor: %v", r.Err)
+		other := txn("t2", 10, 12, 21, "k6")
+		if r := a.apply(Entry{Kind: KindPrepare, Txn: other}); !errors.Is(r.Err, errs.ErrLocked) {
+			t.Fatalf("a second prepare on a locked key: %v", r.Err)
+		}
+		if r := a.apply(Entry{Kind: KindCommit, Txn: tx}); r.Err != nil || r.TS != 20 {
+			t.Fatalf("commit: %+v", r)
+		}
+		if r := a.apply(Entry{Kind: KindCommit, Txn: tx}); !r.Duplicate || r.TS != 20 {
+			t.Fatalf("retried commit: %+v", r)
+		}
+		if r, _ := a.f.Read("k2", 20, ReadOpts{}); r.Version.Value != "t1" || a.f.LockCount(keys.Span{}) != 0 {
+			t.Fatalf("committed read %+v", r)
+		}
+		if _, ok := a.f.Store.At(CommitRecordKey("k6", "t1"), 20); !ok {
+			t.Fatal("no commit record")
+		}
+		late := txn("t3", 20, 22, 23, "k2")
+		if r := a.apply(Entry{Kind: KindPrepare, Txn: txn("t9", 5, 22, 40, "k6")}); !errors.Is(r.Err, errs.ErrTxnConflict) {
+			t.Fatalf("prepare over a newer committed version: %v", r.Err)
+		}
+		a.apply(Entry{Kind: KindPrepare, Txn: late})
+		late.AbortTS = 24
+		a.apply(Entry{Kind: KindRollback, Txn: late})
+		r := a.apply(Entry{Kind: KindCommit, Txn: late})
+		if buggy != (r.Err == nil) || !buggy && !errors.Is(r.Err, errs.ErrTxnAborted) {
+			t.Fatalf("bug=%v: commit after rollback: %+v", buggy, r)
+		}
+		if r := a.apply(Entry{Kind: KindPrepare, Txn: late}); !errors.Is(r.Err, errs.ErrTxnAborted) {
+			t.Fatalf("a late prepare after rollback: %v", r.Err)
+		}
+		if r := a.apply(Entry{Kind: KindCommit, Txn: txn("t8", 1, 2, 3, "k9")}); !errors.Is(r.Err, errs.ErrTxnNotFound) {
+			t.Fatalf("commit of an unknown transaction: %v", r.Err)
+		}
+	}
+}
+
+// The tracker starts from the commit timestamps of transactions prepared
+// before it was armed and follows every write admitted in its span.
+func TestWriteTracker(t *testing.T) {
+	a := newApplier(bugs.None)
+	a.apply(write("k6", 50))
+	a.apply(Entry{Kind: KindPrepare, Txn: txn("t1", 50, 51, 52, "k7")})
+	a.apply(Entry{Kind: KindPrepare, Txn: txn("t0", 50, 53, 54, "k1")}) // outside the span
+	a.apply(Entry{Kind: KindCompact, TS: 5})
+	r := a.apply(Entry{Kind: KindArmTracker, Guard: &Guard{Job: 9, Span: moving}})
+	if r.Tracked != 52 || r.Compacted != 5 || !a.f.Tracking(9) {
+		t.Fatalf("arm: %+v", r)
+	}
+	a.apply(Entry{Kind: KindWrite, Write: &Write{Key: "k8", TS: 40, CallerTS: true}})
+	a.apply(write("k2", 30))
+	if r := a.apply(Entry{Kind: KindBarrier, Job: 9}); r.Tracked != 40 {
+		t.Fatalf("tracked %s, want the caller-timestamped write at 40", r.Tracked)
+	}
+	a.apply(Entry{Kind: KindRelease, Job: 9})
+	if a.f.Tracking(9) || a.f.TrackedMin(9) != 0 {
+		t.Fatal("release left the tracker")
+	}
+}
+
+// Compaction keeps each key's newest version at or below its effective
+// timestamp (a retention pin caps it), drops what that hides, refuses
+// reads below the watermark, and leaves staged and lock rows alone.
+func TestCompactionAndRetentionPin(t *testing.T) {
+	for _, buggy := range []bool{false, true} {
+		set := bugs.None
+		if buggy {
+			set = bugs.MustParse(bugs.MigrateNoRetentionPin)
+		}
+		a := newApplier(set)
+		for _, ts := range []hlc.TS{10, 20, 30} {
+			a.apply(write("k1", ts))
+			a.apply(write("k6", ts))
+		}
+		a.apply(Entry{Kind: KindWrite, Write: &Write{Key: "k3", TS: 15, Tombstone: true}})
+		a.apply(Entry{Kind: KindWrite, Write: &Write{Key: "k3", TS: 14, CallerTS: true}}) // under the tombstone
+		a.apply(Entry{Kind: KindArmTracker, Guard: &Guard{Job: 9, Span: moving}})
+		a.apply(Entry{Kind: KindCompact, TS: 25})
+		if n := len(a.f.Store.Versions("k1")); n != 2 {
+			t.Fatalf("k1 keeps %d versions, want 20 and 30", n)
+		}
+		if vs := a.f.Store.Versions("k3"); len(vs) != 1 || !vs[0].Tombstone {
+			t.Fatalf("k3 keeps %v, want the tombstone alone (it may hide staged rows)", vs)
+		}
+		want := 3
+		if buggy {
+			want = 2
+		}
+		if n := len(a.f.Store.Versions("k6")); n != want {
+			t.Fatalf("bug=%v: pinned k6 keeps %d versions", buggy, n)
+		}
+		if _, err := a.f.Read("k6", 24, ReadOpts{}); !errors.Is(err, errs.ErrCompacted) {
+			t.Fatal("a read below the watermark was served")
+		}
+		if _, err := a.f.Read("k6", 26, ReadOpts{MinRead: 27}); !errors.Is(err, errs.ErrCompacted) {
+			t.Fatal("a read below the route's oldest answerable ts was served")
+		}
+		a.apply(Entry{Kind: KindPin, Guard: &Guard{Job: 9, TS: 15}})
+		a.apply(Entry{Kind: KindCompact, TS: 28})
+		if p, _ := a.f.Pin(9); !buggy && (p.TS != 15 || len(a.f.Store.Versions("k6")) != 3) {
+			t.Fatalf("moved pin %+v, k6 versions %d", p, len(a.f.Store.Versions("k6")))
 		}
 	}
 }
@@ -75,11 +209,11 @@ func row(key string, ts hlc.TS) mvcc.Row {
 
 func imp(seq uint64, rows ...mvcc.Row) Entry {
 	return Entry{Kind: KindImport, Import: &Import{Job: 9, Bracket: job.BracketID(1, keys.FamilyUser), Seq: seq, Rows: rows,
-		Cursor: []byte{byte(seq)}, Moving: keys.Span{Start: "k5"}}}
+		Cursor: []byte{byte(seq)}, Moving: moving}}
 }
 
-func TestImportIsIdempotent(t *testing.T) {
-	a := applier{New(2, base(), bugs.None)}
+func TestImportIsIdempotentAndRefusedAfterAbandon(t *testing.T) {
+	a := applier{New(2, bugs.None)}
 	if r := a.apply(imp(1, row("k6", 40))); r.Err != nil || r.Applied != 1 || r.Duplicate {
 		t.Fatalf("first batch: %+v", r)
 	}
@@ -98,7 +232,17 @@ func TestImportIsIdempotent(t *testing.T) {
 	if a.f.StagedRows(9) != 1 {
 		t.Fatalf("staged rows %d", a.f.StagedRows(9))
 	}
-	nb := applier{New(2, base(), bugs.MustParse(bugs.MigrateNoHLCAdvance))}
+	a.apply(Entry{Kind: KindAbandonStaged, Job: 9})
+	if a.f.StagedRows(9) != 0 || !a.f.Aborted(9) {
+		t.Fatal("abandon left staged rows")
+	}
+	if seq, _ := a.f.ImportState(9, job.BracketID(1, keys.FamilyUser)); seq != 0 {
+		t.Fatal("abandon left import state")
+	}
+	if r := a.apply(imp(1, row("k6", 40))); !errors.Is(r.Err, errs.ErrJobAborted) || a.f.StagedRows(9) != 0 {
+		t.Fatalf("a late import after abandon: %+v", r)
+	}
+	nb := applier{New(2, bugs.MustParse(bugs.MigrateNoHLCAdvance))}
 	nb.apply(imp(1, row("k6", 40)))
 	if nb.f.LastCommit != 0 {
 		t.Fatal("the no-hlc-advance variant raised the floor")
@@ -111,7 +255,7 @@ func TestPromotionAndCleanup(t *testing.T) {
 		if buggy {
 			set = bugs.MustParse(bugs.MigratePromoteSkipsShadowed)
 		}
-		a := applier{New(2, base(), set)}
+		a := applier{New(2, set)}
 		a.apply(imp(1, row("k6", 10), row("k6", 20), row("k7", 30)))
 		a.f.Store.Put("k6", mvcc.Version{TS: 50, Value: "newer"}) // a post-cutover write
 		r := a.apply(Entry{Kind: KindPromote, Promote: &Promote{Job: 9, Max: 2}})
@@ -130,47 +274,61 @@ func TestPromotionAndCleanup(t *testing.T) {
 			t.Fatal("unshadowed version not promoted")
 		}
 	}
-	src := applier{New(1, base(), bugs.None)}
-	src.apply(write("k6", 10, true))
-	src.apply(write("k6", 20, true))
-	src.apply(write(keys.Encode(keys.FamilyTxnLock, "k6", ""), 15, true))
-	src.apply(write("k1", 5, true))
-	r := src.apply(Entry{Kind: KindCleanup, Cleanup: &Cleanup{Job: 9, Moving: keys.Span{Start: "k5"}, FenceTS: 15}})
+	src := newApplier(bugs.None)
+	src.apply(write("k6", 10))
+	src.apply(write("k6", 20))
+	src.apply(write(keys.Encode(keys.FamilyListItem, "k6", "0"), 15))
+	src.apply(write("k1", 5))
+	r := src.apply(Entry{Kind: KindCleanup, Cleanup: &Cleanup{Job: 9, Moving: moving, FenceTS: 15}})
 	if r.Applied != 2 || !src.f.Cleaned(9) || src.f.Store.Len() != 2 {
 		t.Fatalf("cleanup removed %d, %d left", r.Applied, src.f.Store.Len())
 	}
 }
 
-func TestReadsAndAbandon(t *testing.T) {
-	a := applier{New(2, base(), bugs.None)}
-	if _, err := a.f.Read("k6", 10); !errors.Is(err, errs.ErrWrongGroup) {
-		t.Fatal("read of a route the group does not own")
+// Reads merge the staged rows of the route's job; scans of the user family
+// wait for locks; a cloned state is independent.
+func TestReadsScansAndClone(t *testing.T) {
+	a := applier{New(2, bugs.None)}
+	a.apply(imp(1, row("k6", 10), row("k8", 12)))
+	a.apply(write("k6", 20))
+	if r, err := a.f.Read("k6", 15, ReadOpts{Staging: 9}); err != nil || !r.Found || r.Version.Value != "k6" {
+		t.Fatalf("merged read below the live write %+v %v", r, err)
 	}
-	a.apply(imp(1, row("k6", 10)))
-	fenced, moving, _ := base().Fence(2, "k5")
-	cut, _ := fenced.Cutover(moving, 2, 9, 10)
-	a.apply(Entry{Kind: KindCatalog, Catalog: &cut})
-	r, err := a.f.Read("k6", 10)
-	if err != nil || !r.Found || r.Version.Value != "k6" {
-		t.Fatalf("merged read %+v %v", r, err)
+	if r, _ := a.f.Read("k6", 15, ReadOpts{}); r.Found {
+		t.Fatal("a read without staging saw staged rows")
 	}
-	if _, err := a.f.Scan(keys.FamilyUser, keys.Span{Start: "k1", End: "k9"}, 10, 0); !errors.Is(err, errs.ErrWrongGroup) {
-		t.Fatal("a scan crossing the route's start was served")
-	}
-	rows, err := a.f.Scan(keys.FamilyUser, keys.Span{Start: "k5"}, 10, 0)
-	if err != nil || len(rows) != 1 {
+	rows, err := a.f.Scan(keys.FamilyUser, moving, 30, ReadOpts{Staging: 9}, 0)
+	if err != nil || len(rows) != 2 || rows[0].TS != 20 || rows[1].Value != "k8" {
 		t.Fatalf("scan %v %v", rows, err)
 	}
-	a.apply(Entry{Kind: KindAbandonStaged, Job: 9})
-	if a.f.StagedRows(9) != 0 {
-		t.Fatal("abandon left staged rows")
+	a.apply(Entry{Kind: KindPrepare, Txn: txn("t1", 30, 31, 32, "k9")})
+	if _, err := a.f.Scan(keys.FamilyUser, moving, 40, ReadOpts{Staging: 9}, 0); !errors.Is(err, errs.ErrLocked) {
+		t.Fatalf("a scan over a lock: %v", err)
 	}
-	if seq, _ := a.f.ImportState(9, job.BracketID(1, keys.FamilyUser)); seq != 0 {
-		t.Fatal("abandon left import state")
+	c := a.f.Clone()
+	c.Apply(Entry{Index: c.Applied + 1, Kind: KindWrite, Write: &Write{Key: "k1", TS: 50}})
+	if a.f.Store.Len() == c.Store.Len() || a.f.Applied == c.Applied {
+		t.Fatal("the clone shares state")
 	}
-	old := base()
-	a.apply(Entry{Kind: KindCatalog, Catalog: &old})
-	if a.f.View.Version != cut.Version {
-		t.Fatal("the view moved backwards")
+	a.apply(Entry{Kind: KindArmFence, Guard: &Guard{Job: 9, Span: moving, Expected: 4, Target: 2}})
+	if g, ok := a.f.Fence(9); !ok || g.Expected != 4 {
+		t.Fatal("arm fence")
+	}
+	a.apply(Entry{Kind: KindDisarmFence, Guard: &Guard{Job: 9}})
+	if len(a.f.Fences()) != 0 {
+		t.Fatal("disarm fence")
+	}
+	// A late or repeated arm of the fence just disarmed is refused; an arm
+	// for a later cutover version is not.
+	if r := a.apply(Entry{Kind: KindArmFence, Guard: &Guard{Job: 9, Span: moving, Expected: 4}}); !errors.Is(r.Err, errs.ErrStaleGuard) || len(a.f.Fences()) != 0 {
+		t.Fatalf("stale arm: %+v", r)
+	}
+	if r := a.apply(Entry{Kind: KindArmFence, Guard: &Guard{Job: 9, Span: moving, Expected: 5}}); r.Err != nil {
+		t.Fatalf("re-arm for a later version: %v", r.Err)
+	}
+	a.apply(Entry{Kind: KindArmTracker, Guard: &Guard{Job: 9, Span: moving}})
+	a.apply(Entry{Kind: KindRelease, Job: 9})
+	if r := a.apply(Entry{Kind: KindArmTracker, Guard: &Guard{Job: 9, Span: moving}}); !errors.Is(r.Err, errs.ErrStaleGuard) || a.f.Tracking(9) {
+		t.Fatalf("a tracker armed again after its release: %+v", r)
 	}
 }

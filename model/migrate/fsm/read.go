@@ -2,26 +2,18 @@ package fsm
 
 import (
 	"shardsim/model/bugs"
-	"shardsim/model/migrate/catalog"
 	"shardsim/model/migrate/errs"
 	"shardsim/model/migrate/hlc"
 	"shardsim/model/migrate/keys"
 	"shardsim/model/migrate/mvcc"
 )
 
-// ReadRoute returns the route a read of route-key span s must be served
-// under: the group must own the route (Active or WriteFenced) in its view,
-// and the route must cover s entirely.
-func (f *FSM) ReadRoute(s keys.Span) (catalog.Route, error) {
-	r, ok := f.View.Lookup(s.Start)
-	if !ok || r.Group != f.Group {
-		return catalog.Route{}, errs.ErrWrongGroup
-	}
-	rs := r.Span()
-	if !rs.Contains(s.Start) || (rs.End != "" && (s.End == "" || s.End > rs.End)) {
-		return catalog.Route{}, errs.ErrWrongGroup
-	}
-	return r, nil
+// ReadOpts is how the serving leader's route says a read must be answered:
+// which job's staged rows to merge (0: none) and the oldest timestamp the
+// route's data answers for.
+type ReadOpts struct {
+	Staging uint64
+	MinRead hlc.TS
 }
 
 func (f *FSM) readMode() mvcc.ReadMode {
@@ -31,29 +23,48 @@ func (f *FSM) readMode() mvcc.ReadMode {
 	return mvcc.MergeNewest
 }
 
-func staging(r catalog.Route) mvcc.Staging {
-	return mvcc.StagingOf(r.StagedVisible, r.MigrationJob)
+func staging(job uint64) mvcc.Staging { return mvcc.StagingOf(job != 0, job) }
+
+// readable refuses a read at ts below the compaction watermark or the
+// route's oldest answerable timestamp.
+func (f *FSM) readable(ts hlc.TS, o ReadOpts) error {
+	if ts < f.CompactedTS || ts < o.MinRead {
+		return errs.ErrCompacted
+	}
+	return nil
 }
 
-// Read serves a point read of raw at ts, merging staged rows while the
-// route's staged visibility is on.
-func (f *FSM) Read(raw string, ts hlc.TS) (mvcc.Read, error) {
-	rk := keys.RouteKey(raw)
-	r, err := f.ReadRoute(keys.Span{Start: rk, End: keys.KeyAfter(rk)})
-	if err != nil {
+// Read serves a point read of raw at ts.
+func (f *FSM) Read(raw string, ts hlc.TS, o ReadOpts) (mvcc.Read, error) {
+	if err := f.readable(ts, o); err != nil {
 		return mvcc.Read{}, err
 	}
-	return f.Store.Get(raw, ts, staging(r), f.readMode()), nil
+	if keys.Classify(raw) == keys.FamilyUser {
+		if l, ok := f.lock(raw); ok && l.commit <= ts {
+			return mvcc.Read{}, errs.ErrLocked
+		}
+	}
+	return f.Store.Get(raw, ts, staging(o.Staging), f.readMode()), nil
 }
 
 // Scan serves a scan of family fam over route keys in s at ts.
-func (f *FSM) Scan(fam keys.Family, s keys.Span, ts hlc.TS, limit int) ([]mvcc.ScanRow, error) {
-	r, err := f.ReadRoute(s)
-	if err != nil {
+func (f *FSM) Scan(fam keys.Family, s keys.Span, ts hlc.TS, o ReadOpts, limit int) ([]mvcc.ScanRow, error) {
+	if err := f.readable(ts, o); err != nil {
 		return nil, err
 	}
+	if fam == keys.FamilyUser {
+		locked := false
+		f.eachLock(s, func(_ string, l lockInfo) { locked = locked || l.commit <= ts })
+		if locked {
+			return nil, errs.ErrLocked
+		}
+	}
 	b := keys.BracketFor(fam, s)
-	return f.Store.Scan(fam, b.Raw, s, ts, staging(r), f.readMode(), limit), nil
+	st := staging(o.Staging)
+	if f.bugs.Has(bugs.MigrateScanLiveOnly) {
+		st = staging(0) // the wrong variant merges staged rows into point reads only
+	}
+	return f.Store.Scan(fam, b.Raw, s, ts, st, f.readMode(), limit), nil
 }
 
 // Export serves one export chunk from the applied state, in the mode the

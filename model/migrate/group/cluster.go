@@ -1,13 +1,29 @@
 // Package group is the replication layer of the data plane: raft groups
-// whose voters live on nodes. A group's leader appends entries to the log;
-// an entry commits after a replication delay; every voter applies the
-// committed log in order, at its own pace; leadership moves when the
-// nemesis or a crash decides. The proposals a leader had not committed
-// when it lost leadership survive or vanish (a prefix survives), so their
-// clients cannot know: they are ambiguous.
+// whose voters live on nodes, simulated centrally but by raft's rules.
 //
-// The cluster owns what is durable (each voter's applied state, the log)
-// and what consensus agrees on (the commit index, the leader and its term).
+// Every voter (replica) has its own log, its own applied state machine, the
+// highest term it has seen and the commit index it has learned. A leader
+// appends to its own log; each follower receives the leader's new entries
+// after its own replication delay, truncating any conflicting suffix (log
+// matching); an entry commits once a quorum of the leader's configuration
+// holds it and it belongs to the leader's term (raft 5.4.2), and followers
+// learn the commit index with the next append. Each voter applies its
+// learned-committed prefix in order at its own pace, so a voter, and a new
+// leader, may lag far behind the commit index.
+//
+// Elections follow raft 5.4.1: a candidate wins only with votes from a
+// majority of its configuration whose logs are not more up-to-date than its
+// own, so every committed entry survives any election. Membership changes
+// add or remove one voter at a time through configuration entries that take
+// effect as soon as a replica appends them; a joining voter starts from a
+// snapshot of the leader's applied state.
+//
+// Leadership as the cluster knows it (Leader, IsLeader) is the truth; a node
+// learns it lost leadership only when a LostLeader notice reaches it, after
+// a drawn delay (or later, if it is paused). Until then it may keep acting:
+// its proposals land only in its own log and are later truncated. That is
+// how deposed and paused leaders are modelled.
+//
 // Everything leader-local (the clock, waiting clients, the migrator) lives
 // in the node actors, which the cluster drives with messages: ApplyTick,
 // BecameLeader, LostLeader.
@@ -15,6 +31,7 @@ package group
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"shardsim/model/migrate/fsm"
@@ -25,11 +42,12 @@ import (
 type Config struct {
 	Nodes, Groups int
 
-	ReplMin, ReplMax   time.Duration // proposal to commit
-	ApplyMin, ApplyMax time.Duration // commit to a voter's apply, normally
+	ReplMin, ReplMax   time.Duration // one append (or its answer) between leader and a follower
+	ApplyMin, ApplyMax time.Duration // learned commit to a voter's apply, normally
 	SlowApply          float64       // chance a voter's apply of a commit lags
 	SlowApplyMax       time.Duration // how long a lagging apply may take
 	ElectMin, ElectMax time.Duration // election window after a leader is lost
+	LearnMax           time.Duration // how long a deposed leader may take to learn it (0: ReplMax)
 }
 
 // ApplyTick tells a node to apply group's committed entries.
@@ -58,6 +76,17 @@ type Observer interface {
 	OnLeader(group, node int, term uint64, ready bool)
 }
 
+// Stats counts what the replication layer did.
+type Stats struct {
+	Elections          int // leaders crowned after the start
+	ApplyLaggingLeader int // ... of which had not applied everything committed
+	StaleAppends       int // appends a deposed leader sent that a newer term refused
+	Truncations        int // conflicting log suffixes dropped
+	Snapshots          int // replicas that (re)started from a snapshot
+	ConfigChanges      int // membership changes appended
+	FailedElections    int // election rounds in which no candidate won
+}
+
 // Cluster is the set of groups over a set of nodes.
 type Cluster struct {
 	loop    *simclock.Loop
@@ -67,29 +96,56 @@ type Cluster struct {
 	actors  []simclock.ActorID // node index -> actor
 	up      []bool
 	obs     []Observer
+	stats   Stats
+	viewOf  func(node int) uint64
 }
+
+// SetViewOf tells the cluster how to read a node's catalog view version: a
+// membership change records the leader's as the view every later leader of
+// the group must have caught up with (a joining voter may not judge
+// requests by an older view than the one that admitted it).
+func (c *Cluster) SetViewOf(f func(node int) uint64) { c.viewOf = f }
 
 // Group is one raft group.
 type Group struct {
 	ID         int
-	log        []fsm.Entry // entry i+1 at log[i]
-	commit     uint64
-	leader     int // node index, -1 during an election
-	term       uint64
+	reps       []*replica // by node; nil where the node never hosted a voter
+	term       uint64     // highest term of any election
+	leader     int        // node leading at term, -1 during an election
 	ready      bool
+	ls         *leaderState
 	electGen   uint64
-	lastCommit simclock.Time // commit time of the last proposal (commits are FIFO)
-	voters     []*fsm.FSM    // by node
-	ticking    []bool        // an ApplyTick is on its way to the node
-	maxApplied uint64        // highest index any voter applied
+	commit     uint64 // highest index known committed
+	maxApplied uint64 // highest index any voter applied
 }
 
-// New returns a cluster whose group g's voters start from states[g][n].
-// Nodes are attached later with Attach, once their actors exist.
+// leaderState is what the cluster tracks for the current leader: how far
+// each follower's log matches, and what it was last told.
+type leaderState struct {
+	node       int
+	term       uint64
+	match      []uint64 // by node
+	sentCommit []uint64 // by node: the commit index last sent
+	inflight   []bool   // by node: an append is on its way
+}
+
+// New returns a cluster whose group g's voters start from states[g][n]
+// (nil: node n hosts no voter of g). Nodes are attached later with Attach,
+// once their actors exist.
 func New(loop *simclock.Loop, cfg Config, choices *simclock.Choices, states [][]*fsm.FSM) *Cluster {
 	c := &Cluster{loop: loop, choices: choices, cfg: cfg, up: make([]bool, cfg.Nodes), actors: make([]simclock.ActorID, cfg.Nodes)}
 	for g := 0; g < cfg.Groups; g++ {
-		c.groups = append(c.groups, &Group{ID: g, leader: -1, voters: states[g], ticking: make([]bool, cfg.Nodes)})
+		gr := &Group{ID: g, leader: -1, reps: make([]*replica, cfg.Nodes)}
+		var voters []int
+		for n, f := range states[g] {
+			if f != nil {
+				voters = append(voters, n)
+			}
+		}
+		for _, n := range voters {
+			gr.reps[n] = &replica{node: n, fsm: states[g][n], cfgs: []cfgAt{{voters: slices.Clone(voters)}}}
+		}
+		c.groups = append(c.groups, gr)
 	}
 	return c
 }
@@ -106,6 +162,9 @@ func (c *Cluster) Observe(o Observer) { c.obs = append(c.obs, o) }
 // Config returns the configuration.
 func (c *Cluster) Config() Config { return c.cfg }
 
+// Stats returns the counters.
+func (c *Cluster) Stats() Stats { return c.stats }
+
 // Groups returns the number of groups.
 func (c *Cluster) Groups() int { return len(c.groups) }
 
@@ -118,8 +177,47 @@ func (c *Cluster) Actor(n int) simclock.ActorID { return c.actors[n] }
 // Up reports whether node n runs.
 func (c *Cluster) Up(n int) bool { return c.up[n] }
 
-// Voter returns node n's applied state of group g.
-func (c *Cluster) Voter(g, n int) *fsm.FSM { return c.groups[g].voters[n] }
+// receptive reports whether node n takes part right now (up, not paused).
+func (c *Cluster) receptive(n int) bool { return c.up[n] && !c.loop.Paused(c.actors[n]) }
+
+// Voter returns node n's applied state of group g, or nil when n hosts no
+// replica of g (a removed voter keeps its last state).
+func (c *Cluster) Voter(g, n int) *fsm.FSM {
+	if r := c.groups[g].reps[n]; r != nil {
+		return r.fsm
+	}
+	return nil
+}
+
+// Voters returns group g's current voter set: the leader's configuration,
+// or during an election the configuration of the most up-to-date replica.
+// The slice is a copy.
+func (c *Cluster) Voters(g int) []int { return slices.Clone(c.config(c.groups[g])) }
+
+func (c *Cluster) config(gr *Group) []int {
+	if gr.leader >= 0 {
+		return gr.reps[gr.leader].config()
+	}
+	var best *replica
+	for _, r := range gr.reps {
+		if r != nil && (best == nil || r.lastTerm() > best.lastTerm() || r.lastTerm() == best.lastTerm() && r.last() > best.last()) {
+			best = r
+		}
+	}
+	return best.config()
+}
+
+// ConfigOf returns the voter set in node n's replica of g (what n, as a
+// leader, believes the group's voters are); nil if n hosts none.
+func (c *Cluster) ConfigOf(g, n int) []int {
+	if r := c.groups[g].reps[n]; r != nil {
+		return slices.Clone(r.config())
+	}
+	return nil
+}
+
+// IsVoter reports whether node n is in group g's current voter set.
+func (c *Cluster) IsVoter(g, n int) bool { return contains(c.config(c.groups[g]), n) }
 
 // Leader returns group g's leader node and term, or -1.
 func (c *Cluster) Leader(g int) (int, uint64) { return c.groups[g].leader, c.groups[g].term }
@@ -133,22 +231,36 @@ func (c *Cluster) IsLeader(g, n int, term uint64) bool {
 	return gr.leader == n && gr.term == term
 }
 
-// CommitIndex returns group g's commit index.
-func (c *Cluster) CommitIndex(g int) uint64 { return c.groups[g].commit }
+// CommitIndex returns the commit index node n's replica of g has learned
+// (0 if it hosts none).
+func (c *Cluster) CommitIndex(g, n int) uint64 {
+	if r := c.groups[g].reps[n]; r != nil {
+		return r.commit
+	}
+	return 0
+}
 
-// LastIndex returns group g's last log index, committed or not.
-func (c *Cluster) LastIndex(g int) uint64 { return uint64(len(c.groups[g].log)) }
+// LastIndex returns the last index of node n's log of g.
+func (c *Cluster) LastIndex(g, n int) uint64 {
+	if r := c.groups[g].reps[n]; r != nil {
+		return r.last()
+	}
+	return 0
+}
+
+// Committed returns the highest index known committed in group g.
+func (c *Cluster) Committed(g int) uint64 { return c.groups[g].commit }
 
 // MaxApplied returns the highest index any voter of g applied.
 func (c *Cluster) MaxApplied(g int) uint64 { return c.groups[g].maxApplied }
 
-// MostApplied returns the voter of g that applied the most (lowest node on
-// ties): its state holds every entry any voter applied.
+// MostApplied returns the replica of g that applied the most (lowest node
+// on ties): its state holds every entry any voter applied.
 func (c *Cluster) MostApplied(g int) *fsm.FSM {
 	var best *fsm.FSM
-	for _, v := range c.groups[g].voters {
-		if best == nil || v.Applied > best.Applied {
-			best = v
+	for _, r := range c.groups[g].reps {
+		if r != nil && (best == nil || r.fsm.Applied > best.Applied) {
+			best = r.fsm
 		}
 	}
 	return best
@@ -159,200 +271,23 @@ func (c *Cluster) MostApplied(g int) *fsm.FSM {
 func (c *Cluster) Bootstrap(g int, entries []fsm.Entry) {
 	gr := c.groups[g]
 	for _, e := range entries {
-		e.Index = uint64(len(gr.log) + 1)
-		gr.log = append(gr.log, e)
+		e.Index = gr.commit + 1
 		gr.commit = e.Index
-		for n, v := range gr.voters {
-			r := v.Apply(e)
+		for n, r := range gr.reps {
+			if r == nil {
+				continue
+			}
+			r.append(e)
+			r.commit = e.Index
+			res := r.fsm.Apply(e)
 			first := e.Index > gr.maxApplied
 			if first {
 				gr.maxApplied = e.Index
 			}
 			for _, o := range c.obs {
-				o.OnApply(g, n, e, r, first, v)
+				o.OnApply(g, n, e, res, first, r.fsm)
 			}
 		}
-	}
-}
-
-// Propose appends e to group g's log on behalf of leader n at term and
-// schedules its commit. It returns the entry's index.
-func (c *Cluster) Propose(g, n int, term uint64, e fsm.Entry) (uint64, error) {
-	gr := c.groups[g]
-	if gr.leader != n || gr.term != term {
-		return 0, fmt.Errorf("group %d: node %d is not the leader at term %d", g, n, term)
-	}
-	e.Index, e.Term = uint64(len(gr.log)+1), term
-	gr.log = append(gr.log, e)
-	at := c.loop.Now().Add(c.choices.Duration(c.cfg.ReplMin, c.cfg.ReplMax))
-	if at < gr.lastCommit {
-		at = gr.lastCommit
-	}
-	gr.lastCommit = at
-	idx := e.Index
-	c.loop.At(at, func() {
-		if gr.leader == n && gr.term == term && idx > gr.commit && idx <= uint64(len(gr.log)) {
-			gr.commit = idx
-			c.scheduleApply(gr)
-		}
-	})
-	return idx, nil
-}
-
-// scheduleApply sends every running node without one an ApplyTick, after
-// the voter's own apply lag.
-func (c *Cluster) scheduleApply(gr *Group) {
-	for n := range gr.voters {
-		if !c.up[n] || gr.ticking[n] || gr.voters[n].Applied >= gr.commit {
-			continue
-		}
-		lag := c.choices.Duration(c.cfg.ApplyMin, c.cfg.ApplyMax)
-		if c.choices.Chance(c.cfg.SlowApply) {
-			lag += c.choices.Duration(0, c.cfg.SlowApplyMax)
-		}
-		gr.ticking[n] = true
-		c.loop.Send(c.actors[n], ApplyTick{Group: gr.ID}, lag)
-	}
-}
-
-// Applied is one entry a voter applied, with its result.
-type Applied struct {
-	Entry  fsm.Entry
-	Result fsm.Result
-}
-
-// ApplyCommitted applies group g's committed entries on node n's voter (the
-// node calls it on an ApplyTick) and returns them.
-func (c *Cluster) ApplyCommitted(g, n int) []Applied {
-	gr := c.groups[g]
-	gr.ticking[n] = false
-	v := gr.voters[n]
-	var out []Applied
-	for v.Applied < gr.commit {
-		e := gr.log[v.Applied]
-		r := v.Apply(e)
-		first := e.Index > gr.maxApplied
-		if first {
-			gr.maxApplied = e.Index
-		}
-		for _, o := range c.obs {
-			o.OnApply(g, n, e, r, first, v)
-		}
-		out = append(out, Applied{Entry: e, Result: r})
-	}
-	return out
-}
-
-// MarkReady records that group g's leader at term caught up and serves.
-func (c *Cluster) MarkReady(g int, term uint64) {
-	gr := c.groups[g]
-	if gr.term != term || gr.leader < 0 || gr.ready {
-		return
-	}
-	gr.ready = true
-	c.loop.Log("grp.ready", fmt.Sprintf("g%d", g), fmt.Sprintf("node=%d term=%d", gr.leader, term))
-	for _, o := range c.obs {
-		o.OnLeader(g, gr.leader, term, true)
-	}
-}
-
-// Depose ends group g's current leadership and starts an election that
-// prefers node prefer (-1: any running node) after window. The entries the
-// old leader had not committed are resolved now: a prefix of them (drawn)
-// survives and commits, the rest vanish.
-func (c *Cluster) Depose(g, prefer int, window time.Duration) {
-	gr := c.groups[g]
-	old, oldTerm := gr.leader, gr.term
-	if old >= 0 {
-		tail := len(gr.log) - int(gr.commit)
-		keep := 0
-		if tail > 0 {
-			keep = c.choices.Intn(tail + 1)
-		}
-		gr.log = gr.log[:int(gr.commit)+keep]
-		if keep > 0 {
-			gr.commit = uint64(len(gr.log))
-			c.scheduleApply(gr)
-		}
-		gr.leader, gr.ready = -1, false
-		c.loop.Log("grp.depose", fmt.Sprintf("g%d", g), fmt.Sprintf("node=%d term=%d kept=%d/%d", old, oldTerm, keep, tail))
-		for _, o := range c.obs {
-			o.OnLeader(g, -1, oldTerm, false)
-		}
-		if c.up[old] {
-			c.loop.Send(c.actors[old], LostLeader{Group: g, Term: oldTerm}, 0)
-		}
-	}
-	gr.electGen++
-	gen := gr.electGen
-	c.loop.After(window, func() { c.elect(gr, gen, prefer) })
-}
-
-// ElectionWindow draws an election window from the configuration.
-func (c *Cluster) ElectionWindow() time.Duration {
-	return c.choices.Duration(c.cfg.ElectMin, c.cfg.ElectMax)
-}
-
-func (c *Cluster) elect(gr *Group, gen uint64, prefer int) {
-	if gr.electGen != gen || gr.leader >= 0 {
-		return
-	}
-	var cands []int
-	for n := range c.up {
-		if c.up[n] && !c.loop.Paused(c.actors[n]) {
-			cands = append(cands, n)
-		}
-	}
-	if len(cands) == 0 {
-		c.loop.After(c.cfg.ElectMax, func() { c.elect(gr, gen, prefer) })
-		return
-	}
-	n := simclock.Pick(c.choices, cands)
-	for _, x := range cands {
-		if x == prefer {
-			n = x
-		}
-	}
-	c.crown(gr, n)
-}
-
-// ElectNow makes node n leader of group g at once (the initial layout).
-func (c *Cluster) ElectNow(g, n int) {
-	gr := c.groups[g]
-	gr.electGen++
-	c.crown(gr, n)
-}
-
-// crown starts node n's term as leader of gr.
-func (c *Cluster) crown(gr *Group, n int) {
-	gr.term++
-	gr.leader, gr.ready = n, false
-	c.loop.Log("grp.elect", fmt.Sprintf("g%d", gr.ID), fmt.Sprintf("node=%d term=%d", n, gr.term))
-	for _, o := range c.obs {
-		o.OnLeader(gr.ID, n, gr.term, false)
-	}
-	c.loop.Send(c.actors[n], BecameLeader{Group: gr.ID, Term: gr.term}, 0)
-}
-
-// NodeDown records that node n stopped (crashed or paused): every group it
-// led elects another leader.
-func (c *Cluster) NodeDown(n int, crashed bool) {
-	if crashed {
-		c.up[n] = false
-	}
-	for g, gr := range c.groups {
-		if gr.leader == n {
-			c.Depose(g, -1, c.ElectionWindow())
-		}
-	}
-}
-
-// NodeUp records that node n runs again and catches its voters up.
-func (c *Cluster) NodeUp(n int) {
-	c.up[n] = true
-	for _, gr := range c.groups {
-		gr.ticking[n] = false
-		c.scheduleApply(gr)
 	}
 }
 
@@ -365,4 +300,36 @@ func (c *Cluster) Leaderless() []int {
 		}
 	}
 	return out
+}
+
+// ConfirmLeader reports whether node n still leads g at term: what a read
+// index round (a heartbeat answered by a quorum) establishes. A node that
+// finds out otherwise is told at once.
+func (c *Cluster) ConfirmLeader(g, n int, term uint64) bool {
+	if c.IsLeader(g, n, term) {
+		return true
+	}
+	c.notifyLost(n, g, term, 0)
+	return false
+}
+
+// notifyLost tells node n, after d, that its leadership of g at term ended.
+func (c *Cluster) notifyLost(n, g int, term uint64, d time.Duration) {
+	if c.up[n] {
+		c.loop.Send(c.actors[n], LostLeader{Group: g, Term: term}, d)
+	}
+}
+
+func (c *Cluster) replDelay() time.Duration { return c.choices.Duration(c.cfg.ReplMin, c.cfg.ReplMax) }
+
+func (c *Cluster) learnDelay() time.Duration {
+	hi := c.cfg.LearnMax
+	if hi <= 0 {
+		hi = c.cfg.ReplMax
+	}
+	return c.choices.Duration(c.cfg.ReplMin, hi)
+}
+
+func (c *Cluster) logf(kind string, g int, format string, args ...any) {
+	c.loop.Log(kind, fmt.Sprintf("g%d", g), fmt.Sprintf(format, args...))
 }

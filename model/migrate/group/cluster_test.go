@@ -1,118 +1,367 @@
 package group
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
+	"pgregory.net/rapid"
+
 	"shardsim/model/bugs"
-	"shardsim/model/migrate/catalog"
 	"shardsim/model/migrate/fsm"
 	"shardsim/simclock"
 )
 
-// stubNode applies on every tick and records leadership messages.
+// stubNode applies on every tick and keeps its own belief about whom it
+// leads, as a real node does: it learns of a lost leadership only from a
+// LostLeader notice.
 type stubNode struct {
-	c    *Cluster
-	n    int
-	msgs *[]string
+	c      *Cluster
+	n      int
+	leads  map[int]uint64 // group -> believed term
+	msgs   *[]string
+	onTick func(g, n int, applied []Applied)
 }
 
 func (s *stubNode) Receive(ctx *simclock.Context, msg any) {
 	switch m := msg.(type) {
 	case ApplyTick:
-		s.c.ApplyCommitted(m.Group, s.n)
+		a := s.c.ApplyCommitted(m.Group, s.n)
+		if s.onTick != nil {
+			s.onTick(m.Group, s.n, a)
+		}
 	case BecameLeader:
-		*s.msgs = append(*s.msgs, "leader")
+		s.leads[m.Group] = m.Term
+		*s.msgs = append(*s.msgs, fmt.Sprintf("n%d leader t%d", s.n, m.Term))
 	case LostLeader:
-		*s.msgs = append(*s.msgs, "lost")
+		if s.leads[m.Group] == m.Term {
+			delete(s.leads, m.Group)
+		}
+		*s.msgs = append(*s.msgs, fmt.Sprintf("n%d lost t%d", s.n, m.Term))
 	}
 }
 
-func newCluster(t *testing.T, seed uint64) (*simclock.Loop, *Cluster, *[]string) {
+type testWorld struct {
+	loop  *simclock.Loop
+	c     *Cluster
+	nodes []*stubNode
+	msgs  *[]string
+}
+
+func newWorld(seed uint64, nodes int, voters []int) *testWorld {
 	loop := simclock.NewLoop(nil, simclock.Budget{})
-	cat := catalog.Catalog{Version: 1, NextRouteID: 2, Routes: []catalog.Route{{ID: 1, Group: 0}}}
-	states := [][]*fsm.FSM{{fsm.New(0, cat, bugs.None), fsm.New(0, cat, bugs.None), fsm.New(0, cat, bugs.None)}}
-	cfg := Config{Nodes: 3, Groups: 1, ReplMin: time.Millisecond, ReplMax: 3 * time.Millisecond,
-		ApplyMin: time.Millisecond, ApplyMax: 2 * time.Millisecond, SlowApply: 0.3, SlowApplyMax: 50 * time.Millisecond,
-		ElectMin: time.Millisecond, ElectMax: 5 * time.Millisecond}
-	c := New(loop, cfg, simclock.NewSeeded(seed), states)
-	var msgs []string
-	for n := 0; n < 3; n++ {
-		c.Attach(n, loop.Spawn("n", &stubNode{c: c, n: n, msgs: &msgs}, nil, nil))
+	states := [][]*fsm.FSM{make([]*fsm.FSM, nodes)}
+	for _, v := range voters {
+		states[0][v] = fsm.New(0, bugs.None)
 	}
-	return loop, c, &msgs
+	cfg := Config{Nodes: nodes, Groups: 1, ReplMin: time.Millisecond, ReplMax: 3 * time.Millisecond,
+		ApplyMin: time.Millisecond, ApplyMax: 2 * time.Millisecond, SlowApply: 0.3, SlowApplyMax: 50 * time.Millisecond,
+		ElectMin: time.Millisecond, ElectMax: 5 * time.Millisecond, LearnMax: 20 * time.Millisecond}
+	w := &testWorld{loop: loop, c: New(loop, cfg, simclock.NewSeeded(seed), states), msgs: &[]string{}}
+	for n := 0; n < nodes; n++ {
+		s := &stubNode{c: w.c, n: n, leads: map[int]uint64{}, msgs: w.msgs}
+		w.nodes = append(w.nodes, s)
+		w.c.Attach(n, loop.Spawn(fmt.Sprintf("n%d", n), s, nil, nil))
+	}
+	return w
 }
 
-func barrier() fsm.Entry { return fsm.Entry{Kind: fsm.KindBarrier} }
+func ceiling(v uint64) fsm.Entry { return fsm.Entry{Kind: fsm.KindCeiling, Ceiling: v} }
+
+// proposeAsLeader proposes e from the true leader.
+func (w *testWorld) proposeAsLeader(t *testing.T, e fsm.Entry) uint64 {
+	l, term := w.c.Leader(0)
+	idx, err := w.c.Propose(0, l, term, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return idx
+}
 
 // Every voter applies the committed log in order, at its own pace, and
 // they all end with the same state.
 func TestVotersApplyTheCommittedLog(t *testing.T) {
-	loop, c, _ := newCluster(t, 1)
-	c.ElectNow(0, 0)
-	_, term := c.Leader(0)
+	w := newWorld(1, 3, []int{0, 1, 2})
+	w.c.ElectNow(0, 0)
 	for i := 0; i < 20; i++ {
-		if _, err := c.Propose(0, 0, term, fsm.Entry{Kind: fsm.KindCeiling, Ceiling: uint64(i + 1)}); err != nil {
-			t.Fatal(err)
-		}
+		w.proposeAsLeader(t, ceiling(uint64(i+1)))
 	}
-	if _, err := c.Propose(0, 1, term, barrier()); err == nil {
-		t.Fatal("a follower proposed")
-	}
-	loop.Run()
+	w.loop.Run()
 	for n := 0; n < 3; n++ {
-		v := c.Voter(0, n)
+		v := w.c.Voter(0, n)
 		if v.Applied != 20 || v.Ceiling != 20 {
 			t.Fatalf("voter %d applied %d ceiling %d", n, v.Applied, v.Ceiling)
 		}
 	}
-	if c.MaxApplied(0) != 20 || c.MostApplied(0).Applied != 20 {
-		t.Fatal("max applied")
+	if w.c.Committed(0) != 20 || w.c.MaxApplied(0) != 20 || w.c.MostApplied(0).Applied != 20 {
+		t.Fatal("commit / max applied")
 	}
 }
 
-// A deposed leader's uncommitted tail survives only as a prefix; whatever
-// survives is committed and applied everywhere.
-func TestDeposeKeepsAPrefix(t *testing.T) {
-	kept := map[uint64]bool{}
-	for seed := uint64(1); seed <= 30; seed++ {
-		loop, c, msgs := newCluster(t, seed)
-		c.ElectNow(0, 0)
-		_, term := c.Leader(0)
-		for i := 0; i < 5; i++ {
-			_, _ = c.Propose(0, 0, term, barrier())
+// A deposed leader keeps proposing into its own log until it learns; those
+// entries never commit, are truncated when the new leader replicates, and
+// the deposed node is told it lost the term.
+func TestDeposedLeaderKeepsActingUntilItLearns(t *testing.T) {
+	w := newWorld(2, 3, []int{0, 1, 2})
+	w.c.ElectNow(0, 0)
+	w.proposeAsLeader(t, ceiling(1))
+	w.loop.Run()
+	w.c.Depose(0, 1, time.Millisecond)
+	// Node 0 still believes it leads at term 1 and proposes.
+	if _, err := w.c.Propose(0, 0, 1, ceiling(99)); err != nil {
+		t.Fatalf("a deposed leader that has not learned is refused at once: %v", err)
+	}
+	w.loop.Run()
+	if l, _ := w.c.Leader(0); l != 1 {
+		t.Fatalf("leader %d, want the preferred node 1", l)
+	}
+	if _, ok := w.nodes[0].leads[0]; ok {
+		t.Fatal("node 0 never learned it lost the term")
+	}
+	w.proposeAsLeader(t, ceiling(2))
+	w.loop.Run()
+	for n := 0; n < 3; n++ {
+		v := w.c.Voter(0, n)
+		if v.Ceiling == 99 {
+			t.Fatalf("voter %d applied the deposed leader's entry", n)
 		}
-		c.Depose(0, 1, time.Millisecond) // before anything committed
-		loop.Run()
-		last := c.LastIndex(0)
-		kept[last] = true
-		if c.CommitIndex(0) != last {
-			t.Fatalf("seed %d: %d entries survive but %d committed", seed, last, c.CommitIndex(0))
-		}
-		for n := 0; n < 3; n++ {
-			if c.Voter(0, n).Applied != last {
-				t.Fatalf("seed %d: voter %d applied %d of %d", seed, n, c.Voter(0, n).Applied, last)
-			}
-		}
-		if l, _ := c.Leader(0); l != 1 || len(*msgs) != 3 {
-			t.Fatalf("seed %d: leader %d msgs %v", seed, l, *msgs)
+		if v.Applied != w.c.Committed(0) {
+			t.Fatalf("voter %d applied %d of %d", n, v.Applied, w.c.Committed(0))
 		}
 	}
-	if len(kept) < 3 {
-		t.Fatalf("surviving prefixes were always one of %v", kept)
+	if w.c.Stats().StaleAppends == 0 || w.c.Stats().Truncations == 0 {
+		t.Fatalf("stats %+v: the stale append and its truncation went unnoticed", w.c.Stats())
 	}
 }
 
+// A voter that cannot take part is skipped; the others elect a leader.
 func TestElectionSkipsDownNodes(t *testing.T) {
-	loop, c, _ := newCluster(t, 3)
-	c.ElectNow(0, 0)
-	loop.Run()
-	c.NodeDown(0, true)
-	loop.Run()
-	if l, _ := c.Leader(0); l == 0 || l < 0 {
+	w := newWorld(3, 3, []int{0, 1, 2})
+	w.c.ElectNow(0, 0)
+	w.loop.Run()
+	w.c.NodeDown(0, true)
+	w.loop.Run()
+	if l, _ := w.c.Leader(0); l <= 0 {
 		t.Fatalf("leader %d after node 0 went down", l)
 	}
-	if len(c.Leaderless()) != 0 {
+	if len(w.c.Leaderless()) != 0 {
 		t.Fatal("leaderless")
+	}
+}
+
+// A candidate whose log lacks a committed entry cannot win: with one voter
+// down, the voter missing the entry loses to the one holding it.
+func TestElectionNeedsAnUpToDateLog(t *testing.T) {
+	for seed := uint64(1); seed <= 20; seed++ {
+		w := newWorld(seed, 3, []int{0, 1, 2})
+		w.c.ElectNow(0, 0)
+		w.loop.Run()
+		w.loop.Pause(w.c.Actor(2)) // node 2 misses the next entry
+		w.proposeAsLeader(t, ceiling(7))
+		w.loop.Run()
+		w.loop.Resume(w.c.Actor(2))
+		w.c.NodeDown(0, true) // leader gone before node 2 catches up
+		w.c.Depose(0, 2, time.Millisecond)
+		w.loop.Run()
+		if l, _ := w.c.Leader(0); l != 1 {
+			t.Fatalf("seed %d: leader %d, want node 1 (node 2 lacks a committed entry)", seed, l)
+		}
+	}
+}
+
+// Membership: a voter joins from a snapshot and catches up; a voter leaves;
+// a leader that removes itself steps down after the change commits.
+func TestMembershipChanges(t *testing.T) {
+	w := newWorld(4, 4, []int{0, 1, 2})
+	w.c.ElectNow(0, 0)
+	w.c.MarkReady(0, 1)
+	for i := 0; i < 5; i++ {
+		w.proposeAsLeader(t, ceiling(uint64(i+1)))
+	}
+	w.loop.Run()
+	if err := w.c.ChangeVoters(0, 3, -1); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.c.ChangeVoters(0, -1, 1); err != ErrChangePending {
+		t.Fatalf("a second change while one is pending: %v", err)
+	}
+	w.loop.Run()
+	if got := w.c.Voters(0); fmt.Sprint(got) != "[0 1 2 3]" {
+		t.Fatalf("voters %v", got)
+	}
+	if err := w.c.ChangeVoters(0, -1, 0); err != nil { // the leader removes itself
+		t.Fatal(err)
+	}
+	w.loop.Run()
+	l, term := w.c.Leader(0)
+	if l <= 0 || fmt.Sprint(w.c.Voters(0)) != "[1 2 3]" {
+		t.Fatalf("leader %d voters %v", l, w.c.Voters(0))
+	}
+	w.c.MarkReady(0, term)
+	w.proposeAsLeader(t, ceiling(42))
+	w.loop.Run()
+	if v := w.c.Voter(0, 3); v.Ceiling != 42 || v.Applied != w.c.Committed(0) {
+		t.Fatalf("the new voter is at %d/%d ceiling %d", v.Applied, w.c.Committed(0), v.Ceiling)
+	}
+}
+
+// The rapid property: whatever the faults (leader changes, crashes, pauses,
+// membership changes, proposals by deposed leaders), raft's safety holds —
+// no two voters apply different entries at one index, every entry once
+// committed stays in every later leader's log, logs that agree on an
+// (index, term) agree on everything before it — and after the faults stop
+// the group converges: one leader, every voter applies the same log.
+func TestRaftSafetyProperties(t *testing.T) {
+	var total Stats
+	rapid.Check(t, func(rt *rapid.T) {
+		seed := rapid.Uint64().Draw(rt, "seed")
+		w := newWorld(seed, 5, []int{0, 1, 2})
+		applied := map[uint64]fsm.Entry{}
+		for _, s := range w.nodes {
+			s.onTick = func(g, n int, as []Applied) {
+				for _, a := range as {
+					if prev, ok := applied[a.Entry.Index]; ok && (prev.Term != a.Entry.Term || prev.Ceiling != a.Entry.Ceiling) {
+						rt.Fatalf("index %d applied as t%d/%d and t%d/%d", a.Entry.Index, prev.Term, prev.Ceiling, a.Entry.Term, a.Entry.Ceiling)
+					}
+					applied[a.Entry.Index] = a.Entry
+				}
+			}
+		}
+		w.c.ElectNow(0, 0)
+		committed := map[uint64]fsm.Entry{}
+		down := -1
+		next := uint64(1)
+		steps := rapid.IntRange(10, 60).Draw(rt, "steps")
+		for i := 0; i < steps; i++ {
+			switch rapid.IntRange(0, 9).Draw(rt, "action") {
+			case 0, 1, 2, 3: // every node that believes it leads proposes
+				for n, s := range w.nodes {
+					if term, ok := s.leads[0]; ok && w.c.Up(n) && !w.loop.Paused(w.c.Actor(n)) {
+						_, _ = w.c.Propose(0, n, term, ceiling(next))
+						next++
+					}
+				}
+			case 4:
+				w.c.Depose(0, rapid.IntRange(-1, 4).Draw(rt, "prefer"), time.Millisecond)
+			case 5:
+				if down < 0 {
+					down = rapid.IntRange(0, 4).Draw(rt, "down")
+					if rapid.Bool().Draw(rt, "crash") {
+						w.loop.Crash(w.c.Actor(down))
+						w.c.NodeDown(down, true)
+					} else {
+						w.loop.Pause(w.c.Actor(down))
+						w.c.NodeDown(down, false)
+					}
+				}
+			case 6:
+				if down >= 0 {
+					if !w.c.Up(down) {
+						w.loop.Restart(w.c.Actor(down), w.nodes[down])
+					} else {
+						w.loop.Resume(w.c.Actor(down))
+					}
+					w.c.NodeUp(down)
+					down = -1
+				}
+			case 7:
+				if l, term := w.c.Leader(0); l >= 0 {
+					w.c.MarkReady(0, term)
+					vs := w.c.Voters(0)
+					n := rapid.IntRange(0, 4).Draw(rt, "member")
+					if contains(vs, n) && len(vs) > 3 {
+						_ = w.c.ChangeVoters(0, -1, n)
+					} else if !contains(vs, n) {
+						_ = w.c.ChangeVoters(0, n, -1)
+					}
+				}
+			}
+			w.loop.RunUntil(w.loop.Now().Add(time.Duration(rapid.IntRange(0, 30).Draw(rt, "wait")) * time.Millisecond))
+			w.recordCommitted(rt, committed)
+		}
+		if down >= 0 {
+			if !w.c.Up(down) {
+				w.loop.Restart(w.c.Actor(down), w.nodes[down])
+			} else {
+				w.loop.Resume(w.c.Actor(down))
+			}
+			w.c.NodeUp(down)
+		}
+		w.loop.RunUntil(w.loop.Now().Add(time.Second))
+		l, term := w.c.Leader(0)
+		if l < 0 {
+			rt.Fatal("no leader after the faults stopped")
+		}
+		if _, err := w.c.Propose(0, l, term, ceiling(next)); err != nil {
+			rt.Fatal(err)
+		}
+		w.loop.RunUntil(w.loop.Now().Add(time.Second))
+		w.recordCommitted(rt, committed)
+		last := w.c.LastIndex(0, l)
+		if w.c.Committed(0) != last {
+			rt.Fatalf("after the heal the leader's log ends at %d but %d is committed", last, w.c.Committed(0))
+		}
+		for _, v := range w.c.Voters(0) {
+			if got := w.c.Voter(0, v).Applied; got != last {
+				rt.Fatalf("voter %d applied %d of %d", v, got, last)
+			}
+		}
+		w.checkLogMatching(rt)
+		st := w.c.Stats()
+		total.Elections += st.Elections
+		total.ApplyLaggingLeader += st.ApplyLaggingLeader
+		total.StaleAppends += st.StaleAppends
+		total.Truncations += st.Truncations
+		total.Snapshots += st.Snapshots
+		total.ConfigChanges += st.ConfigChanges
+	})
+	t.Logf("over the runs: %+v", total)
+	if total.Elections == 0 || total.ApplyLaggingLeader == 0 || total.StaleAppends == 0 ||
+		total.Truncations == 0 || total.Snapshots == 0 || total.ConfigChanges == 0 {
+		t.Fatalf("the property runs never exercised some situation: %+v", total)
+	}
+}
+
+// recordCommitted checks that every entry once committed is still in the
+// current leader's log, and records the newly committed ones.
+func (w *testWorld) recordCommitted(rt *rapid.T, committed map[uint64]fsm.Entry) {
+	gr := w.c.groups[0]
+	if gr.leader >= 0 {
+		L := gr.reps[gr.leader]
+		for i, e := range committed {
+			if i > L.base && (i > L.last() || L.entry(i).Term != e.Term || L.entry(i).Ceiling != e.Ceiling) {
+				rt.Fatalf("committed entry %d (t%d) missing from leader n%d's log", i, e.Term, gr.leader)
+			}
+		}
+	}
+	for _, r := range gr.reps {
+		if r == nil {
+			continue
+		}
+		for i := r.base + 1; i <= r.commit; i++ {
+			if e, ok := committed[i]; ok && (e.Term != r.entry(i).Term || e.Ceiling != r.entry(i).Ceiling) {
+				rt.Fatalf("replica n%d learned %d committed as t%d, but t%d was", r.node, i, r.entry(i).Term, e.Term)
+			}
+			committed[i] = r.entry(i)
+		}
+	}
+}
+
+// checkLogMatching: two logs with the same term at an index agree on every
+// entry up to it.
+func (w *testWorld) checkLogMatching(rt *rapid.T) {
+	gr := w.c.groups[0]
+	for _, a := range gr.reps {
+		for _, b := range gr.reps {
+			if a == nil || b == nil || a == b {
+				continue
+			}
+			m := matchLen(a, b)
+			for i := max(a.base, b.base) + 1; i <= m; i++ {
+				if a.entry(i).Term != b.entry(i).Term || a.entry(i).Ceiling != b.entry(i).Ceiling {
+					rt.Fatalf("n%d and n%d agree at %d but differ at %d", a.node, b.node, m, i)
+				}
+			}
+		}
 	}
 }

@@ -10,7 +10,7 @@ import (
 
 const (
 	codecTag     = 'J'
-	codecVersion = 1
+	codecVersion = 2
 )
 
 // Encode returns the stored form.
@@ -21,6 +21,7 @@ func (j SplitJob) Encode() []byte {
 	w.Int(int64(j.SourceGroup))
 	w.Int(int64(j.TargetGroup))
 	w.String(j.SplitKey)
+	w.String(j.SourceStart)
 	w.String(j.MovingEnd)
 	w.Uint(j.MovingRouteID)
 	w.Uint(uint64(j.Phase))
@@ -45,6 +46,14 @@ func (j SplitJob) Encode() []byte {
 	w.Int(j.CreatedAtMs)
 	w.Int(j.TerminalAtMs)
 	w.Uint(j.Writes)
+	w.Bool(j.TrackerArmed)
+	w.Uint(uint64(j.MinReadTS))
+	w.Uint(j.FenceVersion)
+	w.Uint(uint64(j.DeltaFloor))
+	w.Uint(uint64(j.ReadFence))
+	w.Uint(j.ExpectedCutover)
+	w.Uint(uint64(j.CutoverFloor))
+	w.Bool(j.Disarmed)
 	return w.Done()
 }
 
@@ -52,7 +61,7 @@ func (j SplitJob) Encode() []byte {
 func Decode(b []byte) (SplitJob, error) {
 	r := wire.NewReader(b, codecTag, codecVersion)
 	j := SplitJob{ID: r.Uint(), SourceRouteID: r.Uint(), SourceGroup: int(r.Int()), TargetGroup: int(r.Int()),
-		SplitKey: r.String(), MovingEnd: r.String(), MovingRouteID: r.Uint()}
+		SplitKey: r.String(), SourceStart: r.String(), MovingEnd: r.String(), MovingRouteID: r.Uint()}
 	j.Phase = Phase(r.Uint())
 	j.SnapshotTS = hlc.TS(r.Uint())
 	j.FenceTS = hlc.TS(r.Uint())
@@ -72,8 +81,19 @@ func Decode(b []byte) (SplitJob, error) {
 	j.CreatedAtMs = r.Int()
 	j.TerminalAtMs = r.Int()
 	j.Writes = r.Uint()
+	j.TrackerArmed = r.Bool()
+	j.MinReadTS = hlc.TS(r.Uint())
+	j.FenceVersion = r.Uint()
+	j.DeltaFloor = hlc.TS(r.Uint())
+	j.ReadFence = FenceState(r.Uint())
+	j.ExpectedCutover = r.Uint()
+	j.CutoverFloor = hlc.TS(r.Uint())
+	j.Disarmed = r.Bool()
 	if err := r.Close(); err != nil {
 		return SplitJob{}, fmt.Errorf("job: decode: %w", err)
+	}
+	if j.ReadFence > FenceClearing {
+		return SplitJob{}, fmt.Errorf("job: decode: %w: read fence state %d", wire.ErrMalformed, j.ReadFence)
 	}
 	if _, ok := phaseNames[j.Phase]; !ok {
 		return SplitJob{}, fmt.Errorf("job: decode: %w: phase %d", wire.ErrMalformed, j.Phase)

@@ -88,6 +88,7 @@ type SplitJob struct {
 	SourceGroup   int
 	TargetGroup   int
 	SplitKey      string
+	SourceStart   string // start of the source route (the span a cutover read fence covers begins here)
 	MovingEnd     string // end of the moving span (the source route's end)
 	MovingRouteID uint64 // the WriteFenced route, once FENCE published it
 
@@ -110,19 +111,61 @@ type SplitJob struct {
 	CreatedAtMs  int64
 	TerminalAtMs int64
 	Writes       uint64 // bumped on every write: a read-back identifies our own write
+
+	// Layer 2.
+	TrackerArmed    bool       // the source tracks admitted timestamps (and pins retention) for the job
+	MinReadTS       hlc.TS     // the source's compaction watermark when the tracker was armed
+	FenceVersion    uint64     // catalog version of the FENCE CAS
+	DeltaFloor      hlc.TS     // DELTA_COPY copies (DeltaFloor, FenceTS]
+	ReadFence       FenceState // the cutover read fence on the source voters
+	ExpectedCutover uint64     // the catalog version CUTOVER will have (set while ARMING)
+	CutoverFloor    hlc.TS     // the target's write floor the CUTOVER route carries
+	Disarmed        bool       // CLEANUP: read fences disarmed, tracker and retention pin released
+}
+
+// FenceState is the state of a job's cutover read fence. ARMING is the
+// durable intent: some source voters may be armed, so recovery must finish
+// arming or clear them; ARMED means every current source voter is armed;
+// CLEARING means a failed CUTOVER is clearing them.
+type FenceState uint8
+
+// Read fence states.
+const (
+	FenceNone FenceState = iota
+	FenceArming
+	FenceArmed
+	FenceClearing
+)
+
+var fenceNames = [...]string{"NONE", "ARMING", "ARMED", "CLEARING"}
+
+// String names the state.
+func (s FenceState) String() string {
+	if int(s) < len(fenceNames) {
+		return fenceNames[s]
+	}
+	return fmt.Sprintf("FenceState(%d)", uint8(s))
 }
 
 // Moving returns the span that moves to the target.
 func (j SplitJob) Moving() keys.Span { return keys.Span{Start: j.SplitKey, End: j.MovingEnd} }
 
-// ResetBrackets starts copy pass pass with fresh cursors for every family.
+// ResetBrackets starts copy pass pass with fresh cursors for every family
+// that is exported: transaction lock rows are drained before fence_ts,
+// never exported.
 func (j *SplitJob) ResetBrackets(pass uint8) {
 	j.Pass = pass
 	j.Brackets = j.Brackets[:0]
 	for _, f := range keys.Families() {
-		j.Brackets = append(j.Brackets, Bracket{Family: f})
+		if f != keys.FamilyTxnLock {
+			j.Brackets = append(j.Brackets, Bracket{Family: f})
+		}
 	}
 }
+
+// SourceSpan returns the source route's span before the split: the moving
+// span and the part that stays.
+func (j SplitJob) SourceSpan() keys.Span { return keys.Span{Start: j.SourceStart, End: j.MovingEnd} }
 
 // AllBracketsDone reports whether every bracket of the current pass is done.
 func (j SplitJob) AllBracketsDone() bool {

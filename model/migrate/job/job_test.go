@@ -36,7 +36,8 @@ func TestPhaseMachine(t *testing.T) {
 }
 
 func TestRecordChecksAndCodec(t *testing.T) {
-	j := SplitJob{ID: 4, SourceGroup: 1, TargetGroup: 2, SplitKey: "k5", Phase: Backfill, CreatedAtMs: 9}
+	j := SplitJob{ID: 4, SourceGroup: 1, TargetGroup: 2, SplitKey: "k5", Phase: Backfill, CreatedAtMs: 9,
+		TrackerArmed: true, MinReadTS: 77, FenceVersion: 3, DeltaFloor: 41, ReadFence: FenceArming, ExpectedCutover: 5, CutoverFloor: 99, Disarmed: true}
 	j.ResetBrackets(1)
 	j.Brackets[0].Cursor = []byte{1, 2}
 	if err := j.Check(); err != nil {

@@ -59,6 +59,15 @@ type Store struct {
 // New returns an empty store.
 func New() *Store { return &Store{vers: map[string][]Version{}} }
 
+// Clone returns a deep copy of the store.
+func (s *Store) Clone() *Store {
+	n := &Store{keys: append([]string(nil), s.keys...), vers: make(map[string][]Version, len(s.vers)), n: s.n}
+	for k, vs := range s.vers {
+		n.vers[k] = append([]Version(nil), vs...)
+	}
+	return n
+}
+
 // Len returns the number of versions held.
 func (s *Store) Len() int { return s.n }
 
@@ -140,6 +149,23 @@ func (s *Store) Delete(key string, ts hlc.TS) bool {
 func (s *Store) DeleteAtOrBelow(key string, ts hlc.TS) int {
 	vs := s.vers[key]
 	i := sort.Search(len(vs), func(i int) bool { return vs[i].TS <= ts })
+	n := len(vs) - i
+	if n == 0 {
+		return 0
+	}
+	s.n -= n
+	if i == 0 {
+		s.dropKey(key)
+		return n
+	}
+	s.vers[key] = vs[:i:i]
+	return n
+}
+
+// DeleteBelow removes key's versions with TS < ts and returns how many.
+func (s *Store) DeleteBelow(key string, ts hlc.TS) int {
+	vs := s.vers[key]
+	i := sort.Search(len(vs), func(i int) bool { return vs[i].TS < ts })
 	n := len(vs) - i
 	if n == 0 {
 		return 0

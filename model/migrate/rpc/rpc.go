@@ -30,26 +30,36 @@ func Quiet() Faults {
 // Stats counts what the network did.
 type Stats struct {
 	Calls, LostRequests, LostResponses, Delayed, Timeouts, NoLeader int
+	Duplicated, NodeCalls, Notices, LostNotices                     int
 }
 
-// Inbound is a request as the leader's node actor receives it.
+// Inbound is a request as the leader's node actor receives it. Group is
+// negative for a request addressed to a node itself (CallNode). Dup marks
+// the extra copy of a duplicated request: its answer goes nowhere.
 type Inbound struct {
 	Group int
 	Req   any
 	From  string
+	Dup   bool
 	call  *pending
 }
 
 // Reply answers the request (at most once matters; later calls are
 // ignored by the caller).
-func (in *Inbound) Reply(resp any, err error) { in.call.reply(resp, err) }
+func (in *Inbound) Reply(resp any, err error) {
+	if in.call != nil {
+		in.call.reply(resp, err)
+	}
+}
 
 // Network carries requests to group leaders.
 type Network struct {
 	loop     *simclock.Loop
 	choices  *simclock.Choices
 	faults   Faults
+	chaos    Chaos
 	leaderOf func(group int) (simclock.ActorID, bool)
+	nodeOf   func(node int) simclock.ActorID
 	stats    Stats
 }
 
@@ -86,9 +96,14 @@ type pending struct {
 // Call sends req to group's leader from inside task t and waits for the
 // answer or the deadline.
 func (n *Network) Call(t *simclock.Task, group int, req any) (any, error) {
+	return n.CallWithin(t, group, req, 0)
+}
+
+// CallWithin is Call with the caller's own deadline (0: the network's).
+func (n *Network) CallWithin(t *simclock.Task, group int, req any, within time.Duration) (any, error) {
 	n.stats.Calls++
 	ctx := t.Context()
-	to, ok := n.leaderOf(group)
+	to, ok := n.resolve(group)
 	if !ok {
 		n.stats.NoLeader++
 		t.Sleep(n.faults.MinLatency + time.Millisecond)
@@ -98,7 +113,11 @@ func (n *Network) Call(t *simclock.Task, group int, req any) (any, error) {
 	if drawn.Delayed {
 		n.stats.Delayed++
 	}
-	p := &pending{n: n, ctx: ctx, to: to, lat: drawn.Latency, timeout: n.faults.TimeoutOr(defaultTimeout),
+	timeout := n.faults.TimeoutOr(defaultTimeout)
+	if within > 0 {
+		timeout = within
+	}
+	p := &pending{n: n, ctx: ctx, to: to, lat: drawn.Latency, timeout: timeout,
 		loseReq: drawn.Fate == fate.LostRequest, loseResp: drawn.Fate == fate.LostResponse}
 	p.in = Inbound{Group: group, Req: req, From: ctx.Name(), call: p}
 	t.Await(p.send)
@@ -115,6 +134,7 @@ func (p *pending) send(resume func(any)) {
 		return
 	}
 	p.n.loop.Send(p.to, &p.in, p.lat)
+	p.n.duplicate(p.to, &p.in, p.lat)
 }
 
 func (p *pending) timedOut(*simclock.Context) {

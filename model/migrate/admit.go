@@ -1,0 +1,257 @@
+package migrate
+
+import (
+	"shardsim/model/bugs"
+	"shardsim/model/migrate/catalog"
+	"shardsim/model/migrate/errs"
+	"shardsim/model/migrate/fsm"
+	"shardsim/model/migrate/hlc"
+	"shardsim/model/migrate/keys"
+	"shardsim/model/migrate/rpc"
+)
+
+// Write admission is proposer-evaluated: the leader judges a write's
+// footprint by its node's catalog view (the route must be this group's and
+// not write-fenced, also for requests that carry no catalog version), gives
+// it a commit timestamp (issued, or the caller's if it lies above every
+// read already served and the route's floor), and proposes the effect; the
+// state machine's apply-time checks (durable floors, locks, existing
+// versions) use replicated state only, so every voter decides alike.
+
+// footprint is what a write request touches, as route-key spans.
+type footprint struct {
+	spans      []keys.Span
+	hasVersion bool
+	proof      func() bool // may the write pass a write fence (an already-prepared transaction's commit)?
+}
+
+func pointSpan(raw string) keys.Span {
+	rk := keys.RouteKey(raw)
+	return keys.Span{Start: rk, End: keys.KeyAfter(rk)}
+}
+
+// admitRoutes judges fp by the node's view and returns the staged job reads
+// of the footprint must merge (0: none) and the highest route floor.
+func (n *Node) admitRoutes(ls *leader, fp footprint) (uint64, hlc.TS, error) {
+	view := n.eng.View
+	b := n.env.Bugs
+	var staging uint64
+	var floor hlc.TS
+	for _, s := range fp.spans {
+		var routes []catalog.Route
+		if b.Has(bugs.MigrateRangeDeleteAsPoint) || s.End == keys.KeyAfter(s.Start) {
+			if r, ok := view.Lookup(s.Start); ok {
+				routes = []catalog.Route{r}
+			}
+		} else {
+			routes = view.Intersecting(s)
+		}
+		if len(routes) == 0 {
+			return 0, 0, errs.ErrWrongGroup
+		}
+		for _, r := range routes {
+			if r.Group != ls.g {
+				return 0, 0, errs.ErrWrongGroup
+			}
+			fenceChecked := fp.hasVersion || !b.Has(bugs.MigrateFenceNeedsVersion)
+			if r.State == catalog.WriteFenced && fenceChecked {
+				if fp.proof == nil || !fp.proof() {
+					return 0, 0, errs.ErrWriteFenced
+				}
+				n.env.Counters.FencePasses++
+			}
+			if r.StagedVisible {
+				staging = r.MigrationJob
+			}
+			floor = max(floor, r.MinWriteTSExclusive)
+		}
+	}
+	return staging, floor, nil
+}
+
+// commitTS gives a write its commit timestamp: the caller's (above the
+// timestamp cache for every key and the floor) or a fresh one (above the
+// floor: a leader whose clock has not yet caught up refuses, retryably,
+// and moves its clock).
+func (n *Node) commitTS(ls *leader, caller hlc.TS, rks []string, floor hlc.TS, fn func(hlc.TS, error)) {
+	if caller != 0 {
+		n.env.Counters.CallerTSWrites++
+		for _, rk := range rks {
+			if caller <= ls.ts.max(rk) {
+				n.env.Counters.CallerTSRejected++
+				fn(0, errs.ErrWriteTooOld)
+				return
+			}
+		}
+		if caller <= floor {
+			n.env.Counters.CallerTSRejected++
+			fn(0, errs.ErrWriteTooOld)
+			return
+		}
+		n.observe(ls, caller, func(ok bool) {
+			if !ok {
+				fn(0, errs.ErrNotLeader)
+				return
+			}
+			fn(caller, nil)
+		})
+		return
+	}
+	n.issue(ls, func(ts hlc.TS, ok bool) {
+		switch {
+		case !ok:
+			fn(0, errs.ErrNotLeader)
+		case ts <= floor:
+			ls.clock.ObserveDurable(floor)
+			fn(0, errs.ErrBelowFloor)
+		default:
+			fn(ts, nil)
+		}
+	})
+}
+
+func (n *Node) serveWrite(ls *leader, in *rpc.Inbound, req WriteReq) {
+	staging, floor, err := n.admitRoutes(ls, footprint{spans: []keys.Span{pointSpan(req.Key)}, hasVersion: req.HasVersion})
+	if err != nil {
+		in.Reply(nil, err)
+		return
+	}
+	n.count(ls, req.Key, true)
+	n.commitTS(ls, req.TS, []string{keys.RouteKey(req.Key)}, floor, func(ts hlc.TS, err error) {
+		if err != nil {
+			in.Reply(nil, err)
+			return
+		}
+		w := &fsm.Write{Key: req.Key, Value: req.Value, Tombstone: req.Tombstone, TTLms: req.TTLms,
+			TS: ts, CallerTS: req.TS != 0, Staging: staging, Op: req.Op}
+		n.proposeReply(ls, in, fsm.Entry{Kind: fsm.KindWrite, Write: w}, func(_ fsm.Entry, r fsm.Result) any { return WriteResp{TS: r.TS} })
+	})
+}
+
+func (n *Node) serveDeleteRange(ls *leader, in *rpc.Inbound, req DeleteRangeReq) {
+	staging, floor, err := n.admitRoutes(ls, footprint{spans: []keys.Span{req.Span}, hasVersion: req.HasVersion})
+	if err != nil {
+		in.Reply(nil, err)
+		return
+	}
+	n.count(ls, req.Span.Start, true)
+	n.commitTS(ls, 0, nil, floor, func(ts hlc.TS, err error) {
+		if err != nil {
+			in.Reply(nil, err)
+			return
+		}
+		d := &fsm.DeleteRange{Span: req.Span, TS: ts, Staging: staging, Op: req.Op}
+		n.proposeReply(ls, in, fsm.Entry{Kind: fsm.KindDeleteRange, DelRange: d}, func(_ fsm.Entry, r fsm.Result) any { return WriteResp{TS: r.TS} })
+	})
+}
+
+func txnFootprint(t fsm.Txn, hasVersion bool) (footprint, []string) {
+	fp := footprint{hasVersion: hasVersion}
+	var rks []string
+	for _, k := range t.Keys {
+		fp.spans = append(fp.spans, pointSpan(k))
+		rks = append(rks, keys.RouteKey(k))
+	}
+	return fp, rks
+}
+
+// servePrepare admits a transaction's prepare: a write like any other (a
+// write-fenced route refuses new prepares), with a start timestamp and a
+// commit timestamp fixed now.
+func (n *Node) servePrepare(ls *leader, in *rpc.Inbound, req PrepareReq) {
+	fp, rks := txnFootprint(req.Txn, req.HasVersion)
+	staging, floor, err := n.admitRoutes(ls, fp)
+	if err != nil {
+		in.Reply(nil, err)
+		return
+	}
+	n.count(ls, req.Txn.Primary, true)
+	n.issue(ls, func(start hlc.TS, ok bool) {
+		if !ok {
+			in.Reply(nil, errs.ErrNotLeader)
+			return
+		}
+		n.commitTS(ls, req.Txn.CommitTS, rks, max(floor, start), func(commit hlc.TS, err error) {
+			if err != nil {
+				in.Reply(nil, err)
+				return
+			}
+			t := req.Txn
+			t.StartTS, t.CommitTS, t.CallerTS, t.Staging = start, commit, req.Txn.CommitTS != 0, staging
+			n.proposeReply(ls, in, fsm.Entry{Kind: fsm.KindPrepare, Txn: &t}, func(_ fsm.Entry, r fsm.Result) any {
+				return PrepareResp{StartTS: t.StartTS, CommitTS: r.TS}
+			})
+		})
+	})
+}
+
+// serveCommit admits a commit. Committing an already-prepared transaction
+// may pass a write fence, but only with proof in the leader's applied
+// state: the transaction's own locks (drained before fence_ts), or its
+// commit record (an idempotent retry). A one-phase commit is a new write
+// and is fenced like one.
+func (n *Node) serveCommit(ls *leader, in *rpc.Inbound, req CommitReq) {
+	fp, rks := txnFootprint(req.Txn, req.HasVersion)
+	t := req.Txn
+	t.OnePhase = req.OnePhase
+	v := n.voter(ls.g)
+	bypass := n.env.Bugs.Has(bugs.MigrateCommitBypassesFence)
+	if !req.OnePhase || bypass {
+		fp.proof = func() bool { return bypass || v.CommitProof(&t) }
+	}
+	staging, floor, err := n.admitRoutes(ls, fp)
+	if err != nil {
+		in.Reply(nil, err)
+		return
+	}
+	t.Staging = staging
+	n.count(ls, t.Primary, true)
+	propose := func() {
+		n.proposeReply(ls, in, fsm.Entry{Kind: fsm.KindCommit, Txn: &t}, func(_ fsm.Entry, r fsm.Result) any {
+			return CommitResp{TS: r.TS, Duplicate: r.Duplicate}
+		})
+	}
+	if !req.OnePhase {
+		propose()
+		return
+	}
+	n.issue(ls, func(start hlc.TS, ok bool) {
+		if !ok {
+			in.Reply(nil, errs.ErrNotLeader)
+			return
+		}
+		n.commitTS(ls, req.Txn.CommitTS, rks, max(floor, start), func(commit hlc.TS, err error) {
+			if err != nil {
+				in.Reply(nil, err)
+				return
+			}
+			t.StartTS, t.CommitTS, t.CallerTS = start, commit, req.Txn.CommitTS != 0
+			propose()
+		})
+	})
+}
+
+// serveRollback admits a rollback: through a write fence only while the
+// transaction still holds a lock there (resolving a prepared transaction,
+// the abort lane; a rollback record written afterwards would be lost with
+// the move), and it writes its rollback record at a fresh timestamp.
+func (n *Node) serveRollback(ls *leader, in *rpc.Inbound, req RollbackReq) {
+	fp, _ := txnFootprint(req.Txn, false)
+	v := n.voter(ls.g)
+	t := req.Txn
+	fp.proof = func() bool { return v.HoldsLock(&t) }
+	staging, _, err := n.admitRoutes(ls, fp)
+	if err != nil {
+		in.Reply(nil, err)
+		return
+	}
+	t.Staging = staging
+	n.issue(ls, func(ts hlc.TS, ok bool) {
+		if !ok {
+			in.Reply(nil, errs.ErrNotLeader)
+			return
+		}
+		t.AbortTS = ts
+		n.proposeReply(ls, in, fsm.Entry{Kind: fsm.KindRollback, Txn: &t}, func(fsm.Entry, fsm.Result) any { return struct{}{} })
+	})
+}

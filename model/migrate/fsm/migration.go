@@ -1,0 +1,176 @@
+package fsm
+
+import (
+	"shardsim/model/bugs"
+	"shardsim/model/migrate/errs"
+	"shardsim/model/migrate/hlc"
+	jobpkg "shardsim/model/migrate/job"
+	"shardsim/model/migrate/keys"
+	"shardsim/model/migrate/mvcc"
+)
+
+func (f *FSM) applyImport(im *Import) Result {
+	k := importKey{im.Job, im.Bracket}
+	st := f.imports[k]
+	if f.aborted[im.Job] && !f.bugs.Has(bugs.MigrateImportAfterAbandon) {
+		// A migrator that has not learned the job was abandoned (or a
+		// delayed duplicate of one of its batches) must not leave staged
+		// rows behind.
+		return Result{Err: errs.ErrJobAborted, Cursor: st.cursor, Seq: st.seq}
+	}
+	if im.Seq <= st.seq {
+		return Result{Cursor: st.cursor, Seq: st.seq, Duplicate: true}
+	}
+	if im.Seq > st.seq+1 {
+		return Result{Err: errs.ErrImportGap, Cursor: st.cursor, Seq: st.seq}
+	}
+	for _, row := range im.Rows {
+		if !im.Moving.Contains(keys.RouteKey(row.Key)) {
+			return Result{Err: errs.ErrForeignRow, Cursor: st.cursor, Seq: st.seq}
+		}
+	}
+	var max hlc.TS
+	for _, row := range im.Rows {
+		f.Store.Put(keys.StageKey(im.Job, row.Key), row.Version)
+		if row.TS > max {
+			max = row.TS
+		}
+	}
+	if len(im.Rows) > 0 && !f.bugs.Has(bugs.MigrateNoHLCAdvance) {
+		f.observe(max)
+	}
+	f.imports[k] = importState{seq: im.Seq, cursor: append([]byte(nil), im.Cursor...)}
+	return Result{Cursor: im.Cursor, Seq: im.Seq, Applied: len(im.Rows)}
+}
+
+// ImportState returns the stored sequence number and cursor of a stream.
+func (f *FSM) ImportState(job uint64, bracket uint32) (uint64, []byte) {
+	st := f.imports[importKey{job, bracket}]
+	return st.seq, st.cursor
+}
+
+func (f *FSM) applyPromote(p *Promote) Result {
+	if f.promoted[p.Job] {
+		return Result{Done: true}
+	}
+	span := keys.StageSpan(p.Job)
+	type item struct {
+		staged string
+		v      mvcc.Version
+	}
+	var work []item
+	f.Store.Ascend(span.Start, span.End, func(k string, vs []mvcc.Version) bool {
+		for i := len(vs) - 1; i >= 0 && len(work) < p.Max; i-- { // oldest first
+			work = append(work, item{k, vs[i]})
+		}
+		return len(work) < p.Max
+	})
+	n := 0
+	for _, it := range work {
+		raw, _ := keys.Unstage(p.Job, it.staged)
+		switch {
+		case f.Store.Has(raw, it.v):
+			// already promoted (live holds this exact version)
+		case f.bugs.Has(bugs.MigratePromoteSkipsShadowed) && f.newerLive(raw, it.v.TS):
+			// the wrong variant drops a staged version a newer live one shadows
+		default:
+			f.Store.Put(raw, it.v)
+			n++
+		}
+		f.Store.Delete(it.staged, it.v.TS)
+	}
+	done := false
+	if f.StagedRows(p.Job) == 0 {
+		f.promoted[p.Job] = true
+		done = true
+	}
+	return Result{Applied: n, Done: done}
+}
+
+func (f *FSM) newerLive(raw string, ts hlc.TS) bool {
+	vs := f.Store.Versions(raw)
+	return len(vs) > 0 && vs[0].TS > ts
+}
+
+// Promoted reports whether every staged row of job has been promoted.
+func (f *FSM) Promoted(job uint64) bool { return f.promoted[job] }
+
+// StagedRows returns how many staged versions of job remain.
+func (f *FSM) StagedRows(job uint64) int {
+	span := keys.StageSpan(job)
+	n := 0
+	f.Store.Ascend(span.Start, span.End, func(_ string, vs []mvcc.Version) bool {
+		n += len(vs)
+		return true
+	})
+	return n
+}
+
+// MovedRows calls fn for every raw key of the moving span (all families).
+func (f *FSM) MovedRows(moving keys.Span, fn func(raw string, vs []mvcc.Version)) {
+	for _, b := range keys.Brackets(moving) {
+		f.Store.Ascend(b.Raw.Start, b.Raw.End, func(k string, vs []mvcc.Version) bool {
+			if keys.InBracket(k, b, moving) {
+				fn(k, vs)
+			}
+			return true
+		})
+	}
+}
+
+func (f *FSM) applyCleanup(c *Cleanup) Result {
+	var victims []string
+	f.MovedRows(c.Moving, func(raw string, _ []mvcc.Version) { victims = append(victims, raw) })
+	n := 0
+	for _, k := range victims {
+		n += f.Store.DeleteAtOrBelow(k, c.FenceTS)
+	}
+	f.cleaned[c.Job] = true
+	return Result{Applied: n}
+}
+
+// Cleaned reports whether the job's source cleanup has been applied.
+func (f *FSM) Cleaned(job uint64) bool { return f.cleaned[job] }
+
+// applyAbandon deletes job's staged rows and import state and refuses the
+// job's later imports.
+func (f *FSM) applyAbandon(job uint64) Result {
+	span := keys.StageSpan(job)
+	type kv struct {
+		k  string
+		ts hlc.TS
+	}
+	var victims []kv
+	f.Store.Ascend(span.Start, span.End, func(k string, vs []mvcc.Version) bool {
+		for _, v := range vs {
+			victims = append(victims, kv{k, v.TS})
+		}
+		return true
+	})
+	for _, v := range victims {
+		f.Store.Delete(v.k, v.ts)
+	}
+	for pass := uint8(1); pass <= 2; pass++ {
+		for _, fam := range keys.Families() {
+			delete(f.imports, importKey{job, jobpkg.BracketID(pass, fam)})
+		}
+	}
+	f.aborted[job] = true
+	return Result{Applied: len(victims)}
+}
+
+// Aborted reports whether job was abandoned here.
+func (f *FSM) Aborted(job uint64) bool { return f.aborted[job] }
+
+// Fences returns the armed cutover read fences.
+func (f *FSM) Fences() []Guard { return f.fences }
+
+// Fence returns job's armed read fence, if any.
+func (f *FSM) Fence(job uint64) (Guard, bool) {
+	for _, g := range f.fences {
+		if g.Job == job {
+			return g, true
+		}
+	}
+	return Guard{}, false
+}

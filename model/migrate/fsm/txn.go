@@ -1,0 +1,247 @@
+package fsm
+
+import (
+	"shardsim/model/bugs"
+	"shardsim/model/migrate/errs"
+	"shardsim/model/migrate/hlc"
+	"shardsim/model/migrate/keys"
+	"shardsim/model/migrate/mvcc"
+	"shardsim/model/migrate/wire"
+)
+
+// Transactions in the shape seed 000 and elastickv use. PREPARE admits a
+// start timestamp and a commit timestamp fixed up front (issued by the
+// leader, or supplied by the caller) and writes a `!txn|lock|<key>` row per
+// key; COMMIT writes the committed versions at the commit timestamp, drops
+// the locks and writes the commit record `!txn|cmt|<primary>\x00<start>`;
+// ROLLBACK drops the locks and writes `!txn|rb|<primary>\x00<start>`. A read
+// at or above a pending lock's commit timestamp cannot be answered yet
+// (ErrLocked). Lock rows are drained before a migration's fence_ts, never
+// exported.
+
+// lockInfo is a decoded lock row.
+type lockInfo struct {
+	txn, primary  string
+	start, commit hlc.TS
+}
+
+const lockTag = 'L'
+
+func encodeLock(l lockInfo) string {
+	w := wire.NewWriter(lockTag, 1)
+	w.String(l.txn)
+	w.String(l.primary)
+	w.Uint(uint64(l.start))
+	w.Uint(uint64(l.commit))
+	return string(w.Done())
+}
+
+func decodeLock(s string) (lockInfo, bool) {
+	r := wire.NewReader([]byte(s), lockTag, 1)
+	l := lockInfo{txn: r.String(), primary: r.String(), start: hlc.TS(r.Uint()), commit: hlc.TS(r.Uint())}
+	return l, r.Close() == nil
+}
+
+// LockKey is the raw key of user key uk's lock row.
+func LockKey(uk string) string { return keys.Encode(keys.FamilyTxnLock, uk, "") }
+
+// CommitRecordKey is the raw key of a transaction's commit record (under
+// its primary's route).
+func CommitRecordKey(primary, txn string) string {
+	return keys.Encode(keys.FamilyTxnCommit, primary, txn)
+}
+
+// RollbackRecordKey is the raw key of a transaction's rollback record.
+func RollbackRecordKey(primary, txn string) string {
+	return keys.Encode(keys.FamilyTxnRollback, primary, txn)
+}
+
+// lock returns user key uk's pending lock, if any.
+func (f *FSM) lock(uk string) (lockInfo, bool) {
+	vs := f.Store.Versions(LockKey(uk))
+	if len(vs) == 0 {
+		return lockInfo{}, false
+	}
+	return decodeLock(vs[0].Value)
+}
+
+// eachLock calls fn for every pending lock whose key lies in span.
+func (f *FSM) eachLock(span keys.Span, fn func(uk string, l lockInfo)) {
+	b := keys.BracketFor(keys.FamilyTxnLock, span)
+	f.Store.Ascend(b.Raw.Start, b.Raw.End, func(k string, vs []mvcc.Version) bool {
+		if keys.InBracket(k, b, span) && len(vs) > 0 {
+			if l, ok := decodeLock(vs[0].Value); ok {
+				fn(keys.RouteKey(k), l)
+			}
+		}
+		return true
+	})
+}
+
+// LockCount returns how many locks are pending in span.
+func (f *FSM) LockCount(span keys.Span) int {
+	n := 0
+	f.eachLock(span, func(string, lockInfo) { n++ })
+	return n
+}
+
+// Locks returns the pending locks in span as (key, transaction, primary,
+// start) tuples, in key order (the migrator resolves stale ones).
+func (f *FSM) Locks(span keys.Span) []LockRow {
+	var out []LockRow
+	f.eachLock(span, func(uk string, l lockInfo) {
+		out = append(out, LockRow{Key: uk, Txn: l.txn, Primary: l.primary, StartTS: l.start, CommitTS: l.commit})
+	})
+	return out
+}
+
+// LockRow describes one pending lock.
+type LockRow struct {
+	Key, Txn, Primary string
+	StartTS, CommitTS hlc.TS
+}
+
+// record returns the newest version of raw, live or staged under job.
+func (f *FSM) record(raw string, staging uint64) (mvcc.Version, bool) {
+	if f.bugs.Has(bugs.MigrateLiveOnlyTxnProbe) {
+		staging = 0
+	}
+	return f.newest(raw, staging)
+}
+
+func (f *FSM) applyPrepare(t *Txn) Result {
+	if _, ok := f.record(RollbackRecordKey(t.Primary, t.ID), t.Staging); ok {
+		return Result{Err: errs.ErrTxnAborted}
+	}
+	if l, ok := f.lock(t.Keys[0]); ok && l.txn == t.ID {
+		return Result{Duplicate: true, TS: t.CommitTS}
+	}
+	for _, k := range t.Keys {
+		if v, ok := f.newest(k, t.Staging); ok && v.TS > t.ReadTS {
+			return Result{Err: errs.ErrTxnConflict}
+		}
+		if err := f.admit(k, t.CommitTS, t.Staging, t.ID); err != nil {
+			return Result{Err: err}
+		}
+	}
+	l := encodeLock(lockInfo{txn: t.ID, primary: t.Primary, start: t.StartTS, commit: t.CommitTS})
+	for _, k := range t.Keys {
+		f.Store.Put(LockKey(k), mvcc.Version{TS: t.StartTS, Value: l})
+		if !f.bugs.Has(bugs.MigrateFloorPrimariesOnly) || k == t.Primary {
+			f.track(k, t.CommitTS) // the wrong variant tracks a transaction under its primary only
+		}
+	}
+	f.committed(t.StartTS)
+	return Result{TS: t.CommitTS}
+}
+
+// lockedByUs reports whether every key of t holds t's lock, and the lock.
+func (f *FSM) lockedByUs(t *Txn) (lockInfo, bool) {
+	var first lockInfo
+	for i, k := range t.Keys {
+		l, ok := f.lock(k)
+		if !ok || l.txn != t.ID {
+			return lockInfo{}, false
+		}
+		if i == 0 {
+			first = l
+		}
+	}
+	return first, true
+}
+
+func (f *FSM) applyCommit(t *Txn) Result {
+	if t.OnePhase {
+		return f.applyOnePhase(t)
+	}
+	if l, ok := f.lockedByUs(t); ok {
+		var puts []mvcc.Row
+		for i, k := range t.Keys {
+			v := mvcc.Version{TS: l.commit, Value: t.Values[i], Tombstone: t.Deletes[i]}
+			f.Store.Put(k, v)
+			f.Store.Delete(LockKey(k), l.start)
+			puts = append(puts, mvcc.Row{Key: k, Version: v})
+		}
+		rec := mvcc.Row{Key: CommitRecordKey(t.Primary, t.ID), Version: mvcc.Version{TS: l.commit, Value: t.ID}}
+		f.Store.Put(rec.Key, rec.Version)
+		f.committed(l.commit)
+		return Result{TS: l.commit, Puts: append(puts, rec)}
+	}
+	if v, ok := f.record(CommitRecordKey(t.Primary, t.ID), t.Staging); ok && v.Value == t.ID {
+		return Result{Duplicate: true, TS: v.TS} // a retried COMMIT whose first attempt applied
+	}
+	if _, ok := f.record(RollbackRecordKey(t.Primary, t.ID), t.Staging); ok {
+		if f.bugs.Has(bugs.MigrateRollbackProvesCommit) {
+			return Result{Duplicate: true, TS: t.CommitTS} // the wrong variant takes any marker as proof
+		}
+		return Result{Err: errs.ErrTxnAborted}
+	}
+	return Result{Err: errs.ErrTxnNotFound}
+}
+
+func (f *FSM) applyRollback(t *Txn) Result {
+	if v, ok := f.record(CommitRecordKey(t.Primary, t.ID), t.Staging); ok && v.Value == t.ID {
+		return Result{Err: errs.ErrTxnCommitted}
+	}
+	for _, k := range t.Keys {
+		if l, ok := f.lock(k); ok && l.txn == t.ID {
+			f.Store.Delete(LockKey(k), l.start)
+		}
+	}
+	rb := RollbackRecordKey(t.Primary, t.ID)
+	if _, ok := f.record(rb, t.Staging); !ok {
+		v := mvcc.Version{TS: t.AbortTS, Value: t.ID}
+		f.Store.Put(rb, v)
+		f.committed(t.AbortTS)
+		return Result{Puts: []mvcc.Row{{Key: rb, Version: v}}}
+	}
+	return Result{}
+}
+
+// applyOnePhase prepares and commits t in one step: the same checks as a
+// prepare, then the versions and the commit record at once.
+func (f *FSM) applyOnePhase(t *Txn) Result {
+	if v, ok := f.record(CommitRecordKey(t.Primary, t.ID), t.Staging); ok && v.Value == t.ID {
+		return Result{Duplicate: true, TS: v.TS}
+	}
+	for _, k := range t.Keys {
+		if v, ok := f.newest(k, t.Staging); ok && v.TS > t.ReadTS {
+			return Result{Err: errs.ErrTxnConflict}
+		}
+		if err := f.admit(k, t.CommitTS, t.Staging, ""); err != nil {
+			return Result{Err: err}
+		}
+	}
+	var puts []mvcc.Row
+	for i, k := range t.Keys {
+		v := mvcc.Version{TS: t.CommitTS, Value: t.Values[i], Tombstone: t.Deletes[i]}
+		f.Store.Put(k, v)
+		f.track(k, t.CommitTS)
+		puts = append(puts, mvcc.Row{Key: k, Version: v})
+	}
+	rec := mvcc.Row{Key: CommitRecordKey(t.Primary, t.ID), Version: mvcc.Version{TS: t.CommitTS, Value: t.ID}}
+	f.Store.Put(rec.Key, rec.Version)
+	f.committed(t.CommitTS)
+	return Result{TS: t.CommitTS, Puts: append(puts, rec)}
+}
+
+// CommitProof reports whether t may commit through a write fence: every key
+// holds t's lock (a transaction prepared before the fence), or t's commit
+// record exists (a retry of a commit that already applied).
+func (f *FSM) CommitProof(t *Txn) bool {
+	if _, ok := f.lockedByUs(t); ok {
+		return true
+	}
+	v, ok := f.record(CommitRecordKey(t.Primary, t.ID), t.Staging)
+	return ok && v.Value == t.ID
+}
+
+// HoldsLock reports whether some key of t holds t's lock.
+func (f *FSM) HoldsLock(t *Txn) bool {
+	for _, k := range t.Keys {
+		if l, ok := f.lock(k); ok && l.txn == t.ID {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,239 @@
+package group
+
+import (
+	"errors"
+	"slices"
+
+	"shardsim/model/migrate/fsm"
+)
+
+// ErrNotLeader is Propose's answer to a node that has already seen a newer
+// term (it learns it lost leadership at once).
+var ErrNotLeader = errors.New("group: proposer has seen a newer term")
+
+// Propose appends e to node n's log as leader of group g at term and
+// returns its index. The true leader's entry is replicated and commits once
+// a quorum holds it. A deposed leader that has not learned it yet appends
+// only to its own log (it believes it leads); its appends are refused and
+// it is told after a round trip, and the entry is later truncated.
+func (c *Cluster) Propose(g, n int, term uint64, e fsm.Entry) (uint64, error) {
+	gr := c.groups[g]
+	r := gr.reps[n]
+	if r == nil || r.term > term {
+		c.notifyLost(n, g, term, 0)
+		return 0, ErrNotLeader
+	}
+	e.Index, e.Term = r.last()+1, term
+	r.append(e)
+	if gr.leader == n && gr.term == term {
+		gr.ls.match[n] = r.last()
+		c.advanceCommit(gr) // a single-voter configuration commits alone
+		c.sendAll(gr)
+		return e.Index, nil
+	}
+	c.stats.StaleAppends++
+	c.notifyLost(n, g, term, c.replDelay()+c.replDelay())
+	return e.Index, nil
+}
+
+// sendAll sends every follower of the leader's configuration what it lacks.
+func (c *Cluster) sendAll(gr *Group) {
+	if gr.ls == nil {
+		return
+	}
+	for _, f := range gr.reps[gr.ls.node].config() {
+		if f != gr.ls.node {
+			c.sendTo(gr, f)
+		}
+	}
+}
+
+// sendTo sends follower f the leader's entries after what f is known to
+// match, with the leader's commit index, unless an append to f is already
+// on its way (the next one follows when it lands) or f does not take part.
+func (c *Cluster) sendTo(gr *Group, f int) {
+	ls := gr.ls
+	fr := gr.reps[f]
+	if ls == nil || fr == nil || ls.inflight[f] || !c.receptive(f) {
+		return
+	}
+	L := gr.reps[ls.node]
+	if ls.match[f] < L.base {
+		c.sendSnapshot(gr, f)
+		return
+	}
+	from, upto := ls.match[f]+1, L.last()
+	if from > upto && ls.sentCommit[f] >= L.commit {
+		return
+	}
+	var ents []fsm.Entry
+	if from <= upto {
+		ents = slices.Clone(L.log[from-L.base-1 : upto-L.base])
+	}
+	prev := from - 1
+	prevTerm, commit := L.termAt(prev), L.commit
+	ls.inflight[f], ls.sentCommit[f] = true, commit
+	leader, term := ls.node, ls.term
+	c.loop.After(c.replDelay(), func() { c.deliver(gr, leader, term, f, prev, prevTerm, ents, commit) })
+}
+
+// current reports whether leader at term still leads gr.
+func (gr *Group) current(leader int, term uint64) bool {
+	return gr.ls != nil && gr.ls.node == leader && gr.ls.term == term
+}
+
+// deliver is follower f receiving an append from leader at term: entries
+// after prev (whose term must match prevTerm), and the leader's commit index.
+func (c *Cluster) deliver(gr *Group, leader int, term uint64, f int, prev, prevTerm uint64, ents []fsm.Entry, commit uint64) {
+	cur := gr.current(leader, term)
+	if cur {
+		gr.ls.inflight[f] = false
+	}
+	fr := gr.reps[f]
+	if fr == nil || !c.receptive(f) {
+		return // lost; NodeUp sends again
+	}
+	if fr.term > term {
+		c.stats.StaleAppends++
+		return
+	}
+	fr.term = term
+	if prev > fr.last() || prev >= fr.base && fr.termAt(prev) != prevTerm {
+		if cur { // raft's probing: find where the logs agree and resend
+			gr.ls.match[f] = matchLen(gr.reps[leader], fr)
+			c.sendTo(gr, f)
+		}
+		return
+	}
+	for _, e := range ents {
+		if e.Index <= fr.base {
+			continue
+		}
+		if e.Index <= fr.last() {
+			if fr.termAt(e.Index) == e.Term {
+				continue
+			}
+			c.stats.Truncations++
+			fr.truncate(e.Index - 1)
+		}
+		fr.append(e)
+	}
+	lastNew := prev + uint64(len(ents))
+	if nc := min(commit, lastNew); nc > fr.commit {
+		fr.commit = nc
+		c.scheduleApply(gr, fr)
+	}
+	if cur {
+		if lastNew > gr.ls.match[f] {
+			gr.ls.match[f] = lastNew
+		}
+		c.advanceCommit(gr)
+		c.sendTo(gr, f)
+	}
+}
+
+// sendSnapshot installs the leader's applied state on follower f, whose
+// log ends before the leader's own snapshot base.
+func (c *Cluster) sendSnapshot(gr *Group, f int) {
+	ls := gr.ls
+	L := gr.reps[ls.node]
+	snap := snapshotOf(L)
+	ls.inflight[f] = true
+	leader, term := ls.node, ls.term
+	c.loop.After(c.replDelay(), func() {
+		cur := gr.current(leader, term)
+		if cur {
+			gr.ls.inflight[f] = false
+		}
+		fr := gr.reps[f]
+		if fr == nil || !c.receptive(f) || fr.term > term {
+			return
+		}
+		snap.term = term
+		gr.reps[f] = snap.install(f, fr)
+		c.stats.Snapshots++
+		if cur {
+			gr.ls.match[f] = snap.base
+			c.sendTo(gr, f)
+		}
+	})
+}
+
+// advanceCommit moves the leader's commit index to the highest entry of its
+// own term that a quorum of its configuration holds (raft 5.4.2: earlier
+// terms' entries commit only beneath one of the current term).
+func (c *Cluster) advanceCommit(gr *Group) {
+	ls := gr.ls
+	L := gr.reps[ls.node]
+	cfg := L.config()
+	for n := L.last(); n > L.commit && L.termAt(n) == ls.term; n-- {
+		votes := 0
+		for _, v := range cfg {
+			if ls.match[v] >= n {
+				votes++
+			}
+		}
+		if votes*2 <= len(cfg) {
+			continue
+		}
+		L.commit = n
+		if n > gr.commit {
+			gr.commit = n
+		}
+		c.scheduleApply(gr, L)
+		if !contains(cfg, ls.node) && L.cfgs[len(L.cfgs)-1].index <= n {
+			// The leader removed itself and the change committed: it steps
+			// down (raft 6), and the rest elect a new leader.
+			c.loseLeader(gr, c.learnDelay())
+			return
+		}
+		c.sendAll(gr)
+		return
+	}
+}
+
+// scheduleApply sends r's node an ApplyTick, after the voter's own apply
+// lag, when it has learned commits it has not applied and none is on its
+// way.
+func (c *Cluster) scheduleApply(gr *Group, r *replica) {
+	if !c.up[r.node] || r.ticking || r.fsm.Applied >= r.commit {
+		return
+	}
+	lag := c.choices.Duration(c.cfg.ApplyMin, c.cfg.ApplyMax)
+	if c.choices.Chance(c.cfg.SlowApply) {
+		lag += c.choices.Duration(0, c.cfg.SlowApplyMax)
+	}
+	r.ticking = true
+	c.loop.Send(c.actors[r.node], ApplyTick{Group: gr.ID}, lag)
+}
+
+// Applied is one entry a voter applied, with its result.
+type Applied struct {
+	Entry  fsm.Entry
+	Result fsm.Result
+}
+
+// ApplyCommitted applies, on node n's replica of g, every entry it learned
+// is committed (the node calls it on an ApplyTick) and returns them.
+func (c *Cluster) ApplyCommitted(g, n int) []Applied {
+	gr := c.groups[g]
+	r := gr.reps[n]
+	if r == nil {
+		return nil
+	}
+	r.ticking = false
+	var out []Applied
+	for r.fsm.Applied < r.commit {
+		e := r.entry(r.fsm.Applied + 1)
+		res := r.fsm.Apply(e)
+		first := e.Index > gr.maxApplied
+		if first {
+			gr.maxApplied = e.Index
+		}
+		for _, o := range c.obs {
+			o.OnApply(g, n, e, res, first, r.fsm)
+		}
+		out = append(out, Applied{Entry: e, Result: res})
+	}
+	return out
+}

@@ -1,0 +1,314 @@
+package migrate
+
+import (
+	"shardsim/model/bugs"
+	"shardsim/model/migrate/catalog"
+	"shardsim/model/migrate/errs"
+	"shardsim/model/migrate/fsm"
+	"shardsim/model/migrate/hlc"
+	"shardsim/model/migrate/keys"
+	"shardsim/model/migrate/rpc"
+	"shardsim/simclock"
+)
+
+// readPart is one route's share of a read: the part of the span it holds
+// and how its data must be read.
+type readPart struct {
+	span keys.Span
+	opts fsm.ReadOpts
+}
+
+// readQuery is a read (point or scan) as the leader judges it.
+type readQuery struct {
+	span       keys.Span
+	hasVersion bool
+	observed   uint64
+}
+
+// serveRead serves a point read or a scan. A read index round confirms the
+// leadership, the voter applies everything proposed so far, the read fence
+// decides (readRoutes), the timestamp is fixed (the clock's last value for a
+// latest read, so it covers every acknowledged write; an explicit one is
+// observed so no later write can slip under it) and recorded in the
+// timestamp cache, and the voter's applied state answers.
+func (n *Node) serveRead(ls *leader, in *rpc.Inbound) {
+	q, key, ts := readQueryOf(in.Req)
+	if n.env.Bugs.Has(bugs.MigrateNoReadFence) {
+		q.hasVersion, q.observed = false, 0
+	}
+	if !n.env.Cluster.ConfirmLeader(ls.g, n.id, ls.term) {
+		in.Reply(nil, errs.ErrNotLeader)
+		return
+	}
+	n.count(ls, key, false)
+	n.afterApplied(ls, n.env.Cluster.LastIndex(ls.g, n.id), func(err error) {
+		if err != nil {
+			in.Reply(nil, err)
+			return
+		}
+		n.readRoutes(ls, q, func(parts []readPart, err error) {
+			if err != nil {
+				in.Reply(nil, err)
+				return
+			}
+			// Admitted: from here the read is in flight (a drain waits for it).
+			id := n.openRead(ls, q.span)
+			reply := func(resp any, err error) {
+				n.closeRead(ls, id)
+				in.Reply(resp, err)
+			}
+			n.fixReadTS(ls, ts, func(at hlc.TS, ok bool) {
+				if !ok {
+					reply(nil, errs.ErrNotLeader)
+					return
+				}
+				ls.ts.record(q.span, at)
+				n.markRead(ls, id, at)
+				// Every write issued a timestamp at or below at has been
+				// proposed by now: wait until the voter applied them.
+				n.afterApplied(ls, n.env.Cluster.LastIndex(ls.g, n.id), func(err error) {
+					if err != nil {
+						reply(nil, err)
+						return
+					}
+					reply(n.answerRead(ls, in.Req, parts, at))
+				})
+			})
+		})
+	})
+}
+
+func readQueryOf(req any) (readQuery, string, hlc.TS) {
+	switch r := req.(type) {
+	case ReadReq:
+		rk := keys.RouteKey(r.Key)
+		return readQuery{span: keys.Span{Start: rk, End: keys.KeyAfter(rk)}, hasVersion: r.HasVersion, observed: r.Observed}, r.Key, r.TS
+	case ScanReq:
+		return readQuery{span: r.Span, hasVersion: r.HasVersion, observed: r.Observed}, r.Span.Start, r.TS
+	}
+	panic("migrate: not a read")
+}
+
+// fixReadTS gives a read its timestamp.
+func (n *Node) fixReadTS(ls *leader, ts hlc.TS, fn func(hlc.TS, bool)) {
+	if ts == 0 {
+		fn(ls.clock.Last(), true)
+		return
+	}
+	n.observe(ls, ts, func(ok bool) { fn(ts, ok) })
+}
+
+// answerRead serves the read from the voter's applied state.
+func (n *Node) answerRead(ls *leader, req any, parts []readPart, ts hlc.TS) (any, error) {
+	v := n.voter(ls.g)
+	switch r := req.(type) {
+	case ReadReq:
+		rd, err := v.Read(r.Key, ts, parts[0].opts)
+		return ReadResp{Read: rd, TS: ts, Group: ls.g}, err
+	case ScanReq:
+		out := ScanResp{TS: ts, Group: ls.g}
+		for _, p := range parts {
+			left := 0
+			if r.Limit > 0 {
+				left = r.Limit - len(out.Rows)
+				if left <= 0 {
+					break
+				}
+			}
+			rows, err := v.Scan(r.Family, p.span, ts, p.opts, left)
+			if err != nil {
+				return nil, err
+			}
+			out.Rows = append(out.Rows, rows...)
+		}
+		return out, nil
+	}
+	return nil, errs.ErrBusy
+}
+
+// readRoutes is the read fence. It decides whether this group may serve a
+// read of q.span and, if so, how each route it intersects must be read:
+//
+//  1. By the node's view: every route the span intersects (a scan checks
+//     each, not only its start key) must be this group's, else the route
+//     moved.
+//  2. A cutover read fence armed on the source (every source voter holds
+//     it before the CUTOVER CAS) covering the span refuses a read whose
+//     catalog version is older than the cutover's, while the node cannot
+//     know whether the CUTOVER landed (its watermark is older).
+//  3. When the node knows of a newer catalog than its view (the watermark
+//     from group-0 heartbeats, or the request's own version), or a fence
+//     applies and the watermark says the cutover landed, it asks group 0
+//     who owns the span (cached briefly, by version) and fails closed when
+//     the answer does not come.
+func (n *Node) readRoutes(ls *leader, q readQuery, fn func([]readPart, error)) {
+	view := n.eng.View
+	b := n.env.Bugs
+	var routes []catalog.Route
+	if b.Has(bugs.MigrateScanStartKeyOnly) {
+		if r, ok := view.Lookup(q.span.Start); ok {
+			routes = []catalog.Route{r}
+		}
+	} else {
+		routes = view.Intersecting(q.span)
+	}
+	if b.Has(bugs.MigrateTargetTrustsCoordinator) && q.hasVersion && q.observed > view.Version {
+		fn([]readPart{{span: q.span}}, nil) // the wrong variant serves live data, trusting the coordinator's newer route
+		return
+	}
+	if len(routes) == 0 {
+		fn(nil, errs.ErrWrongGroup)
+		return
+	}
+	for _, r := range routes {
+		if r.Group != ls.g {
+			n.env.Counters.ReadsMovedByView++
+			fn(nil, errs.ErrRouteMoved)
+			return
+		}
+	}
+	if b.Has(bugs.MigrateNoReadFence) {
+		fn(partsOf(q.span, routes), nil)
+		return
+	}
+	armed, expect := n.armedFor(ls, q, view)
+	if b.Has(bugs.MigrateReadFenceLessThan) {
+		if armed {
+			n.env.Counters.ReadsCutoverPending++
+			fn(nil, errs.ErrRouteCutoverPending)
+			return
+		}
+		fn(partsOf(q.span, routes), nil)
+		return
+	}
+	w := n.eng.Watermark
+	if armed && w < expect {
+		n.env.Counters.ReadsCutoverPending++
+		fn(nil, errs.ErrRouteCutoverPending)
+		return
+	}
+	need := max(w, expect)
+	if q.hasVersion {
+		need = max(need, q.observed)
+	}
+	if !armed && need <= view.Version {
+		fn(partsOf(q.span, routes), nil)
+		return
+	}
+	n.askOwner(ls, q.span, need, routes, fn)
+}
+
+// armedFor reports whether a cutover read fence on the voter covers the
+// read and its catalog version is older than the cutover it waits for (the
+// less-than variant compares with the node's own version instead), and the
+// highest expected version among those fences.
+func (n *Node) armedFor(ls *leader, q readQuery, view catalog.Catalog) (bool, uint64) {
+	armed, expect := false, uint64(0)
+	for _, f := range n.voter(ls.g).Fences() {
+		if !f.Span.Overlaps(q.span) {
+			continue
+		}
+		bar := f.Expected
+		if n.env.Bugs.Has(bugs.MigrateReadFenceLessThan) {
+			bar = view.Version
+		}
+		if !q.hasVersion || q.observed < bar {
+			armed = true
+			expect = max(expect, f.Expected)
+		}
+	}
+	return armed, expect
+}
+
+// askOwner establishes from group 0 (or a cached answer at a version at
+// least need) whether this group owns every route of span, and serves by
+// the answer's routes. A query that fails leaves ownership unknown: the
+// read fails closed.
+func (n *Node) askOwner(ls *leader, span keys.Span, need uint64, viewRoutes []catalog.Route, fn func([]readPart, error)) {
+	min := need
+	if n.env.Bugs.Has(bugs.MigrateOwnershipCacheAnyVersion) {
+		min = 0
+	}
+	decide := func(routes []catalog.Route) {
+		for _, r := range routes {
+			if r.Group != ls.g {
+				n.env.Counters.ReadsMovedByOwner++
+				fn(nil, errs.ErrRouteMoved)
+				return
+			}
+		}
+		fn(partsOf(span, routes), nil)
+	}
+	if routes, ok := n.eng.Cached(span, min, n.ctx.Now()); ok {
+		n.env.Counters.OwnerCacheHits++
+		decide(routes)
+		return
+	}
+	n.env.Counters.OwnerQueries++
+	n.ctx.Go("owner-query", func(t *simclock.Task) {
+		resp, err := n.env.Net.CallWithin(t, 0, OwnerReq{Span: span}, n.env.Cfg.OwnerTimeout)
+		if err != nil {
+			n.env.Counters.OwnerQueryFailures++
+			if n.env.Bugs.Has(bugs.MigrateOwnershipTimeoutServes) {
+				fn(partsOf(span, viewRoutes), nil) // the wrong variant: "still mine"
+				return
+			}
+			fn(nil, errs.ErrRouteOwnershipUnknown)
+			return
+		}
+		o := resp.(OwnerResp)
+		n.eng.Cache(span, o.Routes, o.Version, t.Now().Add(n.env.Cfg.OwnershipTTL), t.Now())
+		decide(o.Routes)
+	})
+}
+
+// partsOf splits span by routes, with each route's read options.
+func partsOf(span keys.Span, routes []catalog.Route) []readPart {
+	var out []readPart
+	for _, r := range routes {
+		p := span
+		if r.Start > p.Start {
+			p.Start = r.Start
+		}
+		if r.End != "" && (p.End == "" || r.End < p.End) {
+			p.End = r.End
+		}
+		o := fsm.ReadOpts{MinRead: r.MinReadTS}
+		if r.StagedVisible {
+			o.Staging = r.MigrationJob
+		}
+		out = append(out, readPart{span: p, opts: o})
+	}
+	return out
+}
+
+// openRead notes a read admitted on this leader (for drains and checkers).
+func (n *Node) openRead(ls *leader, span keys.Span) uint64 {
+	n.seq++
+	id := n.seq
+	ls.reads = append(ls.reads, openRead{id: id, span: span})
+	if h := n.env.Hooks.ReadOpen; h != nil {
+		h(ls.g, n.id, ls.term, id, span)
+	}
+	return id
+}
+
+func (n *Node) markRead(ls *leader, id uint64, ts hlc.TS) {
+	for i := range ls.reads {
+		if ls.reads[i].id == id {
+			ls.reads[i].ts = ts
+		}
+	}
+}
+
+func (n *Node) closeRead(ls *leader, id uint64) {
+	for i, r := range ls.reads {
+		if r.id == id {
+			ls.reads = append(ls.reads[:i], ls.reads[i+1:]...)
+			break
+		}
+	}
+	if h := n.env.Hooks.ReadClose; h != nil {
+		h(ls.g, n.id, ls.term, id)
+	}
+}

@@ -1,0 +1,150 @@
+package scenarios
+
+import (
+	"shardsim/checker/migratecheck"
+	"shardsim/model/migrate"
+	"shardsim/model/migrate/errs"
+	"shardsim/model/migrate/fsm"
+	"shardsim/model/migrate/hlc"
+	"shardsim/model/migrate/keys"
+	"shardsim/simclock"
+)
+
+// migrateRecorder keeps what the clients saw.
+type migrateRecorder struct {
+	ops    []migratecheck.KeyOp // per-key writes and latest reads, for porcupine
+	acked  []migratecheck.AckedWrite
+	reads  []migratecheck.ReadObs
+	scans  []migratecheck.ScanObs
+	latest []bool // per scan: at the latest timestamp
+	spans  []scanTimes
+	served []migratecheck.ServedRead
+	txns   []migratecheck.TxnObs
+	txnOps []txnRecord
+	ranges []rangeRecord
+	counts map[string]int64
+}
+
+type scanTimes struct {
+	client    int
+	call, ret simclock.Time
+}
+
+type txnRecord struct {
+	client    int
+	tx        fsm.Txn
+	call, ret simclock.Time
+	outcome   migratecheck.TxnOutcome
+}
+
+type rangeRecord struct {
+	client    int
+	op        string
+	call, ret simclock.Time
+	ambiguous bool
+}
+
+func newMigrateRecorder() *migrateRecorder { return &migrateRecorder{counts: map[string]int64{}} }
+
+func (r *migrateRecorder) write(client int, key, op string, del bool, call, ret simclock.Time, ts hlc.TS, err error) {
+	o := migratecheck.KeyOp{Client: client, Key: key, Call: call, Return: ret, Write: true, Delete: del, Op: op}
+	switch {
+	case err == nil:
+		r.acked = append(r.acked, migratecheck.AckedWrite{Op: op, Key: key, TS: ts, Return: ret})
+		r.counts["writes_acked"]++
+	case errs.Ambiguous(err):
+		o.Ambiguous = true
+		r.counts["writes_ambiguous"]++
+	default:
+		r.counts["writes_failed"]++
+		return // certainly not applied
+	}
+	r.ops = append(r.ops, o)
+}
+
+func (r *migrateRecorder) rangeDelete(client int, op string, call, ret simclock.Time, ts hlc.TS, err error) {
+	switch {
+	case err == nil:
+		r.acked = append(r.acked, migratecheck.AckedWrite{Op: op, TS: ts, Return: ret})
+		r.counts["range_deletes"]++
+	case errs.Ambiguous(err):
+		r.counts["writes_ambiguous"]++
+	default:
+		r.counts["writes_failed"]++
+		return
+	}
+	r.ranges = append(r.ranges, rangeRecord{client: client, op: op, call: call, ret: ret, ambiguous: err != nil})
+}
+
+func (r *migrateRecorder) read(client int, op, key string, latest bool, call, ret simclock.Time, resp migrate.ReadResp) {
+	r.reads = append(r.reads, migratecheck.ReadObs{Op: op, Key: key, TS: resp.TS, Found: resp.Read.Found, Version: resp.Read.Version})
+	r.counts["reads"]++
+	rk := keys.RouteKey(key)
+	r.served = append(r.served, migratecheck.ServedRead{Op: op, Group: resp.Group, Call: call, TS: resp.TS, Latest: latest,
+		Key: key, Family: keys.Classify(key), Span: keys.Span{Start: rk, End: keys.KeyAfter(rk)},
+		Rows: []migratecheck.ServedRow{{Key: key, Chosen: resp.Read.Chosen, Visible: resp.Read.Found, TS: resp.Read.Version.TS}}})
+	if latest {
+		r.ops = append(r.ops, migratecheck.KeyOp{Client: client, Key: key, Call: call, Return: ret,
+			ReadTS: resp.TS, Found: resp.Read.Found, Value: resp.Read.Version.Value})
+	}
+}
+
+func (r *migrateRecorder) scan(client int, op string, fam keys.Family, span keys.Span, latest bool, limit int, call, ret simclock.Time, resp migrate.ScanResp) {
+	r.scans = append(r.scans, migratecheck.ScanObs{Op: op, Family: fam, Span: span, TS: resp.TS, Limit: limit, Rows: resp.Rows})
+	r.latest = append(r.latest, latest)
+	r.spans = append(r.spans, scanTimes{client, call, ret})
+	r.counts["scans"]++
+	sr := migratecheck.ServedRead{Op: op, Group: resp.Group, Call: call, TS: resp.TS, Latest: latest, Family: fam, Span: span, Limit: limit}
+	for _, row := range resp.Rows {
+		sr.Rows = append(sr.Rows, migratecheck.ServedRow{Key: row.Key, Chosen: true, Visible: true, TS: row.TS})
+	}
+	r.served = append(r.served, sr)
+}
+
+// txn records a transaction's outcome: for the transaction checker, and,
+// when it committed, its writes as acknowledged.
+func (r *migrateRecorder) txn(client int, obs migratecheck.TxnObs, tx fsm.Txn, ts hlc.TS) {
+	r.txns = append(r.txns, obs)
+	r.txnOps = append(r.txnOps, txnRecord{client: client, tx: tx, call: obs.Call, ret: obs.Return, outcome: obs.Outcome})
+	switch obs.Outcome {
+	case migratecheck.TxnCommitted:
+		r.counts["txns_committed"]++
+		for _, k := range tx.Keys {
+			r.acked = append(r.acked, migratecheck.AckedWrite{Op: tx.ID, Key: k, TS: ts, Return: obs.Return})
+		}
+	case migratecheck.TxnAborted:
+		r.counts["txns_aborted"]++
+	default:
+		r.counts["txns_unknown"]++
+	}
+}
+
+// history returns the per-key operations: writes and latest reads as
+// recorded, each latest scan as one read per key it covered (among keys
+// the oracle knows), and each transaction and range delete as one write
+// per key it wrote (the oracle says which a range delete deleted; an
+// ambiguous one that never applied is dropped).
+func (r *migrateRecorder) history(oracle *migratecheck.VersionOracle) []migratecheck.KeyOp {
+	out := append([]migratecheck.KeyOp(nil), r.ops...)
+	for i, s := range r.scans {
+		if r.latest[i] {
+			out = append(out, oracle.ScanReads(s, r.spans[i].client, r.spans[i].call, r.spans[i].ret)...)
+		}
+	}
+	for _, t := range r.txnOps {
+		if t.outcome == migratecheck.TxnAborted {
+			continue
+		}
+		for i, k := range t.tx.Keys {
+			out = append(out, migratecheck.KeyOp{Client: t.client, Key: k, Call: t.call, Return: t.ret, Write: true,
+				Delete: t.tx.Deletes[i], Op: t.tx.ID, Ambiguous: t.outcome == migratecheck.TxnUnknown})
+		}
+	}
+	for _, d := range r.ranges {
+		for _, w := range oracle.OpWrites(d.op) {
+			out = append(out, migratecheck.KeyOp{Client: d.client, Key: w.Key, Call: d.call, Return: d.ret, Write: true,
+				Delete: true, Op: d.op, Ambiguous: d.ambiguous})
+		}
+	}
+	return out
+}
