@@ -6,7 +6,7 @@ import (
 )
 
 // determinismSeeds is how many seeds TestDeterminism runs per scenario.
-var determinismSeeds = map[string]int{"kv": 50, "coord": 100, "migrate": 100, "keymove": 100, "keymove-resume": 100}
+var determinismSeeds = map[string]int{"kv": 50, "coord": 100, "migrate": 100, "migrate-abandon": 100, "migrate-stale": 100, "hotspot": 100, "keymove": 100, "keymove-resume": 100}
 
 // TestDeterminism is H.Deterministic for every registered scenario: each
 // seed, run twice at GOMAXPROCS 1 and twice at 2, gives one digest, and
