@@ -73,7 +73,10 @@ func NodeTargets(cluster *group.Cluster, fresh func(n int) simclock.Actor) []Tar
 
 // GroupMembership changes one group's voter set by one server: a node joins
 // a group of three voters (from a snapshot of the leader's state), or one
-// voter of a group of four, maybe its leader, leaves.
+// voter of a group of four, maybe its leader, leaves. Half the time a node
+// that joined is then handed the leadership, as a rebalancer moving a
+// replica and its lease does: the new leader may sit on a node whose
+// catalog view is older than the one its group was last changed under.
 type GroupMembership struct {
 	Cluster *group.Cluster
 	Rate    float64
@@ -102,8 +105,14 @@ func (f GroupMembership) Strike(k *Chaos, ctx *simclock.Context) {
 	} else {
 		remove = simclock.Pick(c, voters)
 	}
-	if err := f.Cluster.ChangeVoters(g, add, remove); err == nil {
-		k.stats.MemberChanges++
-		ctx.Rec("nemesis.member").Uint("group", uint64(g)).Int("add", int64(add)).Int("remove", int64(remove)).End()
+	if err := f.Cluster.ChangeVoters(g, add, remove); err != nil {
+		return
+	}
+	k.stats.MemberChanges++
+	ctx.Rec("nemesis.member").Uint("group", uint64(g)).Int("add", int64(add)).Int("remove", int64(remove)).End()
+	if add >= 0 && c.Chance(0.5) {
+		k.stats.GroupLeaderMoves++
+		ctx.Rec("nemesis.leader").Uint("group", uint64(g)).Uint("prefer_node", uint64(add)).End()
+		f.Cluster.Depose(g, add, f.Cluster.ElectionWindow())
 	}
 }

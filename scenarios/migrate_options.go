@@ -30,6 +30,7 @@ type migrateOptions struct {
 	passive         float64 // share of coordinators that never read the catalog on the request path
 	fresh           int     // migrate-stale: how many clients (the first ones) write with an up-to-date view
 	split           splitPlan
+	priorJobs       int // terminal jobs already in the job history when the run starts
 
 	leaderRate, crashRate, pauseRate, skewRate, partRate, metaLeader, memberRate float64
 }
@@ -60,6 +61,9 @@ func drawMigrateOptions(sw *nemesis.Swarm, kind migrateKind) migrateOptions {
 	o.partRate = sw.Rate("meta_partition", 0.4, 0.01, 0.1)
 	o.metaLeader = sw.Rate("meta_leader_change", 0.4, 0.01, 0.1)
 	o.memberRate = sw.Rate("membership_change", 0.6, 0.02, 0.15)
+	// The cluster has moved ranges before: its job history is partly full,
+	// so finishing this run's jobs collects the oldest entries.
+	o.priorJobs = sw.Int("prior_jobs", 0, 20)
 	for n := 0; n < migrateNodes; n++ {
 		o.nodeLag = append(o.nodeLag, sw.Duration(fmt.Sprintf("node%d_watch_lag", n), 0, nodeLagMax))
 	}
@@ -123,6 +127,8 @@ func drawProtocol(sw *nemesis.Swarm) migrate.Config {
 	p.CompactEvery = sw.Duration("compact_every", 100*time.Millisecond, time.Second)
 	p.Retention = sw.Duration("retention", 200*time.Millisecond, 3*time.Second)
 	p.LockTTL = sw.Duration("lock_ttl", 50*time.Millisecond, 500*time.Millisecond)
+	p.History = job.HistoryBound{MaxEntries: sw.Int("history_max_entries", 1, 24),
+		MaxAge: sw.Duration("history_max_age", 500*time.Millisecond, 30*time.Second)}
 	return p
 }
 

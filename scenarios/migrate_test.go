@@ -139,6 +139,7 @@ var migrateGuardCounters = []string{
 	"caller_ts_rejected", "caller_ts_below_snapshot", "reads_moved_by_view", "reads_cutover_pending",
 	"reads_moved_by_owner", "ownership_queries", "ownership_failures", "ownership_cache_hits", "barrier_waits",
 	"stale_imports", "aborted_imports", "delta_below_snapshot", "locks_resolved", "fence_passes", "ambiguous_cutovers",
+	"view_stale_refusals", "jobs_collected",
 }
 
 // A failure replays: the same seed gives the same violation and digest,

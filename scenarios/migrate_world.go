@@ -121,6 +121,9 @@ func (m *migrateWorld) build(cfg Config) error {
 	if _, err := store.Apply(0, simkv.Request{Put: &simkv.PutRequest{Key: []byte(job.CatalogKey), Value: cat.Encode()}}); err != nil {
 		return err
 	}
+	if err := loadPriorJobs(store, o.priorJobs); err != nil {
+		return err
+	}
 	m.meta = simkv.NewServer(w.Loop, store, o.metaFaults, w.Choices.Fork("meta.net"))
 
 	states := make([][]*fsm.FSM, migrateGroups)
@@ -271,6 +274,24 @@ func (m *migrateWorld) bootstrap(ch *simclock.Choices, wl *migrateWorkload) {
 	for g, es := range entries {
 		m.cluster.Bootstrap(g, es)
 	}
+}
+
+// loadPriorJobs puts n terminal jobs of an earlier life of the cluster into
+// the job history (all ended at time zero, before any node started), and
+// the job id counter past them.
+func loadPriorJobs(store *simkv.Store, n int) error {
+	for id := uint64(1); id <= uint64(n); id++ {
+		phase := job.Done
+		if id%3 == 0 {
+			phase = job.Abandoned
+		}
+		j := job.SplitJob{ID: id, SourceRouteID: 1, TargetGroup: 1, SplitKey: "k05", Phase: phase, Writes: 1}
+		if _, err := store.Apply(0, simkv.Request{Put: &simkv.PutRequest{Key: []byte(job.HistKey(0, id)), Value: j.Encode()}}); err != nil {
+			return err
+		}
+	}
+	_, err := store.Apply(0, simkv.Request{Put: &simkv.PutRequest{Key: []byte(job.NextJobIDKey), Value: job.EncodeID(uint64(n))}})
+	return err
 }
 
 // clientFamilies are the internal families clients write rows of directly

@@ -120,23 +120,38 @@ func (c *JobChecker) Imported(jobID uint64, pass uint8, rows []mvcc.Row) {
 // applied (first apply) creating key's version at ts: once a job recorded
 // fence_ts, and unless an abandon lifted the fence, the source takes no
 // write to the moving span (DELTA_COPY copies only up to fence_ts; anything
-// later is lost) — unless the latest published catalog gives the key's
-// route back to that group, Active (a later move brought it back); ownsNow
-// says so.
+// later is lost) — unless a later job's CUTOVER moved the key back to that
+// group, or the latest published catalog gives the key's route back to
+// that group, Active; ownsNow says the latter.
 func (c *JobChecker) SourceWrite(group int, key string, ts hlc.TS, ownsNow bool) *property.Violation {
 	if ownsNow {
 		return nil
 	}
-	for _, id := range c.order {
+	for i, id := range c.order {
 		f := c.jobs[id]
 		j := f.rec
 		if j.SourceGroup != group || !f.fenceInForce || f.unfenceVersion != 0 || !routedIn(key, j.Moving().Start, j.Moving().End) {
+			continue
+		}
+		if c.movedBack(c.order[i+1:], group, key) {
 			continue
 		}
 		return property.Violated(property.MFencedWritesRejected, "group %d accepted a write to %s at %s after job %d fixed fence_ts %s, in the moving span %s",
 			group, keys.Quote(key), ts, j.ID, j.FenceTS, j.Moving())
 	}
 	return nil
+}
+
+// movedBack reports whether one of the jobs later cut key's route over to
+// group, which owns it again from then on.
+func (c *JobChecker) movedBack(later []uint64, group int, key string) bool {
+	for _, id := range later {
+		f := c.jobs[id]
+		if f.cutoverVersion != 0 && f.rec.TargetGroup == group && routedIn(key, f.rec.Moving().Start, f.rec.Moving().End) {
+			return true
+		}
+	}
+	return false
 }
 
 // TargetWrite checks M.HLCMonotone for a write-like step the target applied

@@ -358,3 +358,55 @@ func TestExactlyOnceCopyCountsInternalFamilies(t *testing.T) {
 		t.Fatalf("the staged row of another job counted as source data: %v", v)
 	}
 }
+
+// A span that moved away and came back by a later job: the first job's
+// fence no longer binds the group that owns the span again, while the
+// part that did not come back stays fenced, and the later job's own fence
+// binds once its fence_ts is fixed.
+func TestFencedWritesRejectedAfterMoveBack(t *testing.T) {
+	c := NewJobChecker()
+	step := func(j job.SplitJob, cat *mcat.Catalog) {
+		t.Helper()
+		c.Recorded(j, cat)
+	}
+	move := func(id uint64, from, to int, cat mcat.Catalog, route uint64, split string, fenceTS hlc.TS) (mcat.Catalog, uint64) {
+		t.Helper()
+		j := job.SplitJob{ID: id, SourceGroup: from, TargetGroup: to, SplitKey: split, Phase: job.Planned}
+		step(j, nil)
+		f, moving, err := cat.Fence(route, split)
+		if err != nil {
+			t.Fatal(err)
+		}
+		j.Phase, j.MovingRouteID = job.Fence, moving
+		step(j, &f)
+		if fenceTS == 0 {
+			return f, moving
+		}
+		j.Phase, j.FenceTS = job.DeltaCopy, fenceTS
+		step(j, nil)
+		cut, err := f.Cutover(moving, to, id, fenceTS, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		j.Phase = job.Cutover
+		step(j, &cut)
+		clear, err := cut.ClearStaged(moving, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		j.Phase = job.Done
+		step(j, &clear)
+		return clear, moving
+	}
+	cat, m1 := move(1, 1, 2, baseCat(), 2, "k5", 50)
+	cat, m2 := move(2, 2, 1, cat, m1, "k6", 60)
+	_, _ = move(3, 1, 2, cat, m2, "k8", 0)
+	if err := c.SourceWrite(1, "k9", 70, false); err != nil {
+		t.Fatalf("write to a span job 2 brought back, before job 3 fixed fence_ts: %v", err)
+	}
+	wantProp(t, c.SourceWrite(1, "k55", 70, false), property.MFencedWritesRejected)
+	j3, _ := c.Job(3)
+	j3.Phase, j3.FenceTS = job.DeltaCopy, 80
+	c.Recorded(j3, nil)
+	wantProp(t, c.SourceWrite(1, "k9", 90, false), property.MFencedWritesRejected)
+}

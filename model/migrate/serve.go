@@ -29,6 +29,7 @@ func (n *Node) serve(in *rpc.Inbound) {
 	case n.eng.View.Version < n.voter(ls.g).MinView:
 		// A voter that joined after a catalog change its node has not
 		// caught up with may not judge requests by the older view.
+		n.env.Counters.ViewStale++
 		in.Reply(nil, errs.ErrViewStale)
 		return
 	}
