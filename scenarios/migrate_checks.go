@@ -152,8 +152,9 @@ func (c *migrateChecks) checkCleanup(g int, cl *fsm.Cleanup) {
 func (c *migrateChecks) OnLeader(g, node int, term uint64, ready bool) { c.checkWriters() }
 
 // checkWriters checks M.SingleWriter over the workload's route keys: a
-// group would accept a write when its leader serves and its node's view
-// gives it the key's route, Active.
+// group would accept a write when its leader serves, its node's view is
+// not older than the group's minimum, and that view gives it the key's
+// route, Active.
 func (c *migrateChecks) checkWriters() {
 	var views []migratecheck.GroupView
 	for g := 0; g < migrateGroups; g++ {
@@ -161,7 +162,11 @@ func (c *migrateChecks) checkWriters() {
 		if n < 0 {
 			continue
 		}
-		views = append(views, migratecheck.GroupView{Group: g, Ready: c.m.cluster.Ready(g), View: c.m.env.Engines[n].View})
+		gv := migratecheck.GroupView{Group: g, Ready: c.m.cluster.Ready(g), View: c.m.env.Engines[n].View}
+		if v := c.m.cluster.Voter(g, n); v != nil {
+			gv.MinView = v.MinView
+		}
+		views = append(views, gv)
 	}
 	c.fail(migratecheck.CheckSingleWriter(c.writerKeys, views))
 }

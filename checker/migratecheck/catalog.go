@@ -56,23 +56,28 @@ func overlapping(routes []mcat.Route) (mcat.Route, mcat.Route, bool) {
 }
 
 // GroupView is what one group would do with a write right now: whether it
-// has a leader that serves, and the catalog view that leader enforces.
+// has a leader that serves, the catalog view that leader enforces, and the
+// oldest view its group lets a leader judge by (a leader on a node that has
+// not caught up with the catalog its group last changed membership under
+// refuses every request).
 type GroupView struct {
-	Group int
-	Ready bool
-	View  mcat.Catalog
+	Group   int
+	Ready   bool
+	View    mcat.Catalog
+	MinView uint64
 }
 
 // CheckSingleWriter checks M.SingleWriter over the given route keys: at
 // most one group would accept a write for each (a serving leader whose
-// view has an Active route of its own holding the key). It reads the views
+// view has an Active route of its own holding the key, and is not older
+// than its group's minimum). It reads the views
 // route by route rather than through the catalog's lookup, so a view that
 // (wrongly) holds two routes for a key counts both.
 func CheckSingleWriter(routeKeys []string, views []GroupView) *property.Violation {
 	for _, k := range routeKeys {
 		owner := -1
 		for _, gv := range views {
-			if !gv.Ready || !accepts(gv, k) {
+			if !gv.Ready || gv.View.Version < gv.MinView || !accepts(gv, k) {
 				continue
 			}
 			if owner >= 0 {

@@ -75,6 +75,14 @@ func TestSingleWriterFails(t *testing.T) {
 	if err := CheckSingleWriter(keys, bad); err != nil {
 		t.Fatal(err)
 	}
+	// Nor does one whose view is older than its group's last membership
+	// change requires; once its view is new enough it counts again.
+	bad[0].Ready, bad[0].MinView = true, 2
+	if err := CheckSingleWriter(keys, bad); err != nil {
+		t.Fatalf("a view-stale leader: %v", err)
+	}
+	bad[0].MinView = 1
+	wantProp(t, CheckSingleWriter(keys, bad), property.MSingleWriter)
 }
 
 func rec(id uint64, p job.Phase) job.SplitJob {
