@@ -230,3 +230,28 @@ func TestMigrateRejectsForeignBugs(t *testing.T) {
 		t.Error("an unknown option was accepted")
 	}
 }
+
+// The all-zero choice stream is the quiet run of every migration scenario:
+// no fault of any kind strikes, every property holds, and the split
+// scenarios still run their job to the end (the move, or the abandon).
+func TestMigrateQuietRunPasses(t *testing.T) {
+	faults := []string{"crashes", "pauses", "leader_moves", "membership_changes", "clock_faults", "rpc_lost_requests",
+		"rpc_lost_responses", "rpc_duplicated", "rpc_timeouts", "meta_indeterminate", "elections"}
+	for _, sc := range migrateScenarios {
+		res, err := Run(sc, Config{Choices: []byte{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Verdict != property.VerdictOK {
+			t.Fatalf("%s quiet run: %s %s %s", sc, res.Verdict, res.Property, res.Detail)
+		}
+		for _, k := range faults {
+			if res.Stat(k) != 0 {
+				t.Errorf("%s quiet run: %s = %d", sc, k, res.Stat(k))
+			}
+		}
+		if sc != "hotspot" && res.Stat("keys_moved")+res.Stat("abandoned") == 0 {
+			t.Errorf("%s quiet run: the job neither moved keys nor was abandoned", sc)
+		}
+	}
+}
