@@ -141,7 +141,7 @@ func (d *Durable) judge(op *Request, req simkv.Request, resp simkv.Response, nex
 	// Records a step did not touch cannot break a step property, so the
 	// step is judged from the changed records of prev (the whole of next
 	// is still checked as a state).
-	if v := CheckStep(d.subset(d.prev, changed), next); v != nil {
+	if v := CheckChangedStep(d.prev, d.subset(d.prev, changed), next); v != nil {
 		d.fail(byRequest(v, op))
 		return
 	}

@@ -341,28 +341,41 @@ func checkTiling(ix stateIndex, root *coord.ShardRecord) *property.Violation {
 // CheckState(next), plus
 //
 //   - no record disappears, and records keep their identity;
-//   - C.TerminalIrreversibility: Done and Split never change status,
-//     Parked only becomes Active;
+//   - C.TerminalIrreversibility: a Done or Split record never changes at
+//     all (status, cursor, fence, op-log: the whole record), a Parked one
+//     only by becoming Active;
 //   - C.FenceMonotonicity: fences never decrease, an unpark raises the
 //     fence, and so does every grant of a lease to a new holder;
-//   - C.MutualExclusion: a lease live at next.At is never replaced by
-//     another worker's;
+//   - C.MutualExclusion: a lease live at next.At is never replaced by a
+//     new grant (another worker's, or its own holder's at a new fence:
+//     seed 004 leases only an unleased shard or one whose lease expired);
 //   - C.CursorMonotonicity: a cursor never moves back or returns to none;
 //   - C.SplitCoverage: a split that happened in the step exactly
 //     partitions the range it split;
 //   - C.Idempotency: an op-log entry never changes while it is held;
 //   - C.RunTerminalIrreversibility: terminal runs never change status, and
-//     no shard of a run that had ended returns to Active;
+//     no shard record of a run that had ended changes (none returns to
+//     Active, none is leased, none takes progress);
 //   - C.RecordInvariants: a shard keeps its start, never grows, and only
 //     appends to its spawned list; a run keeps its configuration and
 //     manifest and takes only its lifecycle's transitions.
 func CheckStep(prev, next *coord.Snapshot) *property.Violation {
+	return CheckChangedStep(prev, prev, next)
+}
+
+// CheckChangedStep is CheckStep for a step known to change only the
+// records of changed (a part of prev: the records the step wrote, as they
+// were before it). Only those are judged as steps, but every lookup (the
+// run of a changed shard) is made in the whole of prev: a rule that looked
+// only at the changed records could not see that an untouched run had
+// ended before one of its shards changed.
+func CheckChangedStep(prev, changed, next *coord.Snapshot) *property.Violation {
 	ix := indexState(next) // built once, for the state and the step checks
 	if v := checkState(next, ix); v != nil {
 		return v
 	}
-	for i := range prev.Shards {
-		p := &prev.Shards[i]
+	for i := range changed.Shards {
+		p := &changed.Shards[i]
 		n, ok := ix.shards[ShardRef{p.Tenant, p.Key()}]
 		if !ok {
 			return onShard(p, property.CRecordInvariants, " disappeared")
@@ -370,14 +383,12 @@ func CheckStep(prev, next *coord.Snapshot) *property.Violation {
 		if v := checkShardStep(ix, p, n, next.At); v != nil {
 			return v
 		}
-		if p.Status != coord.ShardActive && n.Status == coord.ShardActive {
-			if run := findRun(prev, p.Tenant, p.Run); run != nil && runTerminal(run.Status) {
-				return onShard(p, property.CRunTerminalIrreversibility, " returned to Active after its run ended %s", run.Status)
-			}
+		if v := checkEndedRunShard(prev, p, n); v != nil {
+			return v
 		}
 	}
-	for i := range prev.Runs {
-		p := &prev.Runs[i]
+	for i := range changed.Runs {
+		p := &changed.Runs[i]
 		n, ok := ix.runs[runRef{p.Tenant, p.Run}]
 		if !ok {
 			return property.Violated(property.CRecordInvariants, "run %s disappeared", p.Run)
@@ -388,11 +399,25 @@ func CheckStep(prev, next *coord.Snapshot) *property.Violation {
 		if why := runSuccession(p, n); why != "" {
 			return property.Violated(property.CRecordInvariants, "run %s: %s", p.Run, why)
 		}
-		if why := opLogKept(p.OpLog.Len(), p.OpLog.At, n.OpLog.Len(), n.OpLog.At); why != "" {
+		if why := opLogKept(p.OpLog.Len(), p.OpLog.At, n.OpLog.Len(), n.OpLog.At, false); why != "" {
 			return property.Violated(property.CIdempotency, "run %s: %s", p.Run, why)
 		}
 	}
 	return nil
+}
+
+// checkEndedRunShard is the shard clause of C.RunTerminalIrreversibility:
+// a shard of a run that had ended (in prev) does not change.
+func checkEndedRunShard(prev *coord.Snapshot, p, n *coord.ShardRecord) *property.Violation {
+	run := findRun(prev, p.Tenant, p.Run)
+	if run == nil || !runTerminal(run.Status) || sameShard(p, n) {
+		return nil
+	}
+	if p.Status != coord.ShardActive && n.Status == coord.ShardActive {
+		return onShard(p, property.CRunTerminalIrreversibility, " returned to Active after its run ended %s", run.Status)
+	}
+	return onShard(p, property.CRunTerminalIrreversibility, " changed after its run ended %s (status %s, fence %d -> %s, fence %d)",
+		run.Status, p.Status, p.Fence, n.Status, n.Fence)
 }
 
 // findRun returns s's record of run, or nil.
@@ -407,6 +432,9 @@ func findRun(s *coord.Snapshot, t coord.TenantID, run coord.RunID) *coord.RunRec
 
 func checkShardStep(ix stateIndex, p, n *coord.ShardRecord, at coord.LogicalTime) *property.Violation {
 	switch {
+	case shardTerminal(p.Status) && p.Status == n.Status && !sameShard(p, n):
+		return onShard(p, property.CTerminalIrreversibility, " is %s and its record changed (fence %d -> %d, %d -> %d op-log entries)",
+			p.Status, p.Fence, n.Fence, p.OpLog.Len(), n.OpLog.Len())
 	case p.Status == n.Status, p.Status == coord.ShardActive:
 	case p.Status == coord.ShardParked && n.Status == coord.ShardActive:
 		if n.Fence <= p.Fence {
@@ -424,7 +452,7 @@ func checkShardStep(ix stateIndex, p, n *coord.ShardRecord, at coord.LogicalTime
 	if v := checkLeaseHandover(p, n, at); v != nil {
 		return v
 	}
-	if why := opLogKept(p.OpLog.Len(), p.OpLog.At, n.OpLog.Len(), n.OpLog.At); why != "" {
+	if why := opLogKept(p.OpLog.Len(), p.OpLog.At, n.OpLog.Len(), n.OpLog.At, supersedes(p, n)); why != "" {
 		return onShard(p, property.CIdempotency, ": %s", why)
 	}
 	if why := shardSuccession(p, n); why != "" {
@@ -475,9 +503,14 @@ func checkLeaseHandover(p, n *coord.ShardRecord, at coord.LogicalTime) *property
 	}
 	prevLive := p.Lease.Set && live(p.Lease.Val.Deadline, at)
 	newHolder := !prevLive || p.Lease.Val.Owner != n.Lease.Val.Owner
-	if prevLive && p.Lease.Val.Owner != n.Lease.Val.Owner && live(n.Lease.Val.Deadline, at) {
-		return onShard(p, property.CMutualExclusion, " leased to %s at %d while %s's lease ran until %d",
-			n.Lease.Val.Owner, at, p.Lease.Val.Owner, p.Lease.Val.Deadline)
+	// A renewal keeps the holder and the fence; anything else that sets a
+	// lease is a new grant, which needs the old lease to have ended. Its
+	// own holder is no exception: a second grant inside one lease window
+	// would raise the fence under the first grant's feet.
+	regranted := p.Lease.Val.Owner != n.Lease.Val.Owner || n.Fence != p.Fence
+	if prevLive && regranted && live(n.Lease.Val.Deadline, at) {
+		return onShard(p, property.CMutualExclusion, " leased to %s at fence %d at %d while %s's lease of fence %d ran until %d",
+			n.Lease.Val.Owner, n.Fence, at, p.Lease.Val.Owner, p.Fence, p.Lease.Val.Deadline)
 	}
 	if newHolder && n.Fence <= p.Fence {
 		return onShard(p, property.CFenceMonotonicity, " leased to %s without raising fence %d", n.Lease.Val.Owner, p.Fence)
@@ -519,15 +552,31 @@ func checkSplitStep(ix stateIndex, p, n *coord.ShardRecord) *property.Violation 
 	return nil
 }
 
+// supersedes reports whether the step from p to n ends the shard (seed
+// 004's terminal operations), which marks its logged checkpoints
+// superseded.
+func supersedes(p, n *coord.ShardRecord) bool {
+	return p.Status == coord.ShardActive && shardTerminal(n.Status)
+}
+
 // opLogKept reports an op id held by both logs with different entries:
-// the same op id was executed again.
-func opLogKept(np int, prev func(int) coord.OpLogEntry, nn int, next func(int) coord.OpLogEntry) string {
+// the same op id was executed again. The one change allowed is a logged
+// checkpoint turning from completed to superseded when the step ends the
+// shard (ending is true).
+func opLogKept(np int, prev func(int) coord.OpLogEntry, nn int, next func(int) coord.OpLogEntry, ending bool) string {
 	for i := 0; i < nn; i++ {
 		n := next(i)
 		for j := 0; j < np; j++ {
-			if p := prev(j); p.Op == n.Op && p != n {
-				return fmt.Sprintf("op %s re-executed (payload %x, then %x)", n.Op, p.PayloadHash, n.PayloadHash)
+			p := prev(j)
+			if p.Op != n.Op || p == n {
+				continue
 			}
+			if q := p; ending && q.Kind == coord.OpKindCheckpoint && q.Result == coord.OpCompleted && n.Result == coord.OpSuperseded {
+				if q.Result = n.Result; q == n {
+					continue
+				}
+			}
+			return fmt.Sprintf("op %s re-executed (payload %x, then %x; result %s, then %s)", n.Op, p.PayloadHash, n.PayloadHash, p.Result, n.Result)
 		}
 	}
 	return ""

@@ -18,6 +18,9 @@ const (
 	CoordNoTenantCheck        = "coord.no-tenant-check"
 	CoordEtcdBlindWrite       = "coord.etcd-blind-write"
 	CoordRunReopen            = "coord.run-reopen"
+	CoordAcquireOwnLiveLease  = "coord.acquire-own-live-lease"
+	CoordEndedRunAccepts      = "coord.ended-run-accepts"
+	CoordUnparkBumpsFirst     = "coord.unpark-bumps-first"
 )
 
 func init() {
@@ -36,6 +39,9 @@ func init() {
 		{CoordNoTenantCheck, "coord", "lease validation skips the tenant comparison", []property.Name{property.CTenantIsolation}, "coord", 60},
 		{CoordEtcdBlindWrite, "coord", "the etcd backend writes the shard record without comparing its mod revision", []property.Name{property.CMutualExclusion, property.CFenceMonotonicity, property.CZombieRejection, property.CCursorMonotonicity, property.CTerminalIrreversibility, property.CSplitAtomicity}, "coord", 60},
 		{CoordRunReopen, "coord", "a terminal run accepts complete_run", []property.Name{property.CRunTerminalIrreversibility}, "coord", 300},
+		{CoordAcquireOwnLiveLease, "coord", "acquire lets a worker re-acquire a shard it holds a live lease on, raising the fence under its own first grant", []property.Name{property.CMutualExclusion}, "coord-zombie", 300},
+		{CoordUnparkBumpsFirst, "coord", "unpark raises the fence and logs its op before checking that the shard is Parked, so a refused unpark of a Done or Split shard still rewrites its record", []property.Name{property.CTerminalIrreversibility}, "coord", 300},
+		{CoordEndedRunAccepts, "coord", "acquire and lease-gated operations accept shards of a run that has ended", []property.Name{property.CRunTerminalIrreversibility}, "coord", 300},
 	} {
 		register(b)
 	}

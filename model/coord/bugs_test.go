@@ -44,6 +44,40 @@ var bugCases = map[string]func(t *testing.T, cfg Config) error{
 		}
 		return err
 	},
+	bugs.CoordAcquireOwnLiveLease: func(t *testing.T, cfg Config) error {
+		w, _ := refWorld(t, cfg)
+		first := w.acquire(1, w1)
+		res, _, err := w.c.AcquireAndRestore(w.now+1, tenantA, ShardKey{run1, 1}, w1)
+		if err == nil && res.Lease.Fence != first.Fence+1 {
+			t.Fatal("second grant to the holder did not raise the fence")
+		}
+		return err
+	},
+	bugs.CoordEndedRunAccepts: func(t *testing.T, cfg Config) error {
+		w, _ := refWorld(t, cfg)
+		l := w.acquire(1, w1)
+		if _, _, err := w.c.CancelRun(w.now, tenantA, run1, 50); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := w.c.Checkpoint(w.now, tenantA, l, cur("c"), 1)
+		return err
+	},
+	bugs.CoordUnparkBumpsFirst: func(t *testing.T, cfg Config) error {
+		w, _ := refWorld(t, cfg)
+		l := w.acquire(1, w1)
+		if _, _, err := w.c.Complete(w.now, tenantA, l, cur("c"), 1); err != nil {
+			t.Fatal(err)
+		}
+		before := w.record(1)
+		_, _, err := w.c.UnparkShard(w.now, tenantA, ShardKey{run1, 1}, 2)
+		if CodeOf(err) != CodeShardNotParked {
+			t.Fatalf("unpark of a Done shard: %v", err)
+		}
+		if after := w.record(1); after.Fence == before.Fence {
+			return errRefused // the record was left alone
+		}
+		return nil
+	},
 	bugs.CoordAcquireTerminal: func(t *testing.T, cfg Config) error {
 		w, _ := refWorld(t, cfg)
 		l := w.acquire(1, w1)

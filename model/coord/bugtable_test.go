@@ -148,6 +148,30 @@ var bugTable = map[string]func(t *testing.T, cfg Config) error{
 		return s.err
 	},
 	bugs.CoordEtcdBlindWrite: blindWriteRace,
+	bugs.CoordAcquireOwnLiveLease: func(t *testing.T, cfg Config) error {
+		// A worker's second task re-acquires the shard its first task holds.
+		s := newScript(t, cfg, pairOptions{})
+		s.acquire(tenantA, 1, w1)
+		s.p.advance(1)
+		s.acquire(tenantA, 1, w1)
+		return s.err
+	},
+	bugs.CoordEndedRunAccepts: func(t *testing.T, cfg Config) error {
+		// The admin fails the run while w1 holds a shard; w1 checkpoints.
+		s := newScript(t, cfg, pairOptions{})
+		l := s.acquire(tenantA, 1, w1)
+		s.do(callRunTransition(tenantA, run1, OpKindFailRun, 10))
+		s.do(callCheckpoint(tenantA, l, cur("c"), 11))
+		return s.err
+	},
+	bugs.CoordUnparkBumpsFirst: func(t *testing.T, cfg Config) error {
+		// An admin unparks, from a stale memory, a shard that is Done.
+		s := newScript(t, cfg, pairOptions{})
+		l := s.acquire(tenantA, 1, w1)
+		s.do(callComplete(tenantA, l, cur("c"), 10))
+		s.do(callUnpark(tenantA, ShardKey{run1, 1}, 11))
+		return s.err
+	},
 	bugs.CoordRunReopen: func(t *testing.T, cfg Config) error {
 		s := newScript(t, cfg, pairOptions{})
 		s.do(callRunTransition(tenantA, run1, OpKindFailRun, 10))

@@ -10,7 +10,7 @@ import "fmt"
 const (
 	// CodecVersion is the only format version this package writes and
 	// reads.
-	CodecVersion byte = 1
+	CodecVersion byte = 2
 
 	tagShardRecord  byte = 'S'
 	tagRunRecord    byte = 'R'
@@ -102,7 +102,7 @@ func (d *decoder) discriminant(what string, valid func(uint8) bool) uint8 {
 }
 
 // opLogEntrySize is the encoded size of an op-log entry.
-const opLogEntrySize = 8 + 1 + 1 + 8 + 8
+const opLogEntrySize = 8 + 1 + 1 + 1 + 8 + 8
 
 func (e *encoder) opLog(entries []OpLogEntry) {
 	e.u8(uint8(len(entries)))
@@ -110,6 +110,7 @@ func (e *encoder) opLog(entries []OpLogEntry) {
 		e.u64(uint64(x.Op))
 		e.u8(uint8(x.Kind))
 		e.u8(uint8(x.Result))
+		e.u8(uint8(x.Refusal))
 		e.u64(x.PayloadHash)
 		e.u64(uint64(x.ExecutedAt))
 	}
@@ -134,6 +135,7 @@ func (d *decoder) opLog(capacity int, kindOK func(OpKind) bool) []OpLogEntry {
 		out[i].Op = OpID(d.u64("op id"))
 		out[i].Kind = OpKind(d.discriminant("op kind", func(v uint8) bool { return kindOK(OpKind(v)) }))
 		out[i].Result = OpResult(d.discriminant("op result", func(v uint8) bool { return OpResult(v).Valid() }))
+		out[i].Refusal = Code(d.discriminant("op refusal", func(v uint8) bool { return Code(v) < codeEnd }))
 		out[i].PayloadHash = d.u64("payload hash")
 		out[i].ExecutedAt = LogicalTime(d.u64("executed at"))
 	}

@@ -20,6 +20,7 @@ func appendShardRecord(dst []byte, r *ShardRecord) []byte {
 		e.u64(uint64(r.Lease.Val.Deadline))
 	}
 	e.u64(uint64(r.Fence))
+	e.u32(r.AcquireCount)
 	e.cursor(r.Cursor)
 	e.u8(uint8(r.Semantics))
 	e.spec(r.Spec)
@@ -61,6 +62,7 @@ func decodeShardRecordAs(b []byte, check bool) (ShardRecord, error) {
 		r.Lease = Some(LeaseHolder{Owner: WorkerID(d.u64("lease owner")), Deadline: LogicalTime(d.u64("lease deadline"))})
 	}
 	r.Fence = FenceEpoch(d.u64("fence"))
+	r.AcquireCount = d.u32("acquire count")
 	r.Cursor = d.cursor()
 	r.Semantics = CursorSemantics(d.discriminant("cursor semantics", func(v uint8) bool { return CursorSemantics(v).Valid() }))
 	r.Spec = d.spec("spec")

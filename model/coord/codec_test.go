@@ -44,6 +44,9 @@ func genOpLog(t *rapid.T, max int, kinds []OpKind) []OpLogEntry {
 			PayloadHash: rapid.Uint64().Draw(t, "hash"),
 			ExecutedAt:  LogicalTime(rapid.Uint64().Draw(t, "at")),
 		}
+		if out[i].Result == OpError {
+			out[i].Refusal = Code(rapid.IntRange(1, int(codeEnd)-1).Draw(t, "refusal"))
+		}
 	}
 	return out
 }
@@ -211,7 +214,8 @@ func TestDecodeRejects(t *testing.T) {
 	}{
 		{"empty", nil, DecodeTruncated},
 		{"other record's tag", EncodeRunRecord(&RunRecord{}), DecodeBadTag},
-		{"unknown version", set(1, 2), DecodeUnknownVersion},
+		{"unknown version", set(1, CodecVersion+1), DecodeUnknownVersion},
+		{"the previous version", set(1, CodecVersion-1), DecodeUnknownVersion},
 		{"version zero", set(1, 0), DecodeUnknownVersion},
 		{"status out of range", set(offStatus, 4), DecodeBadDiscriminant},
 		{"flag not boolean", set(offPark, 2), DecodeBadValue},

@@ -40,7 +40,7 @@ type ClaimError struct{ CoordError }
 
 var (
 	backendCodes = []Code{CodeBackendTransient, CodeBackendCorruption}
-	leaseCodes   = []Code{CodeTenantMismatch, CodeShardNotFound, CodeShardTerminal, CodeStaleFence, CodeLeaseExpired, CodeOwnerMismatch}
+	leaseCodes   = []Code{CodeTenantMismatch, CodeShardNotFound, CodeRunState, CodeShardTerminal, CodeStaleFence, CodeLeaseExpired, CodeOwnerMismatch}
 	runCodes     = []Code{CodeRunNotFound, CodeRunExists, CodeRunState, CodeInvalidArgument, CodeManifestInvalid, CodeShardLimit, CodeIDCollision, CodeOpIDConflict}
 )
 
@@ -49,7 +49,7 @@ func allowedCodes(op Operation) []Code {
 	var cs []Code
 	switch op {
 	case OpAcquire:
-		cs = []Code{CodeShardNotFound, CodeShardTerminal, CodeAlreadyLeased, CodeFenceExhausted}
+		cs = []Code{CodeShardNotFound, CodeRunState, CodeShardTerminal, CodeAlreadyLeased, CodeFenceExhausted}
 	case OpClaim:
 		cs = []Code{CodeClaimCooldown, CodeNoShardAvailable, CodeFenceExhausted}
 	case OpRenew:

@@ -68,6 +68,16 @@ func (e *Etcd) env(now LogicalTime, tenant TenantID) StepEnv {
 	return StepEnv{Now: now, Tenant: tenant, Bugs: e.cfg.Bugs}
 }
 
+// shardEnv is env for an operation on the shard st holds, with the
+// status of its run when st read it.
+func (e *Etcd) shardEnv(now LogicalTime, tenant TenantID, st *shardState) StepEnv {
+	env := e.env(now, tenant)
+	if st.run.Set {
+		env.Run = Some(st.run.Val.Status)
+	}
+	return env
+}
+
 // transient builds a retryable infrastructure failure.
 func transient(label, format string, args ...any) *InfraError {
 	return &InfraError{Transient: true, Operation: label, Message: fmt.Sprintf(format, args...)}

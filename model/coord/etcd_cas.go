@@ -36,7 +36,18 @@ type opRun struct {
 	label    string
 	grant    int64 // 0: none granted (or it expired unused)
 	grantTTL int64
-	keep     bool // the grant is (or may be) referenced by a stored binding
+	keep     bool         // the grant is (or may be) referenced by a stored binding
+	sent     []WriteStamp // the stamps of the commits this operation sent
+}
+
+// sentStamp reports whether s is the stamp of a commit this operation sent.
+func (r *opRun) sentStamp(s WriteStamp) bool {
+	for _, x := range r.sent {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 // optimistic runs attempt until its commit lands, it returns nil (nothing
@@ -79,6 +90,7 @@ func (e *Etcd) optimistic(label string, attempt func(r *opRun) (*commit, error))
 func (r *opRun) apply(c *commit) (bool, error) {
 	e := r.e
 	e.stats.Requests++
+	r.sent = append(r.sent, c.stamp)
 	resp, err := e.kv.Txn(c.request(e.cfg.MaxTxnOps))
 	switch {
 	case err == nil && resp.Succeeded:

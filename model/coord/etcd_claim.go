@@ -54,7 +54,7 @@ func (e *Etcd) ClaimNextAvailable(now LogicalTime, tenant TenantID, worker Worke
 		if st.run.Val.Status != RunActive || !st.rec.Available(now) {
 			return nil, errRaced // changed since the walk read it
 		}
-		ch, err = StepAcquire(e.env(now, tenant), &st.rec, worker, st.run.Val.Config.LeaseDuration)
+		ch, err = StepAcquire(e.shardEnv(now, tenant, st), &st.rec, worker, st.run.Val.Config.LeaseDuration)
 		if err != nil {
 			var ae *AcquireError
 			if errors.As(err, &ae) {

@@ -153,11 +153,12 @@ func (c EtcdConfig) Validate() error {
 // functions give the two lists the backend fills.
 
 // splitReplaceTxnSize returns the compares and success ops of a
-// split_replace with n children: compares on the parent's record and owner
-// binding, "no shard created since counted" on the tenant's and the global
-// shard prefix, and each child key absent (4+n); puts of the parent, each
-// child, and the deletion of the owner binding (2+n). 6+2n in all.
-func splitReplaceTxnSize(n int) (compares, ops int) { return 4 + n, 2 + n }
+// split_replace with n children: compares on the parent's record, its owner
+// binding and its run (still open), "no shard created since counted" on the
+// tenant's and the global shard prefix, and each child key absent (5+n,
+// as seed 004 counts them); puts of the parent, each child, and the
+// deletion of the owner binding (2+n). 7+2n in all.
+func splitReplaceTxnSize(n int) (compares, ops int) { return 5 + n, 2 + n }
 
 // registerTxnSize returns the compares and success ops of a
 // register_shards of n roots: the run record, the two prefix counts and

@@ -95,9 +95,9 @@ func TestEtcdConfigValidate(t *testing.T) {
 			t.Errorf("%s: accepted", name)
 		}
 	}
-	// The default cap of 8 children needs 12 compares and 10 ops: well
+	// The default cap of 8 children needs 13 compares and 10 ops: well
 	// inside etcd's default of 128.
-	if c, o := splitReplaceTxnSize(defaultEtcdMaxChildrenPerOp); c != 12 || o != 10 || max(c, o) > simkv.DefaultMaxTxnOps {
+	if c, o := splitReplaceTxnSize(defaultEtcdMaxChildrenPerOp); c != 13 || o != 10 || max(c, o) > simkv.DefaultMaxTxnOps {
 		t.Fatalf("split_replace of 8: %d compares, %d ops", c, o)
 	}
 }

@@ -13,6 +13,12 @@ type shardState struct {
 	ownerKV *simkv.KeyValue // nil when there is no binding
 	run     Opt[RunRecord]
 	runKV   *simkv.KeyValue
+	// ours is set when the record was written by an earlier attempt of
+	// the operation reading it: a commit whose read-back said "not
+	// landed" and that landed late (etcd_readback.go).
+	ours bool
+	// stamp is the write stamp of the record as read.
+	stamp WriteStamp
 }
 
 // loadShard reads a shard of tenant; found is false when it does not exist.
@@ -26,6 +32,9 @@ func (e *Etcd) loadShard(label string, tenant TenantID, key ShardKey, withRun bo
 		return nil, false, err
 	}
 	st = &shardState{rev: rev, tenant: tenant, recKV: kvs[0], ownerKV: kvs[1]}
+	if _, stamp, serr := SplitEtcdRecordValue(kvs[0].Value); serr == nil {
+		st.stamp = stamp
+	}
 	if st.rec, err = e.decodeShard(label, tenant, key, kvs[0].Value); err != nil {
 		return nil, false, err
 	}

@@ -25,7 +25,9 @@ type shardCall struct {
 func (e *Etcd) shardOp(c shardCall) (ShardChange, error) {
 	label := c.op.String()
 	var out ShardChange
+	var refusal error // a logged refusal, answered once its entry landed
 	err := e.optimistic(label, func(r *opRun) (*commit, error) {
+		refusal = nil
 		st, found, err := e.loadShard(label+".read", c.tenant, c.key, c.withRun)
 		if err != nil {
 			return nil, err
@@ -33,9 +35,15 @@ func (e *Etcd) shardOp(c shardCall) (ShardChange, error) {
 		if !found {
 			return nil, ShardNotFound(c.op, c.key)
 		}
+		st.ours = r.sentStamp(st.stamp)
+		if st.ours {
+			r.keep = true // the landed commit's binding holds the grant
+		}
 		ch, err := c.step(st)
 		out = ch
-		if err != nil || ch.Outcome == Replayed {
+		if err != nil && ch.Logged {
+			refusal = err
+		} else if err != nil || ch.Outcome == Replayed {
 			return nil, err
 		}
 		cm, err := e.planShard(r, c.op, c.gated, st, &ch)
@@ -44,6 +52,9 @@ func (e *Etcd) shardOp(c shardCall) (ShardChange, error) {
 		}
 		return cm, err
 	})
+	if err == nil && refusal != nil {
+		return ShardChange{}, refusal
+	}
 	return out, surface(c.op, err)
 }
 
@@ -92,9 +103,12 @@ func outcome(ch ShardChange, err error) (Outcome, []Event, error) {
 
 // AcquireAndRestore implements ShardCoordination.
 func (e *Etcd) AcquireAndRestore(now LogicalTime, tenant TenantID, key ShardKey, worker WorkerID) (AcquireResult, []Event, error) {
-	ch, err := e.shardOp(shardCall{op: OpAcquire, tenant: tenant, key: key, withRun: true,
+	ch, err := e.shardOp(shardCall{op: OpAcquire, tenant: tenant, key: key, withRun: true, pinRun: true,
 		step: func(st *shardState) (ShardChange, error) {
-			return StepAcquire(e.env(now, tenant), &st.rec, worker, st.run.Val.Config.LeaseDuration)
+			if st.ours {
+				return acquiredBefore(now, &st.rec), nil
+			}
+			return StepAcquire(e.shardEnv(now, tenant, st), &st.rec, worker, st.run.Val.Config.LeaseDuration)
 		}})
 	if err != nil {
 		return AcquireResult{}, nil, err
@@ -102,20 +116,38 @@ func (e *Etcd) AcquireAndRestore(now LogicalTime, tenant TenantID, key ShardKey,
 	return AcquireResult{Lease: ch.Lease, Snapshot: ch.Next.Snapshot()}, ch.Events, nil
 }
 
+// acquiredBefore is the answer of an acquire that meets the record its own
+// earlier attempt wrote (the commit landed after its read-back said it had
+// not): that attempt's grant, which the caller now learns, with nothing
+// more to write. Deciding afresh would refuse the caller's own live lease.
+func acquiredBefore(now LogicalTime, rec *ShardRecord) ShardChange {
+	h := rec.Lease.Val
+	ev := shardEvent(rec, now, EventShardAcquired)
+	ev.Worker, ev.Fence, ev.Deadline = h.Owner, rec.Fence, h.Deadline
+	return ShardChange{
+		Outcome: Replayed, Next: *rec,
+		Lease:  Lease{Tenant: rec.Tenant, Run: rec.Run, Shard: rec.Shard, Owner: h.Owner, Fence: rec.Fence, Deadline: h.Deadline},
+		Events: []Event{ev},
+	}
+}
+
 // leased runs a lease-gated operation. The shard is looked up in the
 // lease's tenant: after checkLeaseScope that is the caller's, unless bug
 // coord.no-tenant-check let a foreign lease through (as in the reference).
-func (e *Etcd) leased(op Operation, tenant TenantID, l Lease, withRun bool, step func(st *shardState) (ShardChange, error)) (ShardChange, error) {
+// The run is read with the shard and compared in the commit: a shard of a
+// run that ended is refused, and an operation decided while the run was
+// open cannot land after it ended.
+func (e *Etcd) leased(op Operation, tenant TenantID, l Lease, step func(st *shardState) (ShardChange, error)) (ShardChange, error) {
 	if err := ScopeLease(op, tenant, l, e.cfg.Bugs); err != nil {
 		return ShardChange{}, err
 	}
-	return e.shardOp(shardCall{op: op, tenant: l.Tenant, key: l.Key(), gated: true, withRun: withRun, step: step})
+	return e.shardOp(shardCall{op: op, tenant: l.Tenant, key: l.Key(), gated: true, withRun: true, pinRun: true, step: step})
 }
 
 // Renew implements ShardCoordination.
 func (e *Etcd) Renew(now LogicalTime, tenant TenantID, l Lease) (RenewResult, []Event, error) {
-	ch, err := e.leased(OpRenew, tenant, l, true, func(st *shardState) (ShardChange, error) {
-		return StepRenew(e.env(now, tenant), &st.rec, l, st.run.Val.Config.LeaseDuration)
+	ch, err := e.leased(OpRenew, tenant, l, func(st *shardState) (ShardChange, error) {
+		return StepRenew(e.shardEnv(now, tenant, st), &st.rec, l, st.run.Val.Config.LeaseDuration)
 	})
 	if err != nil {
 		return RenewResult{}, nil, err
@@ -125,22 +157,22 @@ func (e *Etcd) Renew(now LogicalTime, tenant TenantID, l Lease) (RenewResult, []
 
 // Checkpoint implements ShardCoordination.
 func (e *Etcd) Checkpoint(now LogicalTime, tenant TenantID, l Lease, cursor Cursor, op OpID) (Outcome, []Event, error) {
-	return outcome(e.leased(OpCheckpoint, tenant, l, false, func(st *shardState) (ShardChange, error) {
-		return StepCheckpoint(e.env(now, tenant), &st.rec, l, cursor, op)
+	return outcome(e.leased(OpCheckpoint, tenant, l, func(st *shardState) (ShardChange, error) {
+		return StepCheckpoint(e.shardEnv(now, tenant, st), &st.rec, l, cursor, op)
 	}))
 }
 
 // Complete implements ShardCoordination.
 func (e *Etcd) Complete(now LogicalTime, tenant TenantID, l Lease, cursor Cursor, op OpID) (Outcome, []Event, error) {
-	return outcome(e.leased(OpComplete, tenant, l, false, func(st *shardState) (ShardChange, error) {
-		return StepComplete(e.env(now, tenant), &st.rec, l, cursor, op)
+	return outcome(e.leased(OpComplete, tenant, l, func(st *shardState) (ShardChange, error) {
+		return StepComplete(e.shardEnv(now, tenant, st), &st.rec, l, cursor, op)
 	}))
 }
 
 // ParkShard implements ShardCoordination.
 func (e *Etcd) ParkShard(now LogicalTime, tenant TenantID, l Lease, reason ParkReason, op OpID) (Outcome, []Event, error) {
-	return outcome(e.leased(OpPark, tenant, l, false, func(st *shardState) (ShardChange, error) {
-		return StepPark(e.env(now, tenant), &st.rec, l, reason, op)
+	return outcome(e.leased(OpPark, tenant, l, func(st *shardState) (ShardChange, error) {
+		return StepPark(e.shardEnv(now, tenant, st), &st.rec, l, reason, op)
 	}))
 }
 
@@ -149,8 +181,8 @@ func (e *Etcd) ParkShard(now LogicalTime, tenant TenantID, l Lease, reason ParkR
 // SplitTooManyChildren: the parent and all children are published in one
 // transaction, which must fit etcd's --max-txn-ops.
 func (e *Etcd) SplitReplace(now LogicalTime, tenant TenantID, l Lease, plan SplitReplacePlan, op OpID) (SplitReplaceResult, []Event, error) {
-	ch, err := e.leased(OpSplitReplace, tenant, l, false, func(st *shardState) (ShardChange, error) {
-		ch, err := StepSplitReplace(e.env(now, tenant), &st.rec, l, plan, op)
+	ch, err := e.leased(OpSplitReplace, tenant, l, func(st *shardState) (ShardChange, error) {
+		ch, err := StepSplitReplace(e.shardEnv(now, tenant, st), &st.rec, l, plan, op)
 		if err == nil && ch.Outcome == Executed && len(plan.Children) > e.cfg.MaxChildrenPerOp {
 			return ShardChange{}, newError(OpSplitReplace, CoordError{
 				Code: CodeSplitInvalid, Shard: st.rec.Key(), Split: SplitTooManyChildren,
@@ -167,7 +199,7 @@ func (e *Etcd) SplitReplace(now LogicalTime, tenant TenantID, l Lease, plan Spli
 
 // SplitResidual implements ShardCoordination.
 func (e *Etcd) SplitResidual(now LogicalTime, tenant TenantID, l Lease, plan SplitResidualPlan, op OpID) (SplitResidualResult, []Event, error) {
-	ch, err := e.leased(OpSplitResidual, tenant, l, false, func(st *shardState) (ShardChange, error) {
+	ch, err := e.leased(OpSplitResidual, tenant, l, func(st *shardState) (ShardChange, error) {
 		// The step's replay probe may need the residual an earlier
 		// execution of op spawned; read it first, so a failed read is an
 		// infrastructure error and not a missing record.
@@ -175,7 +207,7 @@ func (e *Etcd) SplitResidual(now LogicalTime, tenant TenantID, l Lease, plan Spl
 		if err != nil {
 			return ShardChange{}, err
 		}
-		return StepSplitResidual(e.env(now, tenant), &st.rec, l, plan, op, lookup)
+		return StepSplitResidual(e.shardEnv(now, tenant, st), &st.rec, l, plan, op, lookup)
 	})
 	if err != nil {
 		return SplitResidualResult{}, nil, err

@@ -72,6 +72,29 @@ func recordShardOp(rec *ShardRecord, op OpID, kind OpKind, hash uint64, now Logi
 	rec.OpLog.Push(OpLogEntry{Op: op, Kind: kind, Result: OpCompleted, PayloadHash: hash, ExecutedAt: now})
 }
 
+// recordShardRefusal logs a payload refusal (OpError) with its code.
+func recordShardRefusal(rec *ShardRecord, op OpID, kind OpKind, hash uint64, now LogicalTime, code Code) {
+	rec.OpLog.Remove(op)
+	rec.OpLog.Push(OpLogEntry{Op: op, Kind: kind, Result: OpError, Refusal: code, PayloadHash: hash, ExecutedAt: now})
+}
+
+// supersedeCheckpoints marks the shard's logged checkpoints superseded:
+// the shard is ending, and the cursor they recorded is no longer its
+// progress. Their replays are unaffected.
+func supersedeCheckpoints(rec *ShardRecord) {
+	entries := rec.OpLog.Entries()
+	changed := false
+	for i := range entries {
+		if entries[i].Kind == OpKindCheckpoint && entries[i].Result == OpCompleted {
+			entries[i].Result = OpSuperseded
+			changed = true
+		}
+	}
+	if changed {
+		rec.OpLog = newShardOpLog(entries...)
+	}
+}
+
 // recordRunOp logs a successful execution in a run's op-log (see
 // recordShardOp).
 func recordRunOp(rec *RunRecord, op OpID, kind OpKind, hash uint64, now LogicalTime) {

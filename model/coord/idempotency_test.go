@@ -152,11 +152,19 @@ func TestOpLogEviction(t *testing.T) {
 			t.Fatalf("entries %v", e)
 		}
 		// The evicted op id is new again: with the cursor since advanced,
-		// re-executing its old checkpoint is refused as a regression.
+		// re-executing its old checkpoint is refused as a regression, and
+		// the refusal is logged (OpError), evicting op 101.
 		_, _, err := w.c.Checkpoint(w.now, tenantA, l, cur(key(0)), 100)
 		wantCode(t, err, CodeCursorRegression)
+		r = w.record(1)
+		if e, ok := r.OpLog.Find(100); !ok || e.Result != OpError || e.Refusal != CodeCursorRegression {
+			t.Fatalf("logged refusal %+v %v", e, ok)
+		}
+		// Its retry answers the same refusal from the op-log.
+		_, _, err = w.c.Checkpoint(w.now, tenantA, l, cur(key(0)), 100)
+		wantCode(t, err, CodeCursorRegression)
 		// Still held ops replay.
-		out, _, err := w.c.Checkpoint(w.now, tenantA, l, cur(key(1)), 101)
+		out, _, err := w.c.Checkpoint(w.now, tenantA, l, cur(key(2)), 102)
 		if err != nil || out != Replayed {
 			t.Fatalf("replay of held op: %v %v", out, err)
 		}

@@ -36,16 +36,21 @@ func checkLeaseScope(caller TenantID, l Lease, b bugs.Set) (CoordError, bool) {
 // earlier check would have refused:
 //
 //  1. tenant isolation: the record belongs to the caller's tenant;
+//     then the run: it has not ended (bug coord.ended-run-accepts skips
+//     this), refused as CodeRunState;
 //  2. terminal status: the shard is Active;
 //  3. fence: the lease's epoch is the shard's current epoch;
 //  4. expiry: the shard holds a lease whose deadline is after now;
 //  5. owner: that lease is held by the lease's worker.
 //
 // Bugs coord.no-tenant-check and coord.no-fence-check skip steps 1 and 3.
-func validateLease(rec *ShardRecord, caller TenantID, l Lease, now LogicalTime, b bugs.Set) (CoordError, bool) {
-	key := rec.Key()
+func validateLease(rec *ShardRecord, env StepEnv, l Lease) (CoordError, bool) {
+	key, caller, now, b := rec.Key(), env.Tenant, env.Now, env.Bugs
 	if !b.Has(bugs.CoordNoTenantCheck) && (rec.Tenant != caller || l.Tenant != caller) {
 		return CoordError{Code: CodeTenantMismatch, Tenant: caller}, false
+	}
+	if env.runEnded() {
+		return CoordError{Code: CodeRunState, Shard: key, RunStatus: env.Run.Val}, false
 	}
 	if rec.Status.Inactive() {
 		return CoordError{Code: CodeShardTerminal, Shard: key, ShardStatus: rec.Status}, false

@@ -35,7 +35,7 @@ func TestValidateLeaseOrder(t *testing.T) {
 			}
 			l := good
 			l.Fence, l.Owner = tc.fence, tc.owner
-			ce, ok := validateLease(&r, tc.caller, l, tc.now, bugs.None)
+			ce, ok := validateLease(&r, StepEnv{Tenant: tc.caller, Now: tc.now}, l)
 			if ok != (tc.code == codeNone) || ce.Code != tc.code {
 				t.Fatalf("got %v ok=%t, want %v", ce.Code, ok, tc.code)
 			}
@@ -44,14 +44,14 @@ func TestValidateLeaseOrder(t *testing.T) {
 	t.Run("released lease counts as expired", func(t *testing.T) {
 		r := rec
 		r.Lease = None[LeaseHolder]()
-		if ce, _ := validateLease(&r, tenantA, good, 1, bugs.None); ce.Code != CodeLeaseExpired {
+		if ce, _ := validateLease(&r, StepEnv{Tenant: tenantA, Now: 1}, good); ce.Code != CodeLeaseExpired {
 			t.Fatalf("got %v", ce.Code)
 		}
 	})
 	t.Run("lease of another tenant", func(t *testing.T) {
 		l := good
 		l.Tenant = tenantB
-		if ce, _ := validateLease(&rec, tenantA, l, 1, bugs.None); ce.Code != CodeTenantMismatch || ce.Tenant != tenantA {
+		if ce, _ := validateLease(&rec, StepEnv{Tenant: tenantA, Now: 1}, l); ce.Code != CodeTenantMismatch || ce.Tenant != tenantA {
 			t.Fatalf("got %+v", ce)
 		}
 		if _, ok := checkLeaseScope(tenantA, l, bugs.None); ok {

@@ -55,16 +55,26 @@ func (k OpKind) String() string {
 }
 
 // OpResult is the stored outcome of a logged operation. The discriminants
-// are persisted and must never change. Both backends log only successful
-// executions (OpCompleted); OpError and OpSuperseded are reserved so that
-// a backend may record them without a format change, and the codec accepts
-// them.
+// are persisted and must never change.
+//
+//   - OpCompleted: the operation took effect.
+//   - OpError: the lease holder's request passed the idempotency and lease
+//     checks and was then refused for its payload (a cursor that is
+//     missing, reset, regressing or out of bounds, a split plan that does
+//     not partition the range, a spawn cap, an unknown park reason). The
+//     refusal is remembered with its code (OpLogEntry.Refusal), so a retry
+//     of the same op id and payload answers the same refusal, as Stripe's
+//     idempotency keys answer a stored error, even once the lease is gone.
+//   - OpSuperseded: the operation took effect and a later operation has
+//     since overtaken it: when a shard ends (complete, park, split_replace)
+//     its earlier checkpoints are marked superseded, since the cursor they
+//     recorded is no longer the shard's progress. A retry still replays.
 type OpResult uint8
 
 const (
 	OpCompleted  OpResult = 0 // the operation succeeded
-	OpError      OpResult = 1 // reserved: the operation failed
-	OpSuperseded OpResult = 2 // reserved: a later operation superseded it
+	OpError      OpResult = 1 // the operation was refused for its payload
+	OpSuperseded OpResult = 2 // the operation succeeded; a later one overtook it
 )
 
 // Valid reports whether r is a known discriminant.
@@ -88,6 +98,7 @@ type OpLogEntry struct {
 	Op          OpID
 	Kind        OpKind
 	Result      OpResult
+	Refusal     Code   // the refusal's code when Result is OpError, else 0
 	PayloadHash uint64 // domain-separated blake3 of the operation's parameters
 	ExecutedAt  LogicalTime
 }

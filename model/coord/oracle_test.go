@@ -287,11 +287,17 @@ func (p *pair) step(c call) (result, error) {
 	switch {
 	case definite && lost:
 		// An idempotent call repeated after its first attempt landed
-		// unseen must replay the first result.
-		if want.code == codeNone {
-			expect = asReplay(want)
-		}
+		// unseen must replay the first result: the same value, or the
+		// same refusal (a logged one answers from the op-log, with its
+		// code but not the original's details).
 		p.stats.replayedAfterLoss++
+		if want.code != codeNone {
+			if got.code != want.code {
+				return got, fmt.Errorf("%s: retry after a lost answer refused with %q, the first attempt with %q", c.name, got.Err, want.Err)
+			}
+			break
+		}
+		expect = asReplay(want)
 		fallthrough
 	case definite:
 		if d := cmp.Diff(expect, got, cmpOpts...); d != "" {

@@ -28,11 +28,14 @@ type ShardRecord struct {
 	ParkReason Opt[ParkReason] // set iff Status is Parked
 	Lease      Opt[LeaseHolder]
 	Fence      FenceEpoch
-	Cursor     Cursor
-	Semantics  CursorSemantics
-	Parent     Opt[ShardID] // set iff Shard is derived
-	Spawned    []ShardID    // children and residuals, in creation order
-	OpLog      ShardOpLog
+	// AcquireCount counts the leases granted on the shard (acquire and
+	// claim), over its whole life; seed 004's shard summaries report it.
+	AcquireCount uint32
+	Cursor       Cursor
+	Semantics    CursorSemantics
+	Parent       Opt[ShardID] // set iff Shard is derived
+	Spawned      []ShardID    // children and residuals, in creation order
+	OpLog        ShardOpLog
 }
 
 // Key returns the shard's key within its tenant.
@@ -138,6 +141,9 @@ func (r *opRing) check(kindOK func(OpKind) bool) error {
 		if !e.Result.Valid() {
 			return invariantf("op-log entry with unknown result %d", e.Result)
 		}
+		if (e.Refusal != 0) != (e.Result == OpError) {
+			return invariantf("op-log entry %s: refusal code %d with result %s", e.Op, e.Refusal, e.Result)
+		}
 		for j := 0; j < i; j++ {
 			if r.at(j).Op == e.Op {
 				return invariantf("op-log holds %s twice", e.Op)
@@ -173,6 +179,7 @@ type ShardSummary struct {
 	End           []byte
 	CursorLastKey []byte
 	LeaseDeadline Opt[LogicalTime]
+	AcquireCount  uint32
 	Parent        Opt[ShardID]
 	Spawned       []ShardID
 }
@@ -183,7 +190,7 @@ func (r *ShardRecord) Summary() ShardSummary {
 	s := ShardSummary{
 		Shard: c.Shard, Status: c.Status, ParkReason: c.ParkReason,
 		Start: c.Spec.Start, End: c.Spec.End, CursorLastKey: c.Cursor.LastKey,
-		Parent: c.Parent, Spawned: c.Spawned,
+		Parent: c.Parent, Spawned: c.Spawned, AcquireCount: c.AcquireCount,
 	}
 	if c.Lease.Set {
 		s.LeaseDeadline = Some(c.Lease.Val.Deadline)

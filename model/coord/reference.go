@@ -91,6 +91,14 @@ func (r *Reference) env(now LogicalTime, tenant TenantID) StepEnv {
 	return StepEnv{Now: now, Tenant: tenant, Bugs: r.cfg.Bugs}
 }
 
+// shardEnv is env for an operation on a shard of run rs: it carries the
+// run's status, so a shard of an ended run is refused.
+func (r *Reference) shardEnv(now LogicalTime, tenant TenantID, rs *runState) StepEnv {
+	env := r.env(now, tenant)
+	env.Run = Some(rs.rec.Status)
+	return env
+}
+
 func (r *Reference) run(tenant TenantID, run RunID) (*runState, bool) {
 	t, ok := r.tenants[tenant]
 	if !ok {

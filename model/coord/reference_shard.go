@@ -2,6 +2,14 @@ package coord
 
 import "errors"
 
+// commitLogged commits the op-log entry of a logged refusal (a no-op for
+// any other failed step).
+func (r *Reference) commitLogged(rec *ShardRecord, ch ShardChange) {
+	if ch.Logged {
+		r.commitShard(rec, &ch.Next)
+	}
+}
+
 // commitShard replaces the stored record old by next after checking it.
 func (r *Reference) commitShard(old *ShardRecord, next *ShardRecord) {
 	r.checkShard(old, next)
@@ -48,7 +56,7 @@ func (r *Reference) AcquireAndRestore(now LogicalTime, tenant TenantID, key Shar
 }
 
 func (r *Reference) acquire(now LogicalTime, tenant TenantID, rs *runState, rec *ShardRecord, worker WorkerID) (AcquireResult, []Event, error) {
-	ch, err := StepAcquire(r.env(now, tenant), rec, worker, rs.rec.Config.LeaseDuration)
+	ch, err := StepAcquire(r.shardEnv(now, tenant, rs), rec, worker, rs.rec.Config.LeaseDuration)
 	if err != nil {
 		return AcquireResult{}, nil, err
 	}
@@ -62,7 +70,7 @@ func (r *Reference) Renew(now LogicalTime, tenant TenantID, l Lease) (RenewResul
 	if err != nil {
 		return RenewResult{}, nil, err
 	}
-	ch, err := StepRenew(r.env(now, tenant), rec, l, rs.rec.Config.LeaseDuration)
+	ch, err := StepRenew(r.shardEnv(now, tenant, rs), rec, l, rs.rec.Config.LeaseDuration)
 	if err != nil {
 		return RenewResult{}, nil, err
 	}
@@ -72,38 +80,39 @@ func (r *Reference) Renew(now LogicalTime, tenant TenantID, l Lease) (RenewResul
 
 // Checkpoint implements ShardCoordination.
 func (r *Reference) Checkpoint(now LogicalTime, tenant TenantID, l Lease, cursor Cursor, op OpID) (Outcome, []Event, error) {
-	_, rec, err := r.leased(OpCheckpoint, tenant, l)
+	rs, rec, err := r.leased(OpCheckpoint, tenant, l)
 	if err != nil {
 		return 0, nil, err
 	}
-	ch, err := StepCheckpoint(r.env(now, tenant), rec, l, cursor, op)
+	ch, err := StepCheckpoint(r.shardEnv(now, tenant, rs), rec, l, cursor, op)
 	return r.finishSimple(rec, ch, err)
 }
 
 // Complete implements ShardCoordination.
 func (r *Reference) Complete(now LogicalTime, tenant TenantID, l Lease, cursor Cursor, op OpID) (Outcome, []Event, error) {
-	_, rec, err := r.leased(OpComplete, tenant, l)
+	rs, rec, err := r.leased(OpComplete, tenant, l)
 	if err != nil {
 		return 0, nil, err
 	}
-	ch, err := StepComplete(r.env(now, tenant), rec, l, cursor, op)
+	ch, err := StepComplete(r.shardEnv(now, tenant, rs), rec, l, cursor, op)
 	return r.finishSimple(rec, ch, err)
 }
 
 // ParkShard implements ShardCoordination.
 func (r *Reference) ParkShard(now LogicalTime, tenant TenantID, l Lease, reason ParkReason, op OpID) (Outcome, []Event, error) {
-	_, rec, err := r.leased(OpPark, tenant, l)
+	rs, rec, err := r.leased(OpPark, tenant, l)
 	if err != nil {
 		return 0, nil, err
 	}
-	ch, err := StepPark(r.env(now, tenant), rec, l, reason, op)
+	ch, err := StepPark(r.shardEnv(now, tenant, rs), rec, l, reason, op)
 	return r.finishSimple(rec, ch, err)
 }
 
 // finishSimple commits a single-record change unless it failed or is a
-// replay.
+// replay; a logged refusal commits its op-log entry and answers the refusal.
 func (r *Reference) finishSimple(rec *ShardRecord, ch ShardChange, err error) (Outcome, []Event, error) {
 	if err != nil {
+		r.commitLogged(rec, ch)
 		return 0, nil, err
 	}
 	if ch.Outcome == Replayed {
@@ -119,8 +128,9 @@ func (r *Reference) SplitReplace(now LogicalTime, tenant TenantID, l Lease, plan
 	if err != nil {
 		return SplitReplaceResult{}, nil, err
 	}
-	ch, err := StepSplitReplace(r.env(now, tenant), rec, l, plan, op)
+	ch, err := StepSplitReplace(r.shardEnv(now, tenant, rs), rec, l, plan, op)
 	if err != nil {
+		r.commitLogged(rec, ch)
 		return SplitReplaceResult{}, nil, err
 	}
 	if ch.Outcome == Executed {
@@ -141,8 +151,9 @@ func (r *Reference) SplitResidual(now LogicalTime, tenant TenantID, l Lease, pla
 		s, ok := rs.shards[id]
 		return s, ok
 	}
-	ch, err := StepSplitResidual(r.env(now, tenant), rec, l, plan, op, lookup)
+	ch, err := StepSplitResidual(r.shardEnv(now, tenant, rs), rec, l, plan, op, lookup)
 	if err != nil {
+		r.commitLogged(rec, ch)
 		return SplitResidualResult{}, nil, err
 	}
 	if ch.Outcome == Executed {

@@ -53,14 +53,28 @@ func TestAcquire(t *testing.T) {
 			_, _, err = w.c.AcquireAndRestore(w.now+10, tenantA, ShardKey{run1, 1}, w2)
 			wantCode(t, err, codeNone)
 		})
-		t.Run("same worker re-acquires with a new fence", func(t *testing.T) {
+		// Seed 004: acquire needs the shard "Active and unleased (or lease
+		// expired)". A live lease refuses its own holder too: a second
+		// grant inside one lease window would raise the fence under the
+		// first and break at-most-once for that window.
+		t.Run("same worker is refused while its lease is live", func(t *testing.T) {
 			w := newWorld(t, b.make(t, DefaultConfig()))
 			old := w.acquire(1, w1)
-			l := w.acquire(1, w1)
-			if l.Fence != old.Fence+1 {
-				t.Fatalf("fence %d after %d", l.Fence, old.Fence)
+			_, _, err := w.c.AcquireAndRestore(w.now+9, tenantA, ShardKey{run1, 1}, w1)
+			wantCode(t, err, CodeAlreadyLeased)
+			if r := w.record(1); r.Fence != old.Fence || r.AcquireCount != 1 {
+				t.Fatalf("refused acquire changed the record: fence %d, acquires %d", r.Fence, r.AcquireCount)
 			}
-			_, _, err := w.c.Checkpoint(w.now, tenantA, old, cur("b"), 1)
+			_, _, err = w.c.Checkpoint(w.now, tenantA, old, cur("b"), 1)
+			wantCode(t, err, codeNone)
+			// Once the lease expired, the same worker re-acquires with a
+			// new fence, and its old lease is fenced out.
+			w.now += 10
+			l := w.acquire(1, w1)
+			if l.Fence != old.Fence+1 || w.record(1).AcquireCount != 2 {
+				t.Fatalf("fence %d after %d, acquires %d", l.Fence, old.Fence, w.record(1).AcquireCount)
+			}
+			_, _, err = w.c.Checkpoint(w.now, tenantA, old, cur("c"), 2)
 			wantCode(t, err, CodeStaleFence)
 		})
 		t.Run("unknown shard or other tenant", func(t *testing.T) {
@@ -151,9 +165,17 @@ func TestCheckpoint(t *testing.T) {
 				wantCode(t, err, tc.code)
 				after := w.record(1)
 				if tc.code != codeNone {
-					if evs != nil || !after.Cursor.Equal(before.Cursor) || after.OpLog.Len() != before.OpLog.Len() {
+					// A payload refusal of the holder's request changes
+					// nothing but the op-log, which remembers it (OpError),
+					// and a retry answers the same refusal.
+					if evs != nil || !after.Cursor.Equal(before.Cursor) || after.OpLog.Len() != before.OpLog.Len()+1 {
 						t.Fatalf("failed checkpoint changed state or emitted %v", evs)
 					}
+					if e, ok := (&after.OpLog).Find(2); !ok || e.Result != OpError || e.Refusal != tc.code {
+						t.Fatalf("refusal logged as %+v (held %t)", e, ok)
+					}
+					_, _, err := w.c.Checkpoint(w.now, tenantA, l, tc.next, 2)
+					wantCode(t, err, tc.code)
 					return
 				}
 				if out != Executed || !after.Cursor.Equal(tc.next) || len(evs) != 1 || evs[0].Kind != EventShardCheckpointed {

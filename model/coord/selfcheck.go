@@ -12,6 +12,7 @@ var selfCheckBlindingBugs = []string{
 	bugs.CoordUnparkDone,         // Done -> Active
 	bugs.CoordCursorRegression,   // cursor moves backwards
 	bugs.CoordRunReopen,          // terminal run -> Done
+	bugs.CoordUnparkBumpsFirst,   // a Done or Split record changes
 }
 
 // selfCheckBlinded reports whether b holds a bug that the commit-time

@@ -18,6 +18,23 @@ type StepEnv struct {
 	Now    LogicalTime
 	Tenant TenantID // the caller's tenant
 	Bugs   bugs.Set
+	// Run is the status of the shard's run, read with the shard (unset:
+	// not read, taken as open). A run that ended (Done, Failed,
+	// Cancelled) no longer hands out its shards: acquire and every
+	// lease-gated operation refuse them as CodeRunState, as unpark does.
+	// Replays still replay.
+	Run Opt[RunStatus]
+}
+
+// runEnded reports whether the shard's run has ended, unless bug
+// coord.ended-run-accepts hides it.
+func (e StepEnv) runEnded() bool {
+	return e.Run.Set && e.Run.Val.Terminal() && !e.Bugs.Has(bugs.CoordEndedRunAccepts)
+}
+
+// runStateError builds op's refusal of a shard whose run has ended.
+func (e StepEnv) runStateError(op Operation, key ShardKey) error {
+	return newError(op, CoordError{Code: CodeRunState, Shard: key, RunStatus: e.Run.Val})
 }
 
 // ShardChange is the result of a shard transition.
@@ -34,6 +51,30 @@ type ShardChange struct {
 	// Residual is split_residual's residual, also on replay.
 	Residual ShardID
 	Events   []Event
+	// Logged is set on a payload refusal that the op-log remembers
+	// (OpError): the step returns the refusal as its error and Next holds
+	// the record with the logged entry, which the backend commits before
+	// answering the refusal.
+	Logged bool
+}
+
+// refuseLogged builds the answer to a payload refusal err of the lease
+// holder's request (id, kind, hash): the record with the refusal logged, so
+// a retry answers the same refusal.
+func refuseLogged(env StepEnv, rec *ShardRecord, id OpID, kind OpKind, hash uint64, err error) (ShardChange, error) {
+	next := *rec
+	recordShardRefusal(&next, id, kind, hash, env.Now, CodeOf(err))
+	return ShardChange{Next: next, Logged: true}, err
+}
+
+// replayed answers a replay of the logged entry e of op: the stored
+// refusal for an OpError entry, else the change ok describes.
+func replayed(op Operation, key ShardKey, e OpLogEntry, ok ShardChange) (ShardChange, error) {
+	if e.Result == OpError {
+		return ShardChange{}, newError(op, CoordError{Code: e.Refusal, Shard: key})
+	}
+	ok.Outcome = Replayed
+	return ok, nil
 }
 
 // ScopeLease runs checkLeaseScope for op and returns op's error type.
@@ -49,32 +90,34 @@ func ShardNotFound(op Operation, key ShardKey) error {
 	return newError(op, CoordError{Code: CodeShardNotFound, Shard: key})
 }
 
-// classify runs the idempotency tiers for request (id, kind, hash) on rec.
-// It comes before any lease check, so a retry replays even after the lease
-// expired, the fence moved on or the shard became terminal.
-func classify(env StepEnv, op Operation, rec *ShardRecord, id OpID, kind OpKind, hash uint64) (Tier, error) {
-	t := classifyOp(findShardOp(rec, id), kind, hash, env.Bugs)
+// classify runs the idempotency tiers for request (id, kind, hash) on rec
+// and returns the logged entry a replay answers from. It comes before any
+// lease check, so a retry replays even after the lease expired, the fence
+// moved on or the shard became terminal.
+func classify(env StepEnv, op Operation, rec *ShardRecord, id OpID, kind OpKind, hash uint64) (Tier, OpLogEntry, error) {
+	found := findShardOp(rec, id)
+	t := classifyOp(found, kind, hash, env.Bugs)
 	if t == TierConflict {
-		return t, newError(op, CoordError{Code: CodeOpIDConflict, Shard: rec.Key()})
+		return t, found.Val, newError(op, CoordError{Code: CodeOpIDConflict, Shard: rec.Key()})
 	}
-	return t, nil
+	return t, found.Val, nil
 }
 
 // lease runs validateLease for op and returns op's error type.
 func lease(env StepEnv, op Operation, rec *ShardRecord, l Lease) error {
-	if ce, ok := validateLease(rec, env.Tenant, l, env.Now, env.Bugs); !ok {
+	if ce, ok := validateLease(rec, env, l); !ok {
 		return newError(op, ce)
 	}
 	return nil
 }
 
 // gate is classify followed, for a new request, by the lease checks.
-func gate(env StepEnv, op Operation, rec *ShardRecord, l Lease, id OpID, kind OpKind, hash uint64) (Tier, error) {
-	t, err := classify(env, op, rec, id, kind, hash)
+func gate(env StepEnv, op Operation, rec *ShardRecord, l Lease, id OpID, kind OpKind, hash uint64) (Tier, OpLogEntry, error) {
+	t, e, err := classify(env, op, rec, id, kind, hash)
 	if err != nil || t == TierReplay {
-		return t, err
+		return t, e, err
 	}
-	return t, lease(env, op, rec, l)
+	return t, e, lease(env, op, rec, l)
 }
 
 // raiseFence returns the next fence epoch, refusing to wrap around.
@@ -85,19 +128,30 @@ func raiseFence(op Operation, rec *ShardRecord) (FenceEpoch, error) {
 	return rec.Fence + 1, nil
 }
 
-// StepAcquire leases rec to worker for dur: the shard must be Active
-// (bug coord.acquire-terminal skips this) and hold no live lease of another
-// worker (bug coord.acquire-live-lease skips this); the fence is raised
-// (bug coord.no-fence-bump-on-acquire skips this).
+// StepAcquire leases rec to worker for dur. Seed 004: the shard must be
+// "Active and unleased (or lease expired)": a live lease refuses the
+// acquire whoever holds it, the caller included, since a second grant to
+// the same worker inside one lease window would raise the fence under the
+// first grant and break at-most-once for that window. The checks, in
+// order: the caller's tenant; the run has not ended (bug
+// coord.ended-run-accepts skips this); the shard is Active (bug
+// coord.acquire-terminal skips this); no live lease (bug
+// coord.acquire-live-lease skips this for another worker's lease, bug
+// coord.acquire-own-live-lease for the caller's own). The fence is raised
+// (bug coord.no-fence-bump-on-acquire skips this) and the acquire count
+// grows by one.
 func StepAcquire(env StepEnv, rec *ShardRecord, worker WorkerID, dur LogicalDuration) (ShardChange, error) {
 	key := rec.Key()
 	if rec.Tenant != env.Tenant {
 		return ShardChange{}, ShardNotFound(OpAcquire, key)
 	}
+	if env.runEnded() {
+		return ShardChange{}, env.runStateError(OpAcquire, key)
+	}
 	if rec.Status != ShardActive && !env.Bugs.Has(bugs.CoordAcquireTerminal) {
 		return ShardChange{}, newError(OpAcquire, CoordError{Code: CodeShardTerminal, Shard: key, ShardStatus: rec.Status})
 	}
-	if h := rec.Lease; h.Set && h.Val.Live(env.Now) && h.Val.Owner != worker && !env.Bugs.Has(bugs.CoordAcquireLiveLease) {
+	if h := rec.Lease; h.Set && h.Val.Live(env.Now) && !liveLeaseIgnored(env.Bugs, h.Val.Owner == worker) {
 		return ShardChange{}, newError(OpAcquire, CoordError{Code: CodeAlreadyLeased, Shard: key, At: h.Val.Deadline})
 	}
 	next := *rec
@@ -110,6 +164,7 @@ func StepAcquire(env StepEnv, rec *ShardRecord, worker WorkerID, dur LogicalDura
 	}
 	holder := LeaseHolder{Owner: worker, Deadline: env.Now.Add(dur)}
 	next.Lease = Some(holder)
+	next.AcquireCount = rec.AcquireCount + 1
 	ev := shardEvent(rec, env.Now, EventShardAcquired)
 	ev.Worker, ev.Fence, ev.Deadline = worker, next.Fence, holder.Deadline
 	return ShardChange{
@@ -117,6 +172,17 @@ func StepAcquire(env StepEnv, rec *ShardRecord, worker WorkerID, dur LogicalDura
 		Lease:  Lease{Tenant: rec.Tenant, Run: rec.Run, Shard: rec.Shard, Owner: worker, Fence: next.Fence, Deadline: holder.Deadline},
 		Events: []Event{ev},
 	}, nil
+}
+
+// liveLeaseIgnored reports whether a bug lets acquire pass over a live
+// lease: coord.acquire-live-lease for another worker's, and
+// coord.acquire-own-live-lease for the caller's own (the exception an
+// earlier version of this backend made).
+func liveLeaseIgnored(b bugs.Set, own bool) bool {
+	if own {
+		return b.Has(bugs.CoordAcquireOwnLiveLease)
+	}
+	return b.Has(bugs.CoordAcquireLiveLease)
 }
 
 // StepRenew extends the lease to now+dur. The fence does not change.
@@ -160,14 +226,14 @@ func cursorError(op Operation, key ShardKey, v CursorViolation) error {
 // StepCheckpoint records cursor as the shard's progress.
 func StepCheckpoint(env StepEnv, rec *ShardRecord, l Lease, cursor Cursor, id OpID) (ShardChange, error) {
 	hash := hashCheckpoint(cursor)
-	switch tier, err := gate(env, OpCheckpoint, rec, l, id, OpKindCheckpoint, hash); {
+	switch tier, e, err := gate(env, OpCheckpoint, rec, l, id, OpKindCheckpoint, hash); {
 	case err != nil:
 		return ShardChange{}, err
 	case tier == TierReplay:
-		return ShardChange{Outcome: Replayed}, nil
+		return replayed(OpCheckpoint, rec.Key(), e, ShardChange{})
 	}
 	if v := checkCursorUpdate(rec.Spec, rec.Cursor, cursor, cursorRules(env.Bugs, true)); v != CursorOK {
-		return ShardChange{}, cursorError(OpCheckpoint, rec.Key(), v)
+		return refuseLogged(env, rec, id, OpKindCheckpoint, hash, cursorError(OpCheckpoint, rec.Key(), v))
 	}
 	next := *rec
 	next.Cursor = cursor.Clone()
@@ -181,14 +247,14 @@ func StepCheckpoint(env StepEnv, rec *ShardRecord, l Lease, cursor Cursor, id Op
 // coord.complete-keeps-lease keeps it) and makes the shard Done.
 func StepComplete(env StepEnv, rec *ShardRecord, l Lease, cursor Cursor, id OpID) (ShardChange, error) {
 	hash := hashComplete(cursor)
-	switch tier, err := gate(env, OpComplete, rec, l, id, OpKindComplete, hash); {
+	switch tier, e, err := gate(env, OpComplete, rec, l, id, OpKindComplete, hash); {
 	case err != nil:
 		return ShardChange{}, err
 	case tier == TierReplay:
-		return ShardChange{Outcome: Replayed}, nil
+		return replayed(OpComplete, rec.Key(), e, ShardChange{})
 	}
 	if v := checkCursorUpdate(rec.Spec, rec.Cursor, cursor, cursorRules(env.Bugs, false)); v != CursorOK {
-		return ShardChange{}, cursorError(OpComplete, rec.Key(), v)
+		return refuseLogged(env, rec, id, OpKindComplete, hash, cursorError(OpComplete, rec.Key(), v))
 	}
 	next := *rec
 	next.Cursor = cursor.Clone()
@@ -196,6 +262,7 @@ func StepComplete(env StepEnv, rec *ShardRecord, l Lease, cursor Cursor, id OpID
 	if !env.Bugs.Has(bugs.CoordCompleteKeepsLease) {
 		next.Lease = None[LeaseHolder]()
 	}
+	supersedeCheckpoints(&next)
 	recordShardOp(&next, id, OpKindComplete, hash, env.Now)
 	return ShardChange{Next: next, Events: []Event{shardEvent(rec, env.Now, EventShardCompleted)}}, nil
 }
@@ -203,19 +270,21 @@ func StepComplete(env StepEnv, rec *ShardRecord, l Lease, cursor Cursor, id OpID
 // StepPark releases the lease and parks the shard for reason.
 func StepPark(env StepEnv, rec *ShardRecord, l Lease, reason ParkReason, id OpID) (ShardChange, error) {
 	hash := hashPark(reason)
-	switch tier, err := gate(env, OpPark, rec, l, id, OpKindPark, hash); {
+	switch tier, e, err := gate(env, OpPark, rec, l, id, OpKindPark, hash); {
 	case err != nil:
 		return ShardChange{}, err
 	case tier == TierReplay:
-		return ShardChange{Outcome: Replayed}, nil
+		return replayed(OpPark, rec.Key(), e, ShardChange{})
 	}
 	if !reason.Valid() {
-		return ShardChange{}, newError(OpPark, CoordError{Code: CodeInvalidArgument, Shard: rec.Key(), Detail: "unknown park reason"})
+		return refuseLogged(env, rec, id, OpKindPark, hash,
+			newError(OpPark, CoordError{Code: CodeInvalidArgument, Shard: rec.Key(), Detail: "unknown park reason"}))
 	}
 	next := *rec
 	next.Status = ShardParked
 	next.ParkReason = Some(reason)
 	next.Lease = None[LeaseHolder]()
+	supersedeCheckpoints(&next)
 	recordShardOp(&next, id, OpKindPark, hash, env.Now)
 	ev := shardEvent(rec, env.Now, EventShardParked)
 	ev.Reason = reason
@@ -254,20 +323,21 @@ func spawnedAt(spawned []ShardID, at []int) []ShardID {
 // continuing the spawned list. A replay returns the same children.
 func StepSplitReplace(env StepEnv, rec *ShardRecord, l Lease, plan SplitReplacePlan, id OpID) (ShardChange, error) {
 	hash := hashSplitReplace(plan)
-	tier, err := gate(env, OpSplitReplace, rec, l, id, OpKindSplitReplace, hash)
+	key := rec.Key()
+	tier, e, err := gate(env, OpSplitReplace, rec, l, id, OpKindSplitReplace, hash)
 	if err != nil {
 		return ShardChange{}, err
 	}
 	if tier == TierReplay {
 		at := findDerived(rec.Run, rec.Shard, rec.Spawned, id, DerivedChild)
-		return ShardChange{Outcome: Replayed, Children: spawnedAt(rec.Spawned, at)}, nil
+		return replayed(OpSplitReplace, key, e, ShardChange{Children: spawnedAt(rec.Spawned, at)})
 	}
-	key := rec.Key()
 	if v := validateSplitReplace(rec.Spec, plan, env.Bugs); v != SplitOK {
-		return ShardChange{}, newError(OpSplitReplace, CoordError{Code: CodeSplitInvalid, Shard: key, Split: v})
+		return refuseLogged(env, rec, id, OpKindSplitReplace, hash,
+			newError(OpSplitReplace, CoordError{Code: CodeSplitInvalid, Shard: key, Split: v}))
 	}
 	if !spawnFits(len(rec.Spawned), len(plan.Children)) {
-		return ShardChange{}, newError(OpSplitReplace, CoordError{Code: CodeSpawnCapExceeded, Shard: key})
+		return refuseLogged(env, rec, id, OpKindSplitReplace, hash, newError(OpSplitReplace, CoordError{Code: CodeSpawnCapExceeded, Shard: key}))
 	}
 	ids := make([]ShardID, len(plan.Children))
 	created := make([]ShardRecord, len(plan.Children))
@@ -284,6 +354,7 @@ func StepSplitReplace(env StepEnv, rec *ShardRecord, l Lease, plan SplitReplaceP
 	next.Status = ShardSplit
 	next.Lease = None[LeaseHolder]()
 	next.Spawned = withSpawned(rec.Spawned, ids...)
+	supersedeCheckpoints(&next)
 	recordShardOp(&next, id, OpKindSplitReplace, hash, env.Now)
 	ev := shardEvent(rec, env.Now, EventShardSplit)
 	ev.Children = append([]ShardID(nil), ids...)
@@ -306,12 +377,14 @@ type ShardLookup func(ShardID) (*ShardRecord, bool)
 func StepSplitResidual(env StepEnv, rec *ShardRecord, l Lease, plan SplitResidualPlan, id OpID, lookup ShardLookup) (ShardChange, error) {
 	hash := hashSplitResidual(plan)
 	key := rec.Key()
-	tier, err := classify(env, OpSplitResidual, rec, id, OpKindSplitResidual, hash)
+	tier, e, err := classify(env, OpSplitResidual, rec, id, OpKindSplitResidual, hash)
 	if err != nil {
 		return ShardChange{}, err
 	}
 	at := findDerived(rec.Run, rec.Shard, rec.Spawned, id, DerivedResidual)
 	switch {
+	case tier == TierReplay && e.Result == OpError:
+		return replayed(OpSplitResidual, key, e, ShardChange{})
 	case tier == TierReplay && len(at) == 0:
 		return ShardChange{}, BackendError(OpSplitResidual, &InfraError{Operation: "split_residual.replay", Message: "logged residual split has no spawned residual"})
 	case tier == TierReplay:
@@ -333,10 +406,11 @@ func StepSplitResidual(env StepEnv, rec *ShardRecord, l Lease, plan SplitResidua
 		return ShardChange{}, err
 	}
 	if v := validateSplitResidual(rec.Spec, rec.Cursor, plan, env.Bugs); v != SplitOK {
-		return ShardChange{}, newError(OpSplitResidual, CoordError{Code: CodeSplitInvalid, Shard: key, Split: v})
+		return refuseLogged(env, rec, id, OpKindSplitResidual, hash,
+			newError(OpSplitResidual, CoordError{Code: CodeSplitInvalid, Shard: key, Split: v}))
 	}
 	if !spawnFits(len(rec.Spawned), 1) {
-		return ShardChange{}, newError(OpSplitResidual, CoordError{Code: CodeSpawnCapExceeded, Shard: key})
+		return refuseLogged(env, rec, id, OpKindSplitResidual, hash, newError(OpSplitResidual, CoordError{Code: CodeSpawnCapExceeded, Shard: key}))
 	}
 	rid := deriveShardID(rec.Run, rec.Shard, id, DerivedResidual, uint32(len(rec.Spawned)))
 	next := *rec
@@ -355,13 +429,15 @@ func StepSplitResidual(env StepEnv, rec *ShardRecord, l Lease, plan SplitResidua
 // nothing completes it again), so reviving one of its shards would leave
 // an Active shard that can never finish; that is refused as CodeRunState.
 // A replay still replays after the run ended, like every idempotent
-// operation. Bug coord.unpark-done also accepts a Done shard.
+// operation. Bug coord.unpark-done also accepts a Done shard; bug
+// coord.unpark-bumps-first refuses a Done or Split shard only after
+// raising its fence and logging the op.
 func StepUnpark(env StepEnv, rec *ShardRecord, run RunStatus, id OpID) (ShardChange, error) {
 	if rec.Tenant != env.Tenant {
 		return ShardChange{}, ShardNotFound(OpUnpark, rec.Key())
 	}
 	hash := hashUnpark()
-	switch tier, err := classify(env, OpUnpark, rec, id, OpKindUnpark, hash); {
+	switch tier, _, err := classify(env, OpUnpark, rec, id, OpKindUnpark, hash); {
 	case err != nil:
 		return ShardChange{}, err
 	case tier == TierReplay:
@@ -370,10 +446,18 @@ func StepUnpark(env StepEnv, rec *ShardRecord, run RunStatus, id OpID) (ShardCha
 	if run != RunActive {
 		return ShardChange{}, newError(OpUnpark, CoordError{Code: CodeRunState, Shard: rec.Key(), RunStatus: run})
 	}
-	if rec.Status != ShardParked && !(rec.Status == ShardDone && env.Bugs.Has(bugs.CoordUnparkDone)) {
-		return ShardChange{}, newError(OpUnpark, CoordError{Code: CodeShardNotParked, Shard: rec.Key(), ShardStatus: rec.Status})
-	}
 	f, err := raiseFence(OpUnpark, rec)
+	if rec.Status != ShardParked && !(rec.Status == ShardDone && env.Bugs.Has(bugs.CoordUnparkDone)) {
+		refusal := newError(OpUnpark, CoordError{Code: CodeShardNotParked, Shard: rec.Key(), ShardStatus: rec.Status})
+		if err == nil && rec.Status != ShardActive && env.Bugs.Has(bugs.CoordUnparkBumpsFirst) {
+			// The bug: the fence and the op-log were written first.
+			next := *rec
+			next.Fence = f
+			recordShardOp(&next, id, OpKindUnpark, hash, env.Now)
+			return ShardChange{Next: next, Logged: true}, refusal
+		}
+		return ShardChange{}, refusal
+	}
 	if err != nil {
 		return ShardChange{}, err
 	}

@@ -42,6 +42,8 @@ func checkShardSuccession(old, next *ShardRecord) error {
 
 func checkShardStatusStep(old, next *ShardRecord) error {
 	switch {
+	case (old.Status == ShardDone || old.Status == ShardSplit) && !sameRecord(old, next):
+		return invariantf("%s record changed", old.Status)
 	case old.Status == next.Status, old.Status == ShardActive:
 		return nil
 	case old.Status == ShardParked && next.Status == ShardActive:
@@ -51,6 +53,11 @@ func checkShardStatusStep(old, next *ShardRecord) error {
 		return nil
 	}
 	return invariantf("illegal transition %s -> %s", old.Status, next.Status)
+}
+
+// sameRecord reports whether two shard records are equal field by field.
+func sameRecord(a, b *ShardRecord) bool {
+	return bytes.Equal(EncodeShardRecord(a), EncodeShardRecord(b))
 }
 
 // checkRunSuccession checks that next may follow old as the state of the
