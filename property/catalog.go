@@ -30,7 +30,7 @@ type Entry struct {
 
 // Extras are the catalog entries this project adds to PROPERTIES.md. The
 // catalog test accepts exactly these as absent from the document.
-var Extras = []Name{HPanic, KMLinearizable, MTxnSerializable}
+var Extras = []Name{HPanic, KMLinearizable, MTxnSerializable, CLinearizable}
 
 var catalog = []Entry{
 	{KVLinearizable, Safety, "client KV operations, ambiguous writes allowed either way, linearize against etcd's KV semantics"},
@@ -55,6 +55,7 @@ var catalog = []Entry{
 	{CTenantIsolation, Safety, "no request of tenant A reads or changes tenant B's records or learns B's data from an error"},
 	{CRunTerminalIrreversibility, Safety, "run states Done, Failed and Cancelled never change"},
 	{CCooldown, Safety, "with a claim cooldown, one worker's successful claims are at least that far apart"},
+	{CLinearizable, Safety, "each shard's history of coordination requests linearizes against the protocol's transitions"},
 	{CEventuallyLeased, Liveness, "an Active, unleased shard is eventually leased while a worker is available"},
 	{CConvergence, Liveness, "after heal every shard and the run reach a terminal state"},
 	{MCatalogNonOverlap, Safety, "no published catalog snapshot has overlapping routes"},

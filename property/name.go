@@ -93,4 +93,10 @@ const (
 	// world is reported as a violation of it, never as a crash of the
 	// harness, so a sweep records it like any other finding.
 	HPanic Name = "H.Panic"
+	// CLinearizable is this project's addition (see Extras): each shard's
+	// history of coordination requests linearizes against the protocol's
+	// transitions. A history that does not, and whose first inexplicable
+	// answer names no more specific property, is reported under it, as is
+	// a check that ran out of time (verdict unknown).
+	CLinearizable Name = "C.Linearizable"
 )

@@ -20,7 +20,7 @@ var coordProperties = []property.Name{
 	property.CMutualExclusion, property.CZombieRejection, property.CFenceMonotonicity, property.CTerminalIrreversibility,
 	property.CTerminalUnleased, property.CRecordInvariants, property.CCursorMonotonicity, property.CCursorBounds,
 	property.CSplitCoverage, property.CSplitAtomicity, property.CIdempotency, property.CTenantIsolation,
-	property.CRunTerminalIrreversibility, property.CCooldown, property.CEventuallyLeased, property.CConvergence,
+	property.CRunTerminalIrreversibility, property.CCooldown, property.CEventuallyLeased, property.CConvergence, property.CLinearizable,
 }
 
 // coordShape is what distinguishes the coordination scenarios: when they

@@ -29,10 +29,12 @@ import (
 // "lease expired" (the etcd backend fails closed when its storage lease is
 // gone), but never the other way round. A first call may answer
 // "replayed": the backend retried its own ambiguous commit and found it had
-// landed. An unpark may be refused because its run has ended: a shard's
-// object does not include its run's status, so the model accepts that
-// refusal, and the durable checker (C.RunTerminalIrreversibility) catches
-// the opposite mistake, a shard of an ended run brought back.
+// landed. Any shard request may be refused because its run has ended: a
+// shard's object does not include its run's status, so the model accepts
+// that refusal, and the durable checker (C.RunTerminalIrreversibility)
+// catches the opposite mistake, a shard of an ended run changed. A payload
+// refusal the protocol logs (OpError) changes the model's state like an
+// execution: its op-log entry is part of the shard.
 
 // coordState is an immutable model state: one shard record and its encoding.
 type coordState struct {
@@ -87,7 +89,10 @@ func coordExpect(rec *coord.ShardRecord, op *Request) (coord.ShardChange, error)
 func coordStep(s *coordState, op *Request) []any {
 	ch, err := coordExpect(&s.rec, op)
 	after := func() any {
-		if err != nil || ch.Outcome == coord.Replayed {
+		switch {
+		case err != nil && ch.Logged:
+			return newCoordState(ch.Next)
+		case err != nil || ch.Outcome == coord.Replayed:
 			return s
 		}
 		return newCoordState(ch.Next)
@@ -100,16 +105,19 @@ func coordStep(s *coordState, op *Request) []any {
 		}
 		return []any{s}
 	case out.Code != 0:
+		if err != nil && ch.Logged && out.Code == coord.CodeOf(err) {
+			return []any{newCoordState(ch.Next)} // refused, and the refusal logged
+		}
 		if err != nil {
 			// Refused, as the protocol would: which check spoke first is
 			// not a safety matter (a bug that skips the fence check may
 			// well answer "lease expired" instead of "stale fence").
 			return []any{s}
 		}
-		if err == nil && out.Code == coord.CodeLeaseExpired && op.Kind.Gated() {
+		if out.Code == coord.CodeLeaseExpired && op.Kind.Gated() {
 			return []any{s} // the storage lease vanished first: refusing is safe
 		}
-		if err == nil && out.Code == coord.CodeRunState && op.Kind == ReqUnpark {
+		if out.Code == coord.CodeRunState {
 			return []any{s} // the run had ended, which this per-shard model cannot see
 		}
 		return nil
@@ -236,7 +244,7 @@ func (c *Linearizable) partition(ops []*Request) map[ShardRef][]*Request {
 func (c *Linearizable) Check(ops []*Request, timeout time.Duration) (property.Verdict, *property.Violation) {
 	parts := c.partition(ops)
 	deadline := time.Now().Add(timeout)
-	undecided := property.Violated(property.CMutualExclusion, "porcupine ran out of time on the per-shard histories")
+	undecided := property.Violated(property.CLinearizable, "porcupine ran out of time on the per-shard histories")
 	verdict := property.VerdictOK
 	for _, s := range c.order {
 		part := parts[s]
@@ -303,11 +311,12 @@ func diagnose(init coord.ShardRecord, ops []*Request) *property.Violation {
 			return &property.Violation{Property: propertyOfRefusal(op, coord.CodeOf(err)), Detail: fmt.Sprintf(
 				"%s: the shard's history has no linearization; %s was accepted where the protocol refuses it (%v)", name, op, err)}
 		}
-		if err == nil && op.Out.Code == 0 && ch.Outcome == coord.Executed {
+		logged := err != nil && ch.Logged && op.Out.Code == coord.CodeOf(err)
+		if logged || err == nil && op.Out.Code == 0 && ch.Outcome == coord.Executed {
 			s = newCoordState(ch.Next)
 		}
 	}
-	return &property.Violation{Property: property.CMutualExclusion, Detail: name + ": the history of lease, fence, cursor and status has no linearization"}
+	return &property.Violation{Property: property.CLinearizable, Detail: name + ": the history of lease, fence, cursor and status has no linearization, and no single answer names a more specific property"}
 }
 
 // propertyOfRefusal maps the refusal a request should have met to the
@@ -333,6 +342,11 @@ func propertyOfRefusal(op *Request, c coord.Code) property.Name {
 		return property.CTenantIsolation
 	case coord.CodeSplitInvalid:
 		return property.CSplitCoverage
+	case coord.CodeAlreadyLeased, coord.CodeLeaseExpired, coord.CodeOwnerMismatch:
+		// Progress or a grant without the one live lease.
+		return property.CMutualExclusion
+	case coord.CodeRunState:
+		return property.CRunTerminalIrreversibility
 	}
-	return property.CMutualExclusion
+	return property.CLinearizable
 }
