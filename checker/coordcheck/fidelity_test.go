@@ -66,7 +66,9 @@ func TestCoordDurableSeesTheRunOfAChangedShard(t *testing.T) {
 	}{
 		{"unparked", func(s *coord.ShardRecord) {
 			s.Status, s.ParkReason = coord.ShardParked, coord.Some(coord.ParkOther)
-		}, func(s *coord.ShardRecord) { s.Status, s.ParkReason, s.Fence = coord.ShardActive, coord.None[coord.ParkReason](), 3 }},
+		}, func(s *coord.ShardRecord) {
+			s.Status, s.ParkReason, s.Fence = coord.ShardActive, coord.None[coord.ParkReason](), 3
+		}},
 		{"leased", func(*coord.ShardRecord) {}, func(s *coord.ShardRecord) {
 			s.Fence, s.Lease = 2, coord.Some(coord.LeaseHolder{Owner: 7, Deadline: 30})
 		}},
