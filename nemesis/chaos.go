@@ -55,6 +55,7 @@ type Chaos struct {
 // Stats counts the faults a nemesis injected.
 type Stats struct {
 	Crashes, Pauses, ClockFaults, Partitions, LeaderChanges, GroupLeaderMoves, MemberChanges int
+	Storms                                                                                   int // lease storms (every target paused past a lease)
 }
 
 // Stats returns what the nemesis did.

@@ -153,6 +153,7 @@ func (f LeaseStorms) Strike(k *Chaos, ctx *simclock.Context) {
 		return
 	}
 	ctx.Rec("nemesis.lease-storm").Dur("for", f.For).End()
+	k.stats.Storms++
 	for _, t := range k.Targets {
 		if loop.Up(t.ID) && !loop.Paused(t.ID) {
 			k.Pause(ctx, t, f.For+c.Duration(0, k.Tick))

@@ -70,7 +70,7 @@ var coordShapes = []coordShape{
 func init() {
 	for _, sh := range coordShapes {
 		sh := sh
-		Register(Scenario{Name: sh.name, Description: sh.description, Properties: coordProperties,
+		Register(Scenario{Name: sh.name, Description: sh.description, Properties: coordProperties, Reach: "coord",
 			Run: func(cfg Config) (Result, error) { return runCoord(sh, cfg) }})
 	}
 }
@@ -85,6 +85,8 @@ type coordWorkload struct {
 	listAcquire  float64 // chance of leasing by listing and acquiring rather than claiming
 	sticky       float64 // chance of re-acquiring a shard just lost
 	unparkBudget int     // unparks per shard before the admin fails its run
+	abort        float64 // chance per admin round of ending an open run with shards in flight
+	eventCap     int     // each tenant's event collector holds at most this many events between drains
 }
 
 // coordEnv is what every actor of a coordination world shares.
@@ -99,6 +101,9 @@ type coordEnv struct {
 	effects *coordcheck.EffectLog
 	live    *coordcheck.Liveness
 	stalls  nemesis.Stalls
+	durable *coordcheck.Durable
+	chaos   *nemesis.Chaos
+	events  map[coord.TenantID]*coord.EventCollector // per tenant, drained by the admin
 	// instances counts the coordinators built so far (nextInstance).
 	instances uint64
 	// opStats holds the counter name of each request kind ("op_claim"),
@@ -119,14 +124,27 @@ func (env *coordEnv) opStat(k coordcheck.RequestKind) string {
 	return name
 }
 
+// collect hands a request's events to its tenant's collector (whose
+// ceiling may drop some) and counts what it dropped.
+func (env *coordEnv) collect(t coord.TenantID, events []coord.Event) {
+	c := env.events[t]
+	if c == nil || len(events) == 0 {
+		return
+	}
+	for _, e := range events {
+		if e.Tenant != t {
+			return // a foreign event: CheckAnswer has failed the run
+		}
+	}
+	if kept := c.EmitAll(events); kept < len(events) {
+		env.w.ReachN("events.dropped_at_capacity", int64(len(events)-kept))
+	}
+}
+
 // allRunsTerminal asks the coordinator whether every run has ended.
 func (env *coordEnv) allRunsTerminal(c *coordCaller) bool {
 	for _, run := range env.topo.runs {
-		var rec coord.RunRecord
-		o := c.read(run.tenant, func(coord.LogicalTime) (err error) {
-			rec, err = c.etcd.GetRun(run.tenant, run.id)
-			return err
-		})
+		rec, o := c.getRun(run.tenant, run.id)
 		if o.Out.Code != 0 || o.Out.Ambiguous || !rec.Status.Terminal() {
 			return false
 		}
@@ -142,6 +160,7 @@ type coordOptions struct {
 	workers                     int
 	workload                    coordWorkload
 	cooldown                    coord.LogicalDuration // 0: no claim cooldown
+	shardLimit                  int                   // 0: the default limits; else the per-tenant shard ceiling
 	faults                      nemesis.CoordFaults
 	leaseFor                    time.Duration // a lease in virtual time
 }
@@ -171,6 +190,11 @@ func drawCoordOptions(sw *nemesis.Swarm, sh coordShape) coordOptions {
 	}
 	o.leaseFor = time.Duration(o.leaseUnits) * sh.coordUnit
 	o.faults = nemesis.DrawCoordFaults(sw, sh.profile, o.leaseFor)
+	o.workload.abort = sw.Rate("abort", 0.4, 0.01, 0.08)
+	o.workload.eventCap = sw.Int("event_cap", 2, 64)
+	if sw.Flag("shard_limit", 0.3) {
+		o.shardLimit = o.runs*o.shards + sw.Int("shard_headroom", 1, 6)
+	}
 	return o
 }
 
@@ -208,6 +232,7 @@ func runCoord(sh coordShape, cfg Config) (Result, error) {
 		w.Fail(chk.live.Err())
 	}
 	coordStats(w, env.server, chk.durable, env)
+	reachFaults(w, env.chaos.Stats(), env.server.Stats(), statOf(w, "stalls"))
 	if cfg.Histories != nil {
 		chk.lin.EachHistory(env.history.Ops(), cfg.showHistory)
 	}
@@ -231,6 +256,9 @@ func buildCoord(w *World, sh coordShape, opts coordOptions, set bugs.Set) (*coor
 	ecfg := coord.EtcdConfig{TimeUnit: sh.coordUnit}
 	ecfg.Config = coord.DefaultConfig()
 	ecfg.DefaultLeaseDuration, ecfg.ClaimCooldown, ecfg.Bugs = topo.leaseDur, opts.cooldown, set
+	if opts.shardLimit > 0 {
+		ecfg.Limits.MaxPerTenant = opts.shardLimit
+	}
 	ecfg = ecfg.WithDefaults()
 	if err := ecfg.Validate(); err != nil {
 		return nil, coordCheckers{}, err
@@ -244,7 +272,11 @@ func buildCoord(w *World, sh coordShape, opts coordOptions, set bugs.Set) (*coor
 		live:    coordcheck.NewLiveness(healAt, 2*opts.leaseFor+opts.faults.MaxSkew+2*time.Second, sh.convergeWithin, sh.coordUnit),
 		lin:     coordcheck.NewLinearizable(),
 	}
-	env.live = chk.live
+	env.live, env.durable = chk.live, chk.durable
+	env.events = map[coord.TenantID]*coord.EventCollector{}
+	for _, t := range topo.tenants {
+		env.events[t] = coord.NewEventCollectorMax(opts.workload.eventCap)
+	}
 	chk.durable.OnChange(env.effects.ObserveDurable)
 	chk.durable.OnChange(chk.live.Observe)
 	chk.durable.OnChange(chk.lin.ObserveDurable)
@@ -277,10 +309,11 @@ func spawnCoordActors(env *coordEnv, sh coordShape, opts coordOptions, healAt si
 		id := w.Loop.Spawn(name, fresh(), simclock.NewNodeClock(opts.faults.MaxSkew), w.Choices.Fork("worker/"+name))
 		targets = append(targets, nemesis.Target{ID: id, Fresh: fresh})
 	}
-	w.Loop.Spawn("nemesis", &nemesis.Chaos{
+	env.chaos = &nemesis.Chaos{
 		Targets: targets, Faults: nemesis.Standard(env.server, opts.faults.Rates, 2*opts.leaseFor, opts.leaseFor+sh.stormExtra),
 		Tick: sh.nemesisTick, HealAt: healAt, Servers: []*simkv.Server{env.server}, Quiet: simkv.DefaultFaults(),
-	}, nil, w.Choices.Fork("nemesis"))
+	}
+	w.Loop.Spawn("nemesis", env.chaos, nil, w.Choices.Fork("nemesis"))
 }
 
 // shardInDetail finds the "run:R/shard:S" a violation names in its detail,
@@ -329,6 +362,16 @@ func coordStats(w *World, server *simkv.Server, d *coordcheck.Durable, env *coor
 	} {
 		w.Count(c.name, int64(c.v))
 	}
+}
+
+// statOf returns the world's counter name so far.
+func statOf(w *World, name string) int64 {
+	for _, s := range w.stats {
+		if s.Name == name {
+			return s.Value
+		}
+	}
+	return 0
 }
 
 // statName turns a description into a counter name.

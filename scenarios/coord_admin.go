@@ -59,9 +59,12 @@ func runOpID(run coord.RunID, kind coordcheck.RequestKind) coord.OpID {
 
 // setup creates and registers every run, retrying through faults.
 // create_run is not idempotent: "run exists" after an ambiguous attempt
-// means the attempt landed.
+// means the attempt landed. It may slip first (setupSlips).
 func (a *coordAdmin) setup(c *coordCaller, t *simclock.Task) {
-	for _, run := range a.env.topo.runs {
+	for i, run := range a.env.topo.runs {
+		if a.setupSlips(c, t, i, run) {
+			continue // cancelled while initializing
+		}
 		for {
 			o := c.runOp(coordcheck.ReqCreateRun, run, 0)
 			if !o.Out.Ambiguous && (o.Out.Code == 0 || o.Out.Code == coord.CodeRunExists) {
@@ -79,17 +82,102 @@ func (a *coordAdmin) setup(c *coordCaller, t *simclock.Task) {
 	}
 }
 
+// setupSlips are the admin's mistakes around a run's registration: a
+// manifest that breaks a rule, a registration or a failure of a run that
+// does not exist, a second create_run, and (for a run that is not the
+// first) a cancel before registering, after which registration is
+// refused. It reports whether it cancelled run.
+func (a *coordAdmin) setupSlips(c *coordCaller, t *simclock.Task, i int, run coordRun) bool {
+	env, ch := a.env, t.Choices()
+	if !ch.Chance(env.opts.adminSlips) {
+		return false
+	}
+	ghost := run
+	ghost.id = run.id | 0xdead<<32
+	switch ch.Intn(5) {
+	case 0:
+		env.w.Count("mistake_bad-manifest", 1)
+		c.runOp(coordcheck.ReqCreateRun, run, 0)
+		c.runOpWith(coordcheck.ReqRegister, run, spoilManifest(ch, run.roots), a.nextOp())
+	case 1:
+		env.w.Count("mistake_ghost-run", 1)
+		c.runOp(coordcheck.ReqRegister, ghost, a.nextOp())
+		c.runOp(coordcheck.ReqFailRun, ghost, a.nextOp())
+	case 2:
+		env.w.Count("mistake_create-twice", 1)
+		c.runOp(coordcheck.ReqCreateRun, run, 0)
+		c.runOp(coordcheck.ReqCreateRun, run, 0)
+	default:
+		if i == 0 {
+			return false
+		}
+		c.runOp(coordcheck.ReqCreateRun, run, 0)
+		if o := c.runOp(coordcheck.ReqCancelRun, run, runOpID(run.id, coordcheck.ReqCancelRun)); o.Out.Code == 0 && !o.Out.Ambiguous {
+			env.w.Reach("cancel_run.ok.initializing")
+			c.runOp(coordcheck.ReqRegister, run, runOpID(run.id, coordcheck.ReqRegister))
+			return true
+		}
+	}
+	return false
+}
+
+// spoilManifest returns roots with one of the manifest rules broken.
+func spoilManifest(ch *simclock.Choices, roots []coord.InitialShard) []coord.InitialShard {
+	switch ch.Intn(4) {
+	case 0:
+		return nil
+	case 1:
+		return append(slices.Clone(roots), roots[0])
+	case 2:
+		bad := slices.Clone(roots)
+		bad[0].Shard |= 1 << 63
+		return bad
+	}
+	bad := slices.Clone(roots)
+	bad[0].Spec.End = bad[0].Spec.Start
+	if len(bad[0].Spec.Start) == 0 {
+		bad[0].Spec.End = []byte{0}
+		bad[0].Spec.Start = []byte{0}
+	}
+	return bad
+}
+
+// abortRun ends an open run whose shards are still in flight (cancel,
+// fail, or complete it early), then tries what an ended run must refuse:
+// unparking and acquiring its shards.
+func (a *coordAdmin) abortRun(c *coordCaller, ch *simclock.Choices, run coordRun, prog coord.RunProgress) {
+	env := a.env
+	kinds := []coordcheck.RequestKind{coordcheck.ReqCancelRun, coordcheck.ReqFailRun, coordcheck.ReqCompleteRun}
+	kind := simclock.Pick(ch, kinds)
+	o := c.runOp(kind, run, runOpID(run.id, kind))
+	if o.Out.Code != 0 || o.Out.Ambiguous {
+		return
+	}
+	if prog.Active > 0 {
+		env.w.Reach(kind.String() + ".ok.in_flight")
+	}
+	if again := simclock.Pick(ch, kinds); again != kind {
+		c.runOp(again, run, a.nextOp()) // a second end, from a stale view: refused
+	}
+	all, r := c.listShards(run.tenant, run.id, coord.FilterAll())
+	if r.Out.Code != 0 || r.Out.Ambiguous || len(all) == 0 {
+		return
+	}
+	pick := simclock.Pick(ch, all)
+	key := coord.ShardKey{Run: run.id, Shard: pick.Shard}
+	c.unpark(run.tenant, key, a.nextOp())
+	c.acquire(run.tenant, key)
+}
+
 // round looks at every run once; it reports whether all runs are terminal.
 func (a *coordAdmin) round(c *coordCaller, t *simclock.Task, round int) bool {
 	env, ch := a.env, t.Choices()
 	all := true
 	var listed []parkedShard
+	a.drainEvents()
 	for _, run := range env.topo.runs {
-		var rec coord.RunRecord
-		if o := c.read(run.tenant, func(coord.LogicalTime) (err error) {
-			rec, err = c.etcd.GetRun(run.tenant, run.id)
-			return err
-		}); o.Out.Code != 0 || o.Out.Ambiguous {
+		rec, o := c.getRun(run.tenant, run.id)
+		if o.Out.Code != 0 || o.Out.Ambiguous {
 			all = false
 			continue
 		}
@@ -109,9 +197,18 @@ func (a *coordAdmin) round(c *coordCaller, t *simclock.Task, round int) bool {
 		}); o.Out.Code != 0 || o.Out.Ambiguous || rec.Status != coord.RunActive {
 			continue
 		}
+		if prog.Active > 0 && ch.Chance(env.opts.abort) {
+			a.abortRun(c, ch, run, prog)
+			continue
+		}
 		switch prog.Terminal {
 		case coord.AllDone:
 			a.slip(c, ch, run)
+			if ch.Chance(env.opts.adminSlips / 4) {
+				// A mistyped op id: the registration's, for another kind.
+				env.w.Count("mistake_run-op-reuse", 1)
+				c.runOp(coordcheck.ReqCompleteRun, run, runOpID(run.id, coordcheck.ReqRegister))
+			}
 			c.runOp(coordcheck.ReqCompleteRun, run, runOpID(run.id, coordcheck.ReqCompleteRun))
 		case coord.HasFailures:
 			listed = append(listed, a.settle(c, run, true)...)
@@ -133,11 +230,8 @@ func (a *coordAdmin) round(c *coordCaller, t *simclock.Task, round int) bool {
 // have none and the run has settled (mayFail), it fails the run. It
 // returns the parked shards seen.
 func (a *coordAdmin) settle(c *coordCaller, run coordRun, mayFail bool) []parkedShard {
-	var parked []coord.ShardSummary
-	if o := c.read(run.tenant, func(now coord.LogicalTime) (err error) {
-		parked, err = c.etcd.ListShards(now, run.tenant, run.id, coord.FilterParked())
-		return err
-	}); o.Out.Code != 0 || o.Out.Ambiguous {
+	parked, o := c.listShards(run.tenant, run.id, coord.FilterParked())
+	if o.Out.Code != 0 || o.Out.Ambiguous {
 		return nil
 	}
 	var seen []parkedShard
@@ -156,9 +250,19 @@ func (a *coordAdmin) settle(c *coordCaller, run coordRun, mayFail bool) []parked
 	}
 	for _, p := range seen {
 		a.unparks[p.key]++
-		c.unpark(p.tenant, p.key, a.nextOp())
+		op := a.nextOp()
+		if o := c.unpark(p.tenant, p.key, op); o.Out.Ambiguous || o.Out.Code == 0 && a.env.mistake(c.t.Choices()) {
+			c.unpark(p.tenant, p.key, op) // a retry with the same op id
+		}
 	}
 	return seen
+}
+
+// drainEvents consumes every tenant's collected events.
+func (a *coordAdmin) drainEvents() {
+	for _, t := range a.env.topo.tenants {
+		a.env.events[t].Drain()
+	}
 }
 
 // slip unparks, from memory and without looking, the shards of run the
@@ -168,10 +272,30 @@ func (a *coordAdmin) slip(c *coordCaller, ch *simclock.Choices, run coordRun) {
 	for _, p := range a.cache {
 		if p.key.Run == run.id && ch.Chance(a.env.opts.adminSlips) {
 			a.env.w.Count("mistake_stale-unpark", 1)
-			c.unpark(p.tenant, p.key, a.nextOp())
+			switch ch.Intn(3) {
+			case 0: // under another tenant's scope
+				c.unpark(a.env.otherTenant(p.tenant), p.key, a.nextOp())
+			case 1: // with an op id a worker used on the shard
+				c.unpark(p.tenant, p.key, a.env.opUsedOn(p.tenant, p.key))
+			default:
+				c.unpark(p.tenant, p.key, a.nextOp())
+			}
 			continue
 		}
 		kept = append(kept, p)
 	}
 	a.cache = kept
+}
+
+// opUsedOn returns an op id a worker used on the shard (the admin's
+// mistyped op id), or a fresh-looking one when none was.
+func (env *coordEnv) opUsedOn(t coord.TenantID, key coord.ShardKey) coord.OpID {
+	ops := env.history.Ops()
+	for i := len(ops) - 1; i >= 0; i-- {
+		o := ops[i]
+		if o.Kind.Gated() && o.Kind != coordcheck.ReqRenew && o.Lease.Tenant == t && o.Lease.Key() == key && o.Op != 0 {
+			return o.Op
+		}
+	}
+	return coord.OpID(0xbad<<40 | uint64(key.Shard&0xffffff))
 }

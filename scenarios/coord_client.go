@@ -18,6 +18,14 @@ type coordCaller struct {
 	kv     *tagKV
 	actor  string
 	worker coord.WorkerID
+	// holds reports whether the caller's worker believes one of its tasks
+	// holds a lease on the shard (nil: none does), for reachability.
+	holds func(coord.ShardKey) bool
+	// events are the last operation's events (set by the call).
+	events []coord.Event
+	// saw is what a read returned (set by the read's function), for the
+	// tenant isolation check of answers.
+	saw coordcheck.Seen
 }
 
 // newCoordCaller builds the caller of task t of actor, acting as worker.
@@ -55,13 +63,20 @@ func (c *coordCaller) now() coord.LogicalTime {
 }
 
 // do records op around call and returns it with its answer filled in.
+// call may set c.events to the events the operation returned; they go to
+// the tenant's event collector.
 func (c *coordCaller) do(op coordcheck.Request, call func(o *coordcheck.Answer) error) *coordcheck.Request {
+	events := &c.events
+	*events = nil
+	c.saw = coordcheck.Seen{}
 	op.Actor, op.Worker = c.actor, c.worker
 	o := c.env.history.Begin(op, c.t.Now())
 	c.kv.cur = o
 	var out coordcheck.Answer
+	before := c.etcd.Stats()
 	err := call(&out)
 	c.kv.cur = nil
+	c.env.reachEtcd(before, c.etcd.Stats())
 	if err != nil {
 		out.Code = coord.CodeOf(err)
 		switch out.Code {
@@ -73,6 +88,9 @@ func (c *coordCaller) do(op coordcheck.Request, call func(o *coordcheck.Answer) 
 	d := c.t.Context().Rec(op.Kind.RecordKind())
 	o.AppendDetail(d)
 	d.End()
+	c.env.reachAnswer(o, err, o.Kind == coordcheck.ReqAcquire && c.holds != nil && c.holds(o.Key))
+	c.judgeAnswer(o, err, *events)
+	c.env.collect(o.Tenant, *events)
 	c.env.w.Count(c.env.opStat(op.Kind), 1)
 	switch {
 	case out.Ambiguous:
@@ -88,7 +106,7 @@ func (c *coordCaller) acquire(tenant coord.TenantID, key coord.ShardKey) (*coord
 	now := c.now()
 	o := c.do(coordcheck.Request{Kind: coordcheck.ReqAcquire, Tenant: tenant, Key: key, Now: now, LeaseDur: c.env.topo.leaseDur},
 		func(out *coordcheck.Answer) (err error) {
-			res, _, err = c.etcd.AcquireAndRestore(now, tenant, key, c.worker)
+			res, c.events, err = c.etcd.AcquireAndRestore(now, tenant, key, c.worker)
 			out.Lease = res.Lease
 			return err
 		})
@@ -100,7 +118,7 @@ func (c *coordCaller) claim(tenant coord.TenantID) (*coordcheck.Request, coord.A
 	now := c.now()
 	o := c.do(coordcheck.Request{Kind: coordcheck.ReqClaim, Tenant: tenant, Now: now, LeaseDur: c.env.topo.leaseDur},
 		func(out *coordcheck.Answer) (err error) {
-			res, _, err = c.etcd.ClaimNextAvailable(now, tenant, c.worker)
+			res, c.events, err = c.etcd.ClaimNextAvailable(now, tenant, c.worker)
 			out.Lease = res.Lease
 			return err
 		})
@@ -115,28 +133,34 @@ func (c *coordCaller) gated(op coordcheck.Request) *coordcheck.Request {
 		e, t, l := c.etcd, op.Tenant, op.Lease
 		switch op.Kind {
 		case coordcheck.ReqRenew:
-			r, _, err := e.Renew(now, t, l)
+			r, evs, err := e.Renew(now, t, l)
+			c.events = evs
 			out.Lease = l
 			out.Lease.Deadline = r.Deadline
 			return err
 		case coordcheck.ReqCheckpoint:
-			o, _, err := e.Checkpoint(now, t, l, op.Cursor, op.Op)
+			o, evs, err := e.Checkpoint(now, t, l, op.Cursor, op.Op)
+			c.events = evs
 			out.Outcome = o
 			return err
 		case coordcheck.ReqComplete:
-			o, _, err := e.Complete(now, t, l, op.Cursor, op.Op)
+			o, evs, err := e.Complete(now, t, l, op.Cursor, op.Op)
+			c.events = evs
 			out.Outcome = o
 			return err
 		case coordcheck.ReqPark:
-			o, _, err := e.ParkShard(now, t, l, op.Reason, op.Op)
+			o, evs, err := e.ParkShard(now, t, l, op.Reason, op.Op)
+			c.events = evs
 			out.Outcome = o
 			return err
 		case coordcheck.ReqSplitReplace:
-			r, _, err := e.SplitReplace(now, t, l, op.Replace, op.Op)
+			r, evs, err := e.SplitReplace(now, t, l, op.Replace, op.Op)
+			c.events = evs
 			out.Outcome, out.Children = r.Outcome, r.Children
 			return err
 		case coordcheck.ReqSplitResidual:
-			r, _, err := e.SplitResidual(now, t, l, op.Residual, op.Op)
+			r, evs, err := e.SplitResidual(now, t, l, op.Residual, op.Op)
+			c.events = evs
 			out.Outcome, out.Residual = r.Outcome, r.Residual
 			return err
 		}
@@ -148,26 +172,35 @@ func (c *coordCaller) unpark(tenant coord.TenantID, key coord.ShardKey, op coord
 	now := c.now()
 	return c.do(coordcheck.Request{Kind: coordcheck.ReqUnpark, Tenant: tenant, Key: key, Now: now, Op: op},
 		func(out *coordcheck.Answer) (err error) {
-			out.Outcome, _, err = c.etcd.UnparkShard(now, tenant, key, op)
+			out.Outcome, c.events, err = c.etcd.UnparkShard(now, tenant, key, op)
 			return err
 		})
 }
 
-// runOp sends create_run, register_shards, complete_run or fail_run.
+// runOp sends create_run, register_shards, complete_run, fail_run or
+// cancel_run.
 func (c *coordCaller) runOp(kind coordcheck.RequestKind, run coordRun, op coord.OpID) *coordcheck.Request {
+	return c.runOpWith(kind, run, run.roots, op)
+}
+
+// runOpWith is runOp registering the manifest roots (which an admin's
+// mistake may have spoiled).
+func (c *coordCaller) runOpWith(kind coordcheck.RequestKind, run coordRun, roots []coord.InitialShard, op coord.OpID) *coordcheck.Request {
 	now := c.now()
 	return c.do(coordcheck.Request{Kind: kind, Tenant: run.tenant, Key: coord.ShardKey{Run: run.id}, Now: now, Op: op},
 		func(out *coordcheck.Answer) (err error) {
 			e := c.etcd
 			switch kind {
 			case coordcheck.ReqCreateRun:
-				_, err = e.CreateRun(now, run.tenant, run.id, coord.RunConfig{LeaseDuration: c.env.topo.leaseDur})
+				c.events, err = e.CreateRun(now, run.tenant, run.id, coord.RunConfig{LeaseDuration: c.env.topo.leaseDur})
 			case coordcheck.ReqRegister:
-				out.Outcome, _, err = e.RegisterShards(now, run.tenant, run.id, run.roots, op)
+				out.Outcome, c.events, err = e.RegisterShards(now, run.tenant, run.id, roots, op)
 			case coordcheck.ReqCompleteRun:
-				out.Outcome, _, err = e.CompleteRun(now, run.tenant, run.id, op)
+				out.Outcome, c.events, err = e.CompleteRun(now, run.tenant, run.id, op)
 			case coordcheck.ReqFailRun:
-				out.Outcome, _, err = e.FailRun(now, run.tenant, run.id, op)
+				out.Outcome, c.events, err = e.FailRun(now, run.tenant, run.id, op)
+			case coordcheck.ReqCancelRun:
+				out.Outcome, c.events, err = e.CancelRun(now, run.tenant, run.id, op)
 			}
 			return err
 		})
@@ -178,6 +211,50 @@ func (c *coordCaller) read(tenant coord.TenantID, fn func(now coord.LogicalTime)
 	now := c.now()
 	return c.do(coordcheck.Request{Kind: coordcheck.ReqRead, Tenant: tenant, Now: now},
 		func(*coordcheck.Answer) error { return fn(now) })
+}
+
+// judgeAnswer checks what the request's caller saw for C.TenantIsolation.
+func (c *coordCaller) judgeAnswer(o *coordcheck.Request, err error, events []coord.Event) {
+	seen := c.saw
+	seen.Tenant, seen.Events = o.Tenant, events
+	seen.Named = []coord.RunID{o.Key.Run, o.Lease.Run}
+	if err != nil {
+		seen.Err = err.Error()
+	}
+	switch o.Kind {
+	case coordcheck.ReqAcquire, coordcheck.ReqClaim, coordcheck.ReqRenew:
+		if o.Out.Code == 0 && !o.Out.Ambiguous {
+			l := o.Out.Lease
+			seen.Lease = &l
+		}
+	}
+	if v := coordcheck.CheckAnswer(c.env.durable.Snapshot(), seen); v != nil {
+		c.env.w.Fail(v)
+	}
+}
+
+// listShards reads a listing of run, recording what it saw.
+func (c *coordCaller) listShards(tenant coord.TenantID, run coord.RunID, f coord.ShardFilter) ([]coord.ShardSummary, *coordcheck.Request) {
+	var out []coord.ShardSummary
+	o := c.read(tenant, func(now coord.LogicalTime) (err error) {
+		out, err = c.etcd.ListShards(now, tenant, run, f)
+		c.saw.Run, c.saw.Summaries = run, out
+		return err
+	})
+	return out, o
+}
+
+// getRun reads a run record, recording what it saw.
+func (c *coordCaller) getRun(tenant coord.TenantID, run coord.RunID) (coord.RunRecord, *coordcheck.Request) {
+	var rec coord.RunRecord
+	o := c.read(tenant, func(coord.LogicalTime) (err error) {
+		rec, err = c.etcd.GetRun(tenant, run)
+		if err == nil {
+			c.saw.RunRecord = &rec
+		}
+		return err
+	})
+	return rec, o
 }
 
 // tagKV marks the coordination request in flight before each KV request,

@@ -14,9 +14,6 @@ import (
 // The slots acquire and claim independently, so two of them may ask for
 // the same shard at the same logical time: identical requests, which the
 // etcd backend's read-back of an ambiguous commit must tell apart.
-// The slots acquire and claim independently, so two of them may ask for
-// the same shard at the same logical time: identical requests, which the
-// etcd backend's read-back of an ambiguous commit must tell apart.
 // Everything it knows is volatile and may be wrong: a stale listing of
 // available shards, a lease that expired while a slot was stalled or the
 // process paused, the range of a shard it split. The coordinator must
@@ -29,6 +26,18 @@ type coordWorker struct {
 	inc   uint64 // incarnation: op ids stay unique across restarts
 	seq   uint64
 	stale map[coord.TenantID][]coord.ShardKey // last listing per tenant (never refreshed on its own)
+	slots []*coordSlot
+}
+
+// holds reports whether one of the worker's slots believes it holds a
+// lease on key.
+func (w *coordWorker) holds(key coord.ShardKey) bool {
+	for _, s := range w.slots {
+		if s.busy && s.lease.Key() == key {
+			return true
+		}
+	}
+	return false
 }
 
 // Receive implements simclock.Actor: on start, each slot begins its loop.
@@ -39,7 +48,10 @@ func (w *coordWorker) Receive(ctx *simclock.Context, msg any) {
 	for s := 0; s < w.env.opts.slots; s++ {
 		name := fmt.Sprintf("%s.%d", ctx.Name(), s)
 		ctx.Go(name, func(t *simclock.Task) {
-			(&coordSlot{w: w, c: newCoordCaller(w.env, t, name, w.id), t: t}).loop()
+			s := &coordSlot{w: w, c: newCoordCaller(w.env, t, name, w.id), t: t}
+			s.c.holds = w.holds
+			w.slots = append(w.slots, s)
+			s.loop()
 		})
 	}
 }
@@ -61,6 +73,8 @@ type coordSlot struct {
 	spec   coord.ShardSpec
 	cur    coord.Cursor
 	lastOp coord.OpID // last op id used on the current shard (for the reuse mistake)
+	busy   bool       // the slot believes it holds lease
+	landed *coordcheck.Request // the last op the coordinator accepted on the current shard
 }
 
 func (s *coordSlot) choices() *simclock.Choices { return s.t.Choices() }
@@ -74,6 +88,7 @@ func (s *coordSlot) loop() {
 			s.idle = 0
 			env.live.Available(s.c.actor, false, s.t.Now())
 			s.work()
+			s.busy = false
 			continue
 		}
 		s.idle++
@@ -94,25 +109,29 @@ func (s *coordSlot) obtain() bool {
 	var op *coordcheck.Request
 	var res coord.AcquireResult
 	switch {
+	case env.mistake(c) && c.Chance(0.3):
+		// A careless acquire: a shard a sibling slot holds, or one of the
+		// worker's under another tenant's scope.
+		if k, ok := s.siblingShard(); ok {
+			env.w.Count("mistake_acquire-held", 1)
+			op, res = s.c.acquire(k.tenant, k.key)
+		} else if len(s.w.stale[tenant]) > 0 && len(env.topo.tenants) > 1 {
+			env.w.Count("mistake_acquire-other-tenant", 1)
+			op, res = s.c.acquire(env.otherTenant(tenant), simclock.Pick(c, s.w.stale[tenant]))
+		} else {
+			return false
+		}
 	case env.mistake(c) && len(s.w.stale[tenant]) > 0:
 		op, res = s.c.acquire(tenant, simclock.Pick(c, s.w.stale[tenant]))
 	case c.Chance(env.opts.listAcquire):
 		runs := env.topo.runsOf(tenant)
 		run := simclock.Pick(c, runs)
-		var avail []coord.ShardSummary
-		if r := s.c.read(tenant, func(now coord.LogicalTime) (err error) {
-			avail, err = s.c.etcd.ListShards(now, tenant, run.id, coord.FilterAvailable())
-			return err
-		}); r.Out.Code != 0 || r.Out.Ambiguous || len(avail) == 0 {
+		if avail, r := s.c.listShards(tenant, run.id, coord.FilterAvailable()); r.Out.Code != 0 || r.Out.Ambiguous || len(avail) == 0 {
+			return false
+		} else if !s.listAndAcquire(tenant, run.id, avail) {
 			return false
 		}
-		keys := make([]coord.ShardKey, len(avail))
-		for i, a := range avail {
-			keys[i] = coord.ShardKey{Run: run.id, Shard: a.Shard}
-		}
-		s.w.stale[tenant] = keys
-		s.t.Sleep(c.Duration(0, 100*time.Millisecond)) // think time: the listing ages
-		op, res = s.c.acquire(tenant, simclock.Pick(c, keys))
+		return true
 	default:
 		op, res = s.c.claim(tenant)
 	}
@@ -123,9 +142,38 @@ func (s *coordSlot) obtain() bool {
 	return true
 }
 
+// listAndAcquire remembers a fresh listing of run's available shards and
+// acquires one of them after some think time (the listing ages).
+func (s *coordSlot) listAndAcquire(tenant coord.TenantID, run coord.RunID, avail []coord.ShardSummary) bool {
+	c := s.choices()
+	keys := make([]coord.ShardKey, len(avail))
+	for i, a := range avail {
+		keys[i] = coord.ShardKey{Run: run, Shard: a.Shard}
+	}
+	s.w.stale[tenant] = keys
+	s.t.Sleep(c.Duration(0, 100*time.Millisecond))
+	op, res := s.c.acquire(tenant, simclock.Pick(c, keys))
+	if op.Out.Ambiguous || op.Out.Code != 0 {
+		return false
+	}
+	s.hold(res)
+	return true
+}
+
+// siblingShard returns the shard another slot of the worker holds.
+func (s *coordSlot) siblingShard() (parkedShard, bool) {
+	for _, o := range s.w.slots {
+		if o != s && o.busy {
+			return parkedShard{o.lease.Tenant, o.lease.Key()}, true
+		}
+	}
+	return parkedShard{}, false
+}
+
 // hold adopts a freshly granted lease and the shard's restored state.
 func (s *coordSlot) hold(res coord.AcquireResult) {
 	s.lease, s.spec, s.cur, s.lastOp = res.Lease, res.Snapshot.Spec, res.Snapshot.Cursor, 0
+	s.busy, s.landed = true, nil
 }
 
 // work processes the held shard until it is finished or lost.
@@ -149,6 +197,9 @@ func (s *coordSlot) keepLease() bool {
 	}
 	if now >= s.lease.Deadline {
 		return false // it knows the lease is gone
+	}
+	if s.w.env.mistake(s.choices()) {
+		s.blunderRenew()
 	}
 	op := s.c.gated(coordcheck.Request{Kind: coordcheck.ReqRenew, Tenant: s.lease.Tenant, Lease: s.lease})
 	if op.Out.Ambiguous || op.Out.Code != 0 {
@@ -186,6 +237,27 @@ func (s *coordSlot) step() bool {
 		s.t.Sleep(d)
 	}
 	return s.perform(op)
+}
+
+// planSplitKind fills op with a split of kind (split_replace or
+// split_residual) of the unprocessed part of the shard, when it has room.
+func (s *coordSlot) planSplitKind(op *coordcheck.Request, kind coordcheck.RequestKind) {
+	next, end := nextKey(s.spec, s.cur), keyNum(s.spec.End)
+	if end-next < 2 {
+		return
+	}
+	mid := next + 1 + s.choices().Intn(end-next-1)
+	op.Kind = kind
+	if kind == coordcheck.ReqSplitReplace {
+		op.Replace = coord.SplitReplacePlan{Children: []coord.ShardSpec{
+			{Start: s.spec.Start, End: keyOf(mid)}, {Start: keyOf(mid), End: s.spec.End},
+		}}
+		return
+	}
+	op.Residual = coord.SplitResidualPlan{
+		Parent:   coord.ShardSpec{Start: s.spec.Start, End: keyOf(mid)},
+		Residual: coord.ShardSpec{Start: keyOf(mid), End: s.spec.End},
+	}
 }
 
 // planSplit fills op with a split of the unprocessed part of the shard.
@@ -230,7 +302,22 @@ func (s *coordSlot) perform(op coordcheck.Request) bool {
 	case o.Out.Code != 0:
 		return s.lost(o)
 	}
+	s.landed = o
 	s.publish(first, o)
+	switch op.Kind {
+	case coordcheck.ReqComplete, coordcheck.ReqPark, coordcheck.ReqSplitReplace:
+		if c.Chance(min(1, 10*s.w.env.opts.mistakes)) {
+			// A retry path that did not hear the answer sends it once
+			// more, after the shard ended and its lease was released.
+			again := s.c.gated(retryOf(o))
+			if again.Out.Code == 0 && !again.Out.Ambiguous && again.Out.Outcome == coord.Replayed {
+				s.w.env.w.Reach(op.Kind.String() + ".replayed.after_loss")
+				if op.Kind == coordcheck.ReqComplete {
+					s.w.env.w.Reach("complete.replayed.after_terminal")
+				}
+			}
+		}
+	}
 	switch op.Kind {
 	case coordcheck.ReqCheckpoint:
 		s.cur = op.Cursor
@@ -265,8 +352,13 @@ func (s *coordSlot) lost(o *coordcheck.Request) bool {
 	switch o.Out.Code {
 	case coord.CodeStaleFence, coord.CodeLeaseExpired, coord.CodeOwnerMismatch, coord.CodeShardTerminal:
 		env.w.Count("fenced_out", 1)
+	case coord.CodeRunState:
+		env.w.Count("run_ended_under_worker", 1)
 	default:
 		env.w.Count("unexpected_refusals", 1)
+	}
+	if c.Chance(min(1, 10*env.opts.mistakes)) {
+		s.carryOn()
 	}
 	if !c.Chance(env.opts.sticky) {
 		return true

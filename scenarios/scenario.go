@@ -14,6 +14,7 @@ import (
 	"shardsim/model/bugs"
 	"shardsim/nemesis"
 	"shardsim/property"
+	"shardsim/reach"
 	"shardsim/simclock"
 )
 
@@ -98,6 +99,7 @@ type Result struct {
 	Recording   []byte            // the run's choice stream, when Config.Record
 	Draws       uint64            // how many draws the run made
 	Stats       []Stat            // what the run did (faults injected, operations), in a fixed order
+	Reach       []reach.Count     // the reachability points the run reached, by name
 }
 
 // Stat is one named counter of a run.
@@ -121,7 +123,10 @@ type Scenario struct {
 	Name        string
 	Description string
 	Properties  []property.Name // the properties its checkers judge
-	Run         func(cfg Config) (Result, error)
+	// Reach names the reachability group (package reach) whose every point
+	// a sweep of the scenario must reach; empty for none.
+	Reach string
+	Run   func(cfg Config) (Result, error)
 }
 
 var registry = map[string]Scenario{}

@@ -5,6 +5,7 @@ import (
 
 	"shardsim/nemesis"
 	"shardsim/property"
+	"shardsim/reach"
 	"shardsim/simclock"
 )
 
@@ -22,6 +23,7 @@ type World struct {
 	recording *simclock.Recording
 
 	stats []Stat
+	reach reach.Counts
 
 	verdict property.Verdict
 	finding *property.Violation // the violation, or what could not be decided
@@ -120,6 +122,14 @@ func (w *World) Count(name string, delta int64) {
 	w.stats = append(w.stats, Stat{Name: name, Value: delta})
 }
 
+// Reach records that the run reached the named point of its scenario's
+// reachability group (see package reach and Scenario.Reach). Counts never
+// reach the trace, so they cannot change a digest.
+func (w *World) Reach(name string) { w.reach.Hit(name) }
+
+// ReachN records that the run reached the named point n times.
+func (w *World) ReachN(name string, n int64) { w.reach.Add(name, n) }
+
 // Result summarises the run.
 func (w *World) Result() Result {
 	r := Result{
@@ -137,6 +147,7 @@ func (w *World) Result() Result {
 		Tail:        w.Trace.Tail(),
 		Draws:       w.Choices.Draws(),
 		Stats:       append([]Stat(nil), w.stats...),
+		Reach:       w.reach.Sorted(),
 	}
 	if w.finding != nil {
 		r.Property, r.Detail, r.Subject = w.finding.Property, w.finding.Detail, w.finding.Subject

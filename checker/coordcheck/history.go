@@ -27,11 +27,12 @@ const (
 	ReqCompleteRun
 	ReqFailRun
 	ReqRead // listings and progress reads: they change nothing
+	ReqCancelRun
 	reqKindEnd
 )
 
 var requestKindNames = [reqKindEnd]string{"acquire", "claim", "renew", "checkpoint", "complete", "park",
-	"split_replace", "split_residual", "unpark", "create_run", "register_shards", "complete_run", "fail_run", "read"}
+	"split_replace", "split_residual", "unpark", "create_run", "register_shards", "complete_run", "fail_run", "read", "cancel_run"}
 
 // String names the kind.
 func (k RequestKind) String() string {

@@ -32,7 +32,10 @@ import (
 // landed. Any shard request may be refused because its run has ended: a
 // shard's object does not include its run's status, so the model accepts
 // that refusal, and the durable checker (C.RunTerminalIrreversibility)
-// catches the opposite mistake, a shard of an ended run changed. A payload
+// catches the opposite mistake, a shard of an ended run changed. A split
+// may be refused for the tenant's shard limit, which the model cannot see
+// either (the durable checker counts nothing, so a split past the limit
+// is not judged). A payload
 // refusal the protocol logs (OpError) changes the model's state like an
 // execution: its op-log entry is part of the shard.
 
@@ -119,6 +122,9 @@ func coordStep(s *coordState, op *Request) []any {
 		}
 		if out.Code == coord.CodeRunState {
 			return []any{s} // the run had ended, which this per-shard model cannot see
+		}
+		if out.Code == coord.CodeShardLimit && (op.Kind == ReqSplitReplace || op.Kind == ReqSplitResidual) {
+			return []any{s} // the tenant's shard count, which this model cannot see either
 		}
 		return nil
 	case err != nil:

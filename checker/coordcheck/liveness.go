@@ -19,6 +19,10 @@ import (
 //   - C.Convergence: within ConvergeWithin of HealAt, every shard is
 //     terminal and every run is terminal.
 //
+// A shard of a run that ended (an admin cancelled, failed or completed it
+// with shards in flight) is settled by its run's end: the run no longer
+// hands it out, so it is neither owed a lease nor a terminal state.
+//
 // A lease counts as live until its logical deadline on true time (virtual
 // time in logical units); LeaseWithin must cover the largest clock skew a
 // worker may keep after healing, since workers judge expiry on their own
@@ -138,6 +142,7 @@ func (c *Liveness) waited(k ShardRef, s *shardLive, at simclock.Time) {
 // Durable.OnChange.
 func (c *Liveness) Observe(_, next *coord.Snapshot, at simclock.Time, _ uint64) {
 	c.last = next
+	ended := endedRuns(next)
 	for i := range next.Shards {
 		r := &next.Shards[i]
 		k := ShardRef{r.Tenant, r.Key()}
@@ -158,7 +163,7 @@ func (c *Liveness) Observe(_, next *coord.Snapshot, at simclock.Time, _ uint64) 
 				s.since = c.expiry(s.deadline)
 			}
 		}
-		s.active, s.leased = r.Status == coord.ShardActive, leased
+		s.active, s.leased = r.Status == coord.ShardActive && !ended[runRef{r.Tenant, r.Run}], leased
 		if leased {
 			s.deadline = r.Lease.Val.Deadline
 		}
@@ -171,15 +176,26 @@ func (c *Liveness) Observe(_, next *coord.Snapshot, at simclock.Time, _ uint64) 
 	}
 }
 
-// allTerminal reports whether every shard and run of s is terminal.
-func allTerminal(s *coord.Snapshot) bool {
+// endedRuns returns the runs of s that have ended.
+func endedRuns(s *coord.Snapshot) map[runRef]bool {
+	out := map[runRef]bool{}
 	for i := range s.Runs {
-		if !runTerminal(s.Runs[i].Status) {
-			return false
+		if runTerminal(s.Runs[i].Status) {
+			out[runRef{s.Runs[i].Tenant, s.Runs[i].Run}] = true
 		}
 	}
+	return out
+}
+
+// allTerminal reports whether every run of s is terminal and every shard
+// is terminal or belongs to a run that ended.
+func allTerminal(s *coord.Snapshot) bool {
+	ended := endedRuns(s)
+	if len(ended) != len(s.Runs) {
+		return false
+	}
 	for i := range s.Shards {
-		if !shardTerminal(s.Shards[i].Status) {
+		if r := &s.Shards[i]; !shardTerminal(r.Status) && !ended[runRef{r.Tenant, r.Run}] {
 			return false
 		}
 	}
@@ -205,8 +221,9 @@ func (c *Liveness) Finish(end simclock.Time) {
 	case c.converged < 0:
 		shards, runs := 0, 0
 		if c.last != nil {
+			ended := endedRuns(c.last)
 			for i := range c.last.Shards {
-				if !shardTerminal(c.last.Shards[i].Status) {
+				if r := &c.last.Shards[i]; !shardTerminal(r.Status) && !ended[runRef{r.Tenant, r.Run}] {
 					shards++
 				}
 			}

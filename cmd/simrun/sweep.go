@@ -12,6 +12,7 @@ import (
 
 	"shardsim/corpus"
 	"shardsim/property"
+	"shardsim/reach"
 	"shardsim/scenarios"
 )
 
@@ -63,6 +64,7 @@ type sweepFlags struct {
 	progress  string
 	shrink    bool
 	shrinkMax int
+	coverage  bool
 }
 
 func (f *sweepFlags) register(fs interface {
@@ -84,6 +86,7 @@ func (f *sweepFlags) register(fs interface {
 	fs.StringVar(&f.progress, "progress", "auto", "progress on stderr: `WHEN` auto (on a terminal), always or never")
 	fs.BoolVar(&f.shrink, "shrink", false, "shrink each failing run before saving it (see simrun shrink)")
 	fs.IntVar(&f.shrinkMax, "shrink-replays", 5000, "with -shrink, at most `N` replays per failing run")
+	fs.BoolVar(&f.coverage, "coverage", false, "print the reachability table: every point of the scenario's group, how often and in how many runs it was reached (this process's seeds)")
 }
 
 func cmdSweep(e *env, args []string) (int, error) {
@@ -110,6 +113,7 @@ type sweepPlan struct {
 	mine  seedRange // this process's part of it
 	empty bool      // this shard holds no seed
 	shard shardSpec
+	table *reach.Table // with -coverage: what the runs reached
 }
 
 func planSweep(e *env, f *sweepFlags) (*sweepPlan, error) {
@@ -139,8 +143,19 @@ func planSweep(e *env, f *sweepFlags) (*sweepPlan, error) {
 	if err != nil {
 		return nil, err
 	}
+	var table *reach.Table
+	if f.coverage {
+		sc, err := scenarios.Lookup(name)
+		if err != nil {
+			return nil, usageError{err.Error()}
+		}
+		if sc.Reach == "" {
+			return nil, usagef("sweep: scenario %s declares no reachability points", name)
+		}
+		table = reach.NewTable(sc.Reach)
+	}
 	noteOverrides(e.stderr, name, base.Options)
-	p := &sweepPlan{flags: f, name: name, base: base, all: all, mine: all, shard: shard}
+	p := &sweepPlan{flags: f, name: name, base: base, all: all, mine: all, shard: shard, table: table}
 	if shard.count > 0 {
 		p.mine, p.empty = all.shard(shard.index, shard.count)
 		p.empty = !p.empty
@@ -189,6 +204,9 @@ func (p *sweepPlan) execute(e *env) (int, error) {
 			tick: prog.tick, stopped: func() { signal.Stop(signals) },
 			commit: func(seed uint64, res scenarios.Result) error {
 				acc.add(seed, res)
+				if p.table != nil {
+					p.table.Add(res.Reach)
+				}
 				if res.Verdict == property.VerdictViolation {
 					cfg := p.base
 					cfg.Seed = seed
@@ -235,6 +253,9 @@ func (p *sweepPlan) report(e *env, sum *sweepSummary) (int, error) {
 	if !f.quiet {
 		printSummary(text, sum)
 		printMachine(text, sum)
+	}
+	if p.table != nil {
+		p.table.Write(text)
 	}
 	if f.out != "" {
 		path := f.out

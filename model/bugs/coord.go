@@ -21,6 +21,7 @@ const (
 	CoordAcquireOwnLiveLease  = "coord.acquire-own-live-lease"
 	CoordEndedRunAccepts      = "coord.ended-run-accepts"
 	CoordUnparkBumpsFirst     = "coord.unpark-bumps-first"
+	CoordErrorNamesTenant     = "coord.error-names-tenant"
 )
 
 func init() {
@@ -41,6 +42,7 @@ func init() {
 		{CoordRunReopen, "coord", "a terminal run accepts complete_run", []property.Name{property.CRunTerminalIrreversibility}, "coord", 300},
 		{CoordAcquireOwnLiveLease, "coord", "acquire lets a worker re-acquire a shard it holds a live lease on, raising the fence under its own first grant", []property.Name{property.CMutualExclusion}, "coord-zombie", 300},
 		{CoordUnparkBumpsFirst, "coord", "unpark raises the fence and logs its op before checking that the shard is Parked, so a refused unpark of a Done or Split shard still rewrites its record", []property.Name{property.CTerminalIrreversibility}, "coord", 300},
+		{CoordErrorNamesTenant, "coord", "a tenant-mismatch refusal names the lease's tenant instead of the caller's (SEC-1), telling a request of one tenant another tenant's id", []property.Name{property.CTenantIsolation}, "coord", 300},
 		{CoordEndedRunAccepts, "coord", "acquire and lease-gated operations accept shards of a run that has ended", []property.Name{property.CRunTerminalIrreversibility}, "coord", 300},
 	} {
 		register(b)

@@ -43,6 +43,13 @@ type EtcdStats struct {
 	Grants     int // etcd leases granted
 	KeepAlives int // etcd leases kept alive
 	Revokes    int // etcd leases revoked
+	// StorageExpired counts lease-gated requests refused because the
+	// owner binding's etcd lease had expired (the storage half of the
+	// lease failing closed).
+	StorageExpired int
+	// OwnLateAcquires counts acquires answered with the grant their own
+	// earlier attempt wrote, landing after its read-back said it had not.
+	OwnLateAcquires int
 }
 
 var _ Coordinator = (*Etcd)(nil)

@@ -22,6 +22,7 @@ func bindingMatches(b OwnerBinding, rec *ShardRecord) bool {
 func (e *Etcd) checkStorageLease(op Operation, label string, st *shardState) error {
 	rec := &st.rec
 	if !st.owner.Set {
+		e.stats.StorageExpired++
 		at := LogicalTime(0)
 		if rec.Lease.Set {
 			at = rec.Lease.Val.Deadline

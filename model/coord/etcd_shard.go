@@ -106,6 +106,7 @@ func (e *Etcd) AcquireAndRestore(now LogicalTime, tenant TenantID, key ShardKey,
 	ch, err := e.shardOp(shardCall{op: OpAcquire, tenant: tenant, key: key, withRun: true, pinRun: true,
 		step: func(st *shardState) (ShardChange, error) {
 			if st.ours {
+				e.stats.OwnLateAcquires++
 				return acquiredBefore(now, &st.rec), nil
 			}
 			return StepAcquire(e.shardEnv(now, tenant, st), &st.rec, worker, st.run.Val.Config.LeaseDuration)

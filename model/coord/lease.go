@@ -26,6 +26,9 @@ func (l Lease) Key() ShardKey { return ShardKey{Run: l.Run, Shard: l.Shard} }
 // comparison is skipped and the lease's tenant is trusted.
 func checkLeaseScope(caller TenantID, l Lease, b bugs.Set) (CoordError, bool) {
 	if caller != l.Tenant && !b.Has(bugs.CoordNoTenantCheck) {
+		if b.Has(bugs.CoordErrorNamesTenant) {
+			caller = l.Tenant // the bug: the refusal names the lease's tenant
+		}
 		return CoordError{Code: CodeTenantMismatch, Tenant: caller}, false
 	}
 	return CoordError{}, true
