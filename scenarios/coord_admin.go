@@ -190,6 +190,15 @@ func (a *coordAdmin) round(c *coordCaller, t *simclock.Task, round int) bool {
 			continue
 		}
 		all = false
+		if rec.Status == coord.RunInitializing {
+			// Registration did not go through: try again; a manifest the
+			// tenant's shard limit has no room for any more is given up.
+			o := c.runOp(coordcheck.ReqRegister, run, runOpID(run.id, coordcheck.ReqRegister))
+			if o.Out.Code == coord.CodeShardLimit {
+				c.runOp(coordcheck.ReqCancelRun, run, runOpID(run.id, coordcheck.ReqCancelRun))
+			}
+			continue
+		}
 		var prog coord.RunProgress
 		if o := c.read(run.tenant, func(now coord.LogicalTime) (err error) {
 			prog, err = c.etcd.GetRunProgress(now, run.tenant, run.id)

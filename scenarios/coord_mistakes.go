@@ -191,6 +191,8 @@ func (s *coordSlot) blunder(op coordcheck.Request) bool {
 	o := s.c.gated(op)
 	switch {
 	case o.Out.Ambiguous:
+	case o.Out.Code == 0 && o.Out.Outcome == coord.Replayed:
+		env.w.Count("mistakes_replayed", 1) // a "reuse" that repeated the op exactly
 	case o.Out.Code == 0:
 		env.w.Count("mistakes_accepted", 1)
 		s.publish(o, o)
@@ -207,6 +209,22 @@ func (s *coordSlot) blunder(op coordcheck.Request) bool {
 func retryOf(r *coordcheck.Request) coordcheck.Request {
 	return coordcheck.Request{Kind: r.Kind, Tenant: r.Tenant, Key: r.Key, Lease: r.Lease, Op: r.Op,
 		Cursor: r.Cursor, Reason: r.Reason, Replace: r.Replace, Residual: r.Residual}
+}
+
+// planAnySplit fills op with a split of kind at the middle of the shard's
+// whole range, progress or not: what a worker that lost track would send.
+func (s *coordSlot) planAnySplit(op *coordcheck.Request, kind coordcheck.RequestKind) {
+	start, end := keyNum(s.spec.Start), keyNum(s.spec.End)
+	if end-start < 2 {
+		return
+	}
+	mid := keyOf(start + (end-start)/2)
+	op.Kind = kind
+	if kind == coordcheck.ReqSplitReplace {
+		op.Replace = coord.SplitReplacePlan{Children: []coord.ShardSpec{{Start: s.spec.Start, End: mid}, {Start: mid, End: s.spec.End}}}
+		return
+	}
+	op.Residual = coord.SplitResidualPlan{Parent: coord.ShardSpec{Start: s.spec.Start, End: mid}, Residual: coord.ShardSpec{Start: mid, End: s.spec.End}}
 }
 
 // blunderRequestKinds are the requests a mistake may spoil.
@@ -237,6 +255,12 @@ func (s *coordSlot) blunderRenew() {
 	s.c.gated(op)
 }
 
+// carryOnRate is how often a worker that lost a shard, or just ended it,
+// acts once more as if it still held it (carryOn, and the retry of an
+// ending operation): more often with a careless workload, sometimes
+// without.
+func (env *coordEnv) carryOnRate() float64 { return min(1, 0.1+10*env.opts.mistakes) }
+
 // carryOn is the mistake of a worker that did not notice it lost the
 // shard: once more it sends work under the old lease, of any kind, or
 // retries the last operation the coordinator accepted (which must replay
@@ -263,9 +287,9 @@ func (s *coordSlot) carryOn() {
 	case 3:
 		op.Kind, op.Reason = coordcheck.ReqPark, coord.ParkOther
 	case 4:
-		s.planSplitKind(&op, coordcheck.ReqSplitReplace)
+		s.planAnySplit(&op, coordcheck.ReqSplitReplace)
 	default:
-		s.planSplitKind(&op, coordcheck.ReqSplitResidual)
+		s.planAnySplit(&op, coordcheck.ReqSplitResidual)
 	}
 	if op.Kind != 0 {
 		s.c.gated(op)

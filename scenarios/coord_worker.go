@@ -306,7 +306,7 @@ func (s *coordSlot) perform(op coordcheck.Request) bool {
 	s.publish(first, o)
 	switch op.Kind {
 	case coordcheck.ReqComplete, coordcheck.ReqPark, coordcheck.ReqSplitReplace:
-		if c.Chance(min(1, 10*s.w.env.opts.mistakes)) {
+		if c.Chance(s.w.env.carryOnRate()) {
 			// A retry path that did not hear the answer sends it once
 			// more, after the shard ended and its lease was released.
 			again := s.c.gated(retryOf(o))
@@ -357,7 +357,7 @@ func (s *coordSlot) lost(o *coordcheck.Request) bool {
 	default:
 		env.w.Count("unexpected_refusals", 1)
 	}
-	if c.Chance(min(1, 10*env.opts.mistakes)) {
+	if c.Chance(env.carryOnRate()) {
 		s.carryOn()
 	}
 	if !c.Chance(env.opts.sticky) {
