@@ -161,6 +161,7 @@ type coordOptions struct {
 	workload                    coordWorkload
 	cooldown                    coord.LogicalDuration // 0: no claim cooldown
 	shardLimit                  int                   // 0: the default limits; else the per-tenant shard ceiling
+	backoff                     time.Duration         // the etcd backend's first backoff between attempts
 	faults                      nemesis.CoordFaults
 	leaseFor                    time.Duration // a lease in virtual time
 }
@@ -195,6 +196,7 @@ func drawCoordOptions(sw *nemesis.Swarm, sh coordShape) coordOptions {
 	if sw.Flag("shard_limit", 0.3) {
 		o.shardLimit = o.runs*o.shards + sw.Int("shard_headroom", 1, 6)
 	}
+	o.backoff = time.Duration(sw.Int("backoff_ms", 1, 40)) * time.Millisecond
 	return o
 }
 
@@ -259,6 +261,7 @@ func buildCoord(w *World, sh coordShape, opts coordOptions, set bugs.Set) (*coor
 	if opts.shardLimit > 0 {
 		ecfg.Limits.MaxPerTenant = opts.shardLimit
 	}
+	ecfg.BackoffBase, ecfg.BackoffMax = opts.backoff, 64*opts.backoff
 	ecfg = ecfg.WithDefaults()
 	if err := ecfg.Validate(); err != nil {
 		return nil, coordCheckers{}, err

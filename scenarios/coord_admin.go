@@ -98,7 +98,12 @@ func (a *coordAdmin) setupSlips(c *coordCaller, t *simclock.Task, i int, run coo
 	case 0:
 		env.w.Count("mistake_bad-manifest", 1)
 		c.runOp(coordcheck.ReqCreateRun, run, 0)
-		c.runOpWith(coordcheck.ReqRegister, run, spoilManifest(ch, run.roots), a.nextOp())
+		roots := spoilManifest(ch, run.roots)
+		if limit := env.ecfg.Limits.MaxPerTenant; limit < 100 && ch.Chance(0.5) {
+			// Valid, but more roots than the tenant's shard limit holds.
+			roots = manyRoots(run.roots, limit+1)
+		}
+		c.runOpWith(coordcheck.ReqRegister, run, roots, a.nextOp())
 	case 1:
 		env.w.Count("mistake_ghost-run", 1)
 		c.runOp(coordcheck.ReqRegister, ghost, a.nextOp())
@@ -121,11 +126,23 @@ func (a *coordAdmin) setupSlips(c *coordCaller, t *simclock.Task, i int, run coo
 	return false
 }
 
+// manyRoots returns n valid roots: roots' ids and ranges, then more ids
+// over the last root's range split no further (ranges may overlap).
+func manyRoots(roots []coord.InitialShard, n int) []coord.InitialShard {
+	out := slices.Clone(roots)
+	for id := coord.ShardID(1000); len(out) < n; id++ {
+		out = append(out, coord.InitialShard{Shard: id, Spec: roots[len(roots)-1].Spec.Clone()})
+	}
+	return out
+}
+
 // spoilManifest returns roots with one of the manifest rules broken.
 func spoilManifest(ch *simclock.Choices, roots []coord.InitialShard) []coord.InitialShard {
-	switch ch.Intn(4) {
+	switch ch.Intn(5) {
 	case 0:
 		return nil
+	case 4:
+		return manyRoots(roots, coord.DefaultMaxManifestShards+1)
 	case 1:
 		return append(slices.Clone(roots), roots[0])
 	case 2:
@@ -150,6 +167,9 @@ func (a *coordAdmin) abortRun(c *coordCaller, ch *simclock.Choices, run coordRun
 	kinds := []coordcheck.RequestKind{coordcheck.ReqCancelRun, coordcheck.ReqFailRun, coordcheck.ReqCompleteRun}
 	kind := simclock.Pick(ch, kinds)
 	o := c.runOp(kind, run, runOpID(run.id, kind))
+	for i := 0; i < 3 && o.Out.Ambiguous; i++ {
+		o = c.runOp(kind, run, runOpID(run.id, kind)) // the same op id: a replay if it landed
+	}
 	if o.Out.Code != 0 || o.Out.Ambiguous {
 		return
 	}

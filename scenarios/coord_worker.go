@@ -306,7 +306,9 @@ func (s *coordSlot) perform(op coordcheck.Request) bool {
 	s.publish(first, o)
 	switch op.Kind {
 	case coordcheck.ReqComplete, coordcheck.ReqPark, coordcheck.ReqSplitReplace:
-		if c.Chance(s.w.env.carryOnRate()) {
+		if c.Chance(s.w.env.carryOnRate()) && c.Chance(0.5) {
+			s.carryOn() // work sent under the lease of a shard that ended
+		} else if c.Chance(s.w.env.carryOnRate()) {
 			// A retry path that did not hear the answer sends it once
 			// more, after the shard ended and its lease was released.
 			again := s.c.gated(retryOf(o))

@@ -1,6 +1,7 @@
 package coord
 
 import (
+	"strings"
 	"testing"
 
 	"shardsim/model/bugs"
@@ -43,6 +44,18 @@ var bugCases = map[string]func(t *testing.T, cfg Config) error{
 			t.Fatal("second lease not granted while the first is live")
 		}
 		return err
+	},
+	bugs.CoordErrorNamesTenant: func(t *testing.T, cfg Config) error {
+		w, _ := refWorld(t, cfg)
+		l := w.acquire(1, w1)
+		_, _, err := w.c.Checkpoint(w.now, tenantB, l, cur("c"), 1)
+		if CodeOf(err) != CodeTenantMismatch {
+			t.Fatalf("foreign lease: %v", err)
+		}
+		if strings.Contains(err.Error(), tenantA.String()) {
+			return nil // the refusal named the lease's tenant
+		}
+		return errRefused
 	},
 	bugs.CoordAcquireOwnLiveLease: func(t *testing.T, cfg Config) error {
 		w, _ := refWorld(t, cfg)

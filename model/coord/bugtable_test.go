@@ -148,6 +148,14 @@ var bugTable = map[string]func(t *testing.T, cfg Config) error{
 		return s.err
 	},
 	bugs.CoordEtcdBlindWrite: blindWriteRace,
+	bugs.CoordErrorNamesTenant: func(t *testing.T, cfg Config) error {
+		// A request of tenant A presents tenant B's lease: refused, and
+		// the refusal must not name B.
+		s := newScript(t, cfg, pairOptions{})
+		l := s.acquire(tenantB, 1, w1)
+		s.do(callCheckpoint(tenantA, l, cur("c"), 10))
+		return s.err
+	},
 	bugs.CoordAcquireOwnLiveLease: func(t *testing.T, cfg Config) error {
 		// A worker's second task re-acquires the shard its first task holds.
 		s := newScript(t, cfg, pairOptions{})

@@ -142,8 +142,8 @@ func (c EtcdConfig) Validate() error {
 		return fmt.Errorf("coord: etcd config: a split_replace of %d children needs %d compares and %d ops, above max txn ops %d",
 			c.MaxChildrenPerOp, cmps, ops, c.MaxTxnOps)
 	}
-	if c.MaxRootsPerRegister() < 1 {
-		return fmt.Errorf("coord: etcd config: max txn ops %d leaves no room for a manifest", c.MaxTxnOps)
+	if c.MaxRootsPerRegister() < c.manifestLimit() {
+		return fmt.Errorf("coord: etcd config: a manifest of %d shards (the manifest limit) does not fit a transaction of max txn ops %d", c.manifestLimit(), c.MaxTxnOps)
 	}
 	return nil
 }

@@ -31,3 +31,13 @@ func instance(cfg EtcdConfig, id uint64) EtcdConfig {
 	cfg.Instance = id
 	return cfg
 }
+
+// mustReference returns a fresh reference with the default configuration.
+func mustReference(t testing.TB) *Reference {
+	t.Helper()
+	r, err := NewReference(DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}

@@ -1,8 +1,6 @@
 package coord
 
 import (
-	"fmt"
-
 	"shardsim/simkv"
 )
 
@@ -47,8 +45,8 @@ func (e *Etcd) runOp(c runCall) (RunChange, error) {
 // that follows the run's status, and any root shards.
 func (e *Etcd) planRun(label string, op Operation, tenant TenantID, old *RunRecord, kv *simkv.KeyValue, rev int64, ch *RunChange) (*commit, error) {
 	if n := len(ch.Created); n > e.cfg.MaxRootsPerRegister() {
-		return nil, newError(op, CoordError{Code: CodeInvalidArgument,
-			Detail: fmt.Sprintf("the etcd backend registers at most %d shards per manifest", e.cfg.MaxRootsPerRegister())})
+		// Validate keeps the manifest limit inside one transaction.
+		return nil, corrupt(label, "a manifest of %d shards passed the limit but does not fit one transaction", n)
 	}
 	c := e.newCommit()
 	if err := e.admit(op, label, tenant, ch.Created, c, basis{e.keys.run(tenant, ch.Next.Run), kv}); err != nil {
@@ -81,15 +79,15 @@ func (e *Etcd) CreateRun(now LogicalTime, tenant TenantID, run RunID, cfg RunCon
 	return ch.Events, err
 }
 
-// RegisterShards implements RunManagement. A manifest must fit in one
-// transaction: more than MaxRootsPerRegister shards are refused as
-// CodeInvalidArgument.
+// RegisterShards implements RunManagement. The manifest limit
+// (Config.MaxManifestShards) is the reference's; Validate ensures a
+// manifest within it fits one transaction.
 func (e *Etcd) RegisterShards(now LogicalTime, tenant TenantID, run RunID, shards []InitialShard, op OpID) (Outcome, []Event, error) {
 	ch, err := e.runOp(runCall{op: OpRegisterShards, tenant: tenant, run: run, step: func(cur *RunRecord) (RunChange, error) {
 		if cur == nil {
 			return RunChange{}, RunNotFound(OpRegisterShards)
 		}
-		return StepRegisterShards(e.env(now, tenant), cur, shards, op)
+		return StepRegisterShards(e.env(now, tenant), cur, shards, e.cfg.manifestLimit(), op)
 	}})
 	if err != nil {
 		return 0, nil, err

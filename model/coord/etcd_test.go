@@ -158,10 +158,32 @@ func TestEtcdRegisterCap(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, _, err := f.look.RegisterShards(f.now, tenantA, 2, roots(max+1), 1)
-	wantCode(t, err, CodeInvalidArgument)
-	_, _, err = f.look.RegisterShards(f.now, tenantA, 3, roots(max), 1)
-	wantCode(t, err, codeNone)
+	// The manifest limit is both backends'; the etcd backend's default
+	// fits one transaction with room to spare.
+	limit := DefaultConfig().manifestLimit()
+	if limit > max {
+		t.Fatalf("manifest limit %d above the %d roots one transaction holds", limit, max)
+	}
+	for name, c := range map[string]Coordinator{"etcd": f.look, "reference": mustReference(t)} {
+		for _, run := range []RunID{2, 3} {
+			if _, err := c.CreateRun(f.now, tenantA, run, RunConfig{}); err != nil && CodeOf(err) != CodeRunExists {
+				t.Fatal(err)
+			}
+		}
+		_, _, err := c.RegisterShards(f.now, tenantA, 2, roots(limit+1), 1)
+		if re, ok := err.(*RunError); !ok || re.Code != CodeManifestInvalid || re.Manifest != ManifestTooLarge {
+			t.Fatalf("%s: manifest of %d: %v", name, limit+1, err)
+		}
+		_, _, err = c.RegisterShards(f.now, tenantA, 3, roots(limit), 1)
+		wantCode(t, err, codeNone)
+	}
+	// A configuration whose manifest limit does not fit a transaction
+	// is refused.
+	ec := testEtcdConfig(DefaultConfig())
+	ec.MaxTxnOps = DefaultMaxManifestShards
+	if err := ec.Validate(); err == nil {
+		t.Fatal("a manifest limit beyond max txn ops validated")
+	}
 }
 
 // TestEtcdStorageLeaseExpiryFailsClosed: when the owner binding's etcd

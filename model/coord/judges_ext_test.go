@@ -16,6 +16,9 @@ func init() {
 			return asError(coordcheck.CheckTenantStep(p, n, t))
 		},
 		AcceptedLease: func(p *coord.Snapshot, l coord.Lease) error { return asError(coordcheck.CheckAcceptedLease(p, l)) },
+		Refusal: func(s *coord.Snapshot, t coord.TenantID, named []coord.RunID, errText string) error {
+			return asError(coordcheck.CheckAnswer(s, coordcheck.Seen{Tenant: t, Named: named, Err: errText}))
+		},
 	}
 }
 

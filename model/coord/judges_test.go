@@ -21,13 +21,16 @@ type StateJudges struct {
 	Step          func(prev, next *Snapshot) error
 	TenantStep    func(prev, next *Snapshot, caller TenantID) error
 	AcceptedLease func(prev *Snapshot, l Lease) error
+	// Refusal judges what a refused request of caller learned from the
+	// error text (C.TenantIsolation); named are the runs it named itself.
+	Refusal func(s *Snapshot, caller TenantID, named []RunID, errText string) error
 }
 
 // Judges is set by judges_ext_test.go's init.
 var Judges StateJudges
 
 func judges() StateJudges {
-	if Judges.State == nil || Judges.Step == nil || Judges.TenantStep == nil || Judges.AcceptedLease == nil {
+	if Judges.State == nil || Judges.Step == nil || Judges.TenantStep == nil || Judges.AcceptedLease == nil || Judges.Refusal == nil {
 		panic("coord tests: the property checkers were not installed (judges_ext_test.go)")
 	}
 	return Judges

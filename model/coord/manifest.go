@@ -15,6 +15,7 @@ const (
 	ManifestDerivedID                            // a root id has bit 63 set
 	ManifestDuplicateID                          // a shard id appears twice
 	ManifestEmptyRange                           // a shard has an empty key range
+	ManifestTooLarge                             // more shards than Config.MaxManifestShards
 )
 
 // String describes the violation.
@@ -30,16 +31,23 @@ func (v ManifestViolation) String() string {
 		return "shard id listed twice"
 	case ManifestEmptyRange:
 		return "shard has an empty key range"
+	case ManifestTooLarge:
+		return "manifest has more shards than the limit"
 	}
 	return "manifest violation(?)"
 }
 
-// validateManifest checks a register_shards manifest: non-empty, root ids
-// (bit 63 clear) and unique, every range non-empty. Root ranges may overlap:
-// roots can describe different sources, told apart by their metadata.
-func validateManifest(shards []InitialShard) ManifestViolation {
+// validateManifest checks a register_shards manifest: non-empty, at most
+// limit shards (Config.MaxManifestShards, one limit every backend
+// enforces), root ids (bit 63 clear) and unique, every range non-empty.
+// Root ranges may overlap: roots can describe different sources, told
+// apart by their metadata.
+func validateManifest(shards []InitialShard, limit int) ManifestViolation {
 	if len(shards) == 0 {
 		return ManifestEmpty
+	}
+	if len(shards) > limit {
+		return ManifestTooLarge
 	}
 	seen := make(map[ShardID]struct{}, len(shards))
 	for _, s := range shards {

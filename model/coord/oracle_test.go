@@ -324,6 +324,18 @@ func (p *pair) step(c call) (result, error) {
 	if err := p.checkProperties(c, want, definite || lost, &snap); err != nil {
 		return got, fmt.Errorf("%s: %w", c.name, err)
 	}
+	if got.Err != "" {
+		var named []RunID
+		if c.target.Set {
+			named = append(named, c.target.Val.Key.Run)
+		}
+		if c.gate.Set {
+			named = append(named, c.gate.Val.Run)
+		}
+		if err := judges().Refusal(&snap, c.tenant, named, got.Err); err != nil {
+			return got, fmt.Errorf("%s: %w", c.name, err)
+		}
+	}
 	p.prev = snap
 	return got, nil
 }

@@ -20,8 +20,26 @@ type Config struct {
 	// ClaimCooldown is the least time between one worker's successful
 	// claims in a tenant (zero: no cooldown).
 	ClaimCooldown LogicalDuration
+	// MaxManifestShards is the largest register_shards manifest (zero:
+	// DefaultMaxManifestShards). Every backend refuses a larger one alike,
+	// as an invalid manifest; the etcd backend's must also fit one
+	// transaction (EtcdConfig.Validate checks it).
+	MaxManifestShards int
 	// Bugs are the injectable coord.* bugs to switch on.
 	Bugs bugs.Set
+}
+
+// DefaultMaxManifestShards is the manifest limit of a zero
+// Config.MaxManifestShards: well inside one etcd transaction at etcd's
+// default --max-txn-ops of 128.
+const DefaultMaxManifestShards = 64
+
+// manifestLimit returns the manifest limit with its default applied.
+func (c Config) manifestLimit() int {
+	if c.MaxManifestShards <= 0 {
+		return DefaultMaxManifestShards
+	}
+	return c.MaxManifestShards
 }
 
 // DefaultConfig returns a configuration with the default limits, a lease

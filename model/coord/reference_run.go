@@ -29,7 +29,7 @@ func (r *Reference) RegisterShards(now LogicalTime, tenant TenantID, run RunID, 
 	if !ok {
 		return 0, nil, RunNotFound(OpRegisterShards)
 	}
-	ch, err := StepRegisterShards(r.env(now, tenant), &rs.rec, shards, op)
+	ch, err := StepRegisterShards(r.env(now, tenant), &rs.rec, shards, r.cfg.manifestLimit(), op)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -45,10 +45,11 @@ func classifyRun(env StepEnv, op Operation, rec *RunRecord, id OpID, kind OpKind
 	return t, nil
 }
 
-// StepRegisterShards validates the manifest and activates the run with
-// its root shards: Active, unleased, at the initial fence and cursor, with
-// the run's cursor semantics. The run must be Initializing.
-func StepRegisterShards(env StepEnv, rec *RunRecord, shards []InitialShard, id OpID) (RunChange, error) {
+// StepRegisterShards validates the manifest (at most maxShards shards) and
+// activates the run with its root shards: Active, unleased, at the initial
+// fence and cursor, with the run's cursor semantics. The run must be
+// Initializing.
+func StepRegisterShards(env StepEnv, rec *RunRecord, shards []InitialShard, maxShards int, id OpID) (RunChange, error) {
 	hash := hashRegisterShards(shards)
 	switch tier, err := classifyRun(env, OpRegisterShards, rec, id, OpKindRegisterShards, hash); {
 	case err != nil:
@@ -59,7 +60,7 @@ func StepRegisterShards(env StepEnv, rec *RunRecord, shards []InitialShard, id O
 	if rec.Status != RunInitializing {
 		return RunChange{}, newError(OpRegisterShards, CoordError{Code: CodeRunState, RunStatus: rec.Status})
 	}
-	if v := validateManifest(shards); v != ManifestOK {
+	if v := validateManifest(shards, maxShards); v != ManifestOK {
 		return RunChange{}, newError(OpRegisterShards, CoordError{Code: CodeManifestInvalid, Manifest: v})
 	}
 	next := rec.Clone()

@@ -1,0 +1,168 @@
+package etcdkv
+
+import (
+	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"shardsim/simkv"
+)
+
+// Requests become the client's ops; answers come back from etcd's
+// protobuf types. Empty byte slices and lists come back as nil (the wire
+// cannot tell them apart), as over the simulated store's gRPC mirror.
+
+func rangeOp(r *simkv.RangeRequest) clientv3.Op {
+	opts := []clientv3.OpOption{
+		clientv3.WithLimit(r.Limit), clientv3.WithRev(r.Revision),
+		clientv3.WithSort(clientv3.SortTarget(r.SortTarget), clientv3.SortOrder(r.SortOrder)),
+		clientv3.WithMinModRev(r.MinModRevision), clientv3.WithMaxModRev(r.MaxModRevision),
+		clientv3.WithMinCreateRev(r.MinCreateRevision), clientv3.WithMaxCreateRev(r.MaxCreateRevision),
+	}
+	if len(r.RangeEnd) > 0 {
+		opts = append(opts, clientv3.WithRange(string(r.RangeEnd)))
+	}
+	if r.Serializable {
+		opts = append(opts, clientv3.WithSerializable())
+	}
+	if r.KeysOnly {
+		opts = append(opts, clientv3.WithKeysOnly())
+	}
+	if r.CountOnly {
+		opts = append(opts, clientv3.WithCountOnly())
+	}
+	return clientv3.OpGet(string(r.Key), opts...)
+}
+
+func putOp(p *simkv.PutRequest) clientv3.Op {
+	var opts []clientv3.OpOption
+	if p.Lease != 0 {
+		opts = append(opts, clientv3.WithLease(clientv3.LeaseID(p.Lease)))
+	}
+	if p.PrevKv {
+		opts = append(opts, clientv3.WithPrevKV())
+	}
+	if p.IgnoreValue {
+		opts = append(opts, clientv3.WithIgnoreValue())
+	}
+	if p.IgnoreLease {
+		opts = append(opts, clientv3.WithIgnoreLease())
+	}
+	return clientv3.OpPut(string(p.Key), string(p.Value), opts...)
+}
+
+func deleteOp(d *simkv.DeleteRangeRequest) clientv3.Op {
+	var opts []clientv3.OpOption
+	if len(d.RangeEnd) > 0 {
+		opts = append(opts, clientv3.WithRange(string(d.RangeEnd)))
+	}
+	if d.PrevKv {
+		opts = append(opts, clientv3.WithPrevKV())
+	}
+	return clientv3.OpDelete(string(d.Key), opts...)
+}
+
+func compare(c simkv.Compare) clientv3.Cmp {
+	out := pb.Compare{Result: pb.Compare_CompareResult(c.Result), Target: pb.Compare_CompareTarget(c.Target), Key: c.Key, RangeEnd: c.RangeEnd}
+	switch c.Target {
+	case simkv.CompareVersion:
+		out.TargetUnion = &pb.Compare_Version{Version: c.Version}
+	case simkv.CompareCreate:
+		out.TargetUnion = &pb.Compare_CreateRevision{CreateRevision: c.CreateRevision}
+	case simkv.CompareMod:
+		out.TargetUnion = &pb.Compare_ModRevision{ModRevision: c.ModRevision}
+	case simkv.CompareValue:
+		out.TargetUnion = &pb.Compare_Value{Value: c.Value}
+	case simkv.CompareLease:
+		out.TargetUnion = &pb.Compare_Lease{Lease: c.Lease}
+	}
+	return clientv3.Cmp(out)
+}
+
+func ops(in []simkv.RequestOp) []clientv3.Op {
+	out := make([]clientv3.Op, 0, len(in))
+	for _, op := range in {
+		switch {
+		case op.Range != nil:
+			out = append(out, rangeOp(op.Range))
+		case op.Put != nil:
+			out = append(out, putOp(op.Put))
+		case op.DeleteRange != nil:
+			out = append(out, deleteOp(op.DeleteRange))
+		case op.Txn != nil:
+			out = append(out, txnOp(op.Txn))
+		}
+	}
+	return out
+}
+
+func txnOp(t *simkv.TxnRequest) clientv3.Op {
+	cmps := make([]clientv3.Cmp, len(t.Compare))
+	for i, c := range t.Compare {
+		cmps[i] = compare(c)
+	}
+	return clientv3.OpTxn(cmps, ops(t.Success), ops(t.Failure))
+}
+
+func bs(b []byte) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	return b
+}
+
+func hdr(h *pb.ResponseHeader) simkv.ResponseHeader {
+	if h == nil {
+		return simkv.ResponseHeader{}
+	}
+	return simkv.ResponseHeader{Revision: h.Revision}
+}
+
+func fromKV(kv *mvccpb.KeyValue) simkv.KeyValue {
+	return simkv.KeyValue{Key: bs(kv.Key), Value: bs(kv.Value), CreateRevision: kv.CreateRevision,
+		ModRevision: kv.ModRevision, Version: kv.Version, Lease: kv.Lease}
+}
+
+func fromKVs(kvs []*mvccpb.KeyValue) []simkv.KeyValue {
+	var out []simkv.KeyValue
+	for _, kv := range kvs {
+		out = append(out, fromKV(kv))
+	}
+	return out
+}
+
+func fromRange(r *pb.RangeResponse) *simkv.RangeResponse {
+	return &simkv.RangeResponse{Header: hdr(r.Header), Kvs: fromKVs(r.Kvs), More: r.More, Count: r.Count}
+}
+
+func fromPut(r *pb.PutResponse) *simkv.PutResponse {
+	out := &simkv.PutResponse{Header: hdr(r.Header)}
+	if r.PrevKv != nil {
+		kv := fromKV(r.PrevKv)
+		out.PrevKv = &kv
+	}
+	return out
+}
+
+func fromDelete(r *pb.DeleteRangeResponse) *simkv.DeleteRangeResponse {
+	return &simkv.DeleteRangeResponse{Header: hdr(r.Header), Deleted: r.Deleted, PrevKvs: fromKVs(r.PrevKvs)}
+}
+
+func fromTxn(r *pb.TxnResponse) *simkv.TxnResponse {
+	out := &simkv.TxnResponse{Header: hdr(r.Header), Succeeded: r.Succeeded}
+	for _, op := range r.Responses {
+		var o simkv.ResponseOp
+		switch v := op.Response.(type) {
+		case *pb.ResponseOp_ResponseRange:
+			o.Range = fromRange(v.ResponseRange)
+		case *pb.ResponseOp_ResponsePut:
+			o.Put = fromPut(v.ResponsePut)
+		case *pb.ResponseOp_ResponseDeleteRange:
+			o.DeleteRange = fromDelete(v.ResponseDeleteRange)
+		case *pb.ResponseOp_ResponseTxn:
+			o.Txn = fromTxn(v.ResponseTxn)
+		}
+		out.Responses = append(out.Responses, o)
+	}
+	return out
+}
