@@ -10,7 +10,7 @@ MINTIME   ?= 3000x
 COORD_SCENARIO ?= coord-zombie
 BENCHTIME ?= 1s
 
-.PHONY: help test vet install bench bench-etcd fuzz sweep etcd-conformance corpus determinism bugtable sweep-coord fuzz-coord shrink-coord sweep-keymove shrink
+.PHONY: help test vet install bench bench-etcd fuzz sweep etcd-conformance etcd-oracle corpus determinism bugtable sweep-coord fuzz-coord shrink-coord sweep-keymove shrink
 
 ## help: list these targets with what each does (from the Makefile's ## comments)
 help:
@@ -58,6 +58,10 @@ sweep:
 ## etcd-conformance: simkv against a real etcd, failing (not skipping) without one
 etcd-conformance:
 	SHARDSIM_REQUIRE_ETCD=1 $(GO) test -count=1 -v -run 'Conformance' ./simkv/etcdconf/
+
+## etcd-oracle: the coordination differential oracle over a real etcd (the same model/coord code over etcd's client), failing without one
+etcd-oracle:
+	SHARDSIM_REQUIRE_ETCD=1 $(GO) test -count=1 -v -run 'TestDifferentialOracleRealEtcd' ./model/coord/
 
 ## determinism: run seeds twice and at GOMAXPROCS 1 and 2, compare digests
 determinism:

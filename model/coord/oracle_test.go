@@ -43,8 +43,10 @@ type pair struct {
 	ref    *Reference
 	etcd   *Etcd // under test; over the faulty KV in fault mode
 	look   *Etcd // fault-free inspector over the same store and clock
-	direct *simkv.Direct
-	faulty *simkv.DirectFaulty // nil without faults
+	base   simkv.KV      // the KV under everything: direct, or a real etcd
+	direct *simkv.Direct // nil over a real etcd
+	faulty *simkv.DirectFaulty // nil without faults (or over a real etcd)
+	lossy  *lossyKV            // request faults over a real etcd (nil: none)
 	ecfg   EtcdConfig
 	now    LogicalTime
 	prev   Snapshot // the etcd backend's durable state after the last step
@@ -76,6 +78,10 @@ type pairOptions struct {
 	faults  *simkv.DirectFaults // draw request faults from choices
 	choices *simclock.Choices
 	wrap    func(simkv.KV) simkv.KV // wrap the KV (scripted faults)
+	// real, when set, runs the etcd side over a real etcd (see
+	// oracle_real_test.go) in a namespace of its own, instead of over a
+	// fresh simulated store.
+	real *realEtcd
 }
 
 // newPair builds a pair over a fresh store.
@@ -89,12 +95,24 @@ func newPair(cfg Config, ecfg EtcdConfig, opts pairOptions, stats *oracleStats) 
 	if err := ecfg.Validate(); err != nil {
 		return nil, err
 	}
-	direct := simkv.NewDirect(simkv.NewStore(simkv.StoreConfig{}), 0)
-	p := &pair{ref: ref, direct: direct, look: NewEtcd(direct, instance(ecfg, 1)), ecfg: ecfg, stats: stats}
-	var kv simkv.KV = direct
-	if opts.faults != nil {
-		p.faulty = simkv.NewDirectFaulty(direct, *opts.faults, opts.choices)
+	p := &pair{ref: ref, ecfg: ecfg, stats: stats}
+	if opts.real != nil {
+		p.ecfg.Namespace = opts.real.namespace()
+		p.base = opts.real.kv
+	} else {
+		p.direct = simkv.NewDirect(simkv.NewStore(simkv.StoreConfig{}), 0)
+		p.base = p.direct
+	}
+	ecfg = p.ecfg
+	p.look = NewEtcd(p.base, instance(ecfg, 1))
+	kv := p.base
+	switch {
+	case opts.faults != nil && p.direct != nil:
+		p.faulty = simkv.NewDirectFaulty(p.direct, *opts.faults, opts.choices)
 		kv = p.faulty
+	case opts.faults != nil:
+		p.lossy = &lossyKV{KV: p.base, faults: *opts.faults, choices: opts.choices}
+		kv = p.lossy
 	}
 	if opts.wrap != nil {
 		kv = opts.wrap(kv)
@@ -108,6 +126,13 @@ func newPair(cfg Config, ecfg EtcdConfig, opts pairOptions, stats *oracleStats) 
 func (p *pair) finish() {
 	p.stats.etcd.add(p.etcd.Stats())
 	p.stats.etcd.add(p.racers)
+	if p.lossy != nil {
+		f := &p.stats.faults
+		f.Calls += p.lossy.stats.Calls
+		f.LostRequests += p.lossy.stats.LostRequests
+		f.LostResponses += p.lossy.stats.LostResponses
+		f.Refused += p.lossy.stats.Refused
+	}
 	if p.faulty != nil {
 		f, g := &p.stats.faults, p.faulty.Stats()
 		f.Calls += g.Calls
@@ -130,9 +155,14 @@ func (e *EtcdStats) add(s EtcdStats) {
 	e.Revokes += s.Revokes
 }
 
-// advance moves logical time and the KV's clock together.
+// advance moves logical time and the KV's clock together. A real etcd's
+// clock is the wall's: its leases outlive every logical lease of a test
+// (a logical unit is a minute of TTL), so only logical time moves.
 func (p *pair) advance(d LogicalDuration) {
 	p.now = p.now.Add(d)
+	if p.direct == nil {
+		return
+	}
 	want := simclock.Time(int64(p.now) * int64(oracleTimeUnit))
 	if lag := want.Sub(p.direct.Now()); lag > 0 {
 		p.direct.Advance(lag)
@@ -404,7 +434,7 @@ func (p *pair) race(x, y call) (xGot, yGot result, err error) {
 	p.stats.byOp["race_"+x.name]++
 	p.stats.byOp["interloper_"+y.name]++
 	fired := false
-	h := &hookKV{inner: p.direct, beforeWrite: func(int) {
+	h := &hookKV{inner: p.base, beforeWrite: func(int) {
 		if !fired {
 			fired = true
 			yGot = y.do(p.look, p.now)
