@@ -72,8 +72,8 @@ type coordSlot struct {
 	lease  coord.Lease
 	spec   coord.ShardSpec
 	cur    coord.Cursor
-	lastOp coord.OpID // last op id used on the current shard (for the reuse mistake)
-	busy   bool       // the slot believes it holds lease
+	lastOp coord.OpID          // last op id used on the current shard (for the reuse mistake)
+	busy   bool                // the slot believes it holds lease
 	landed *coordcheck.Request // the last op the coordinator accepted on the current shard
 }
 

@@ -41,10 +41,10 @@ const oracleRetries = 8
 // pair is a reference and an etcd backend driven in lockstep.
 type pair struct {
 	ref    *Reference
-	etcd   *Etcd // under test; over the faulty KV in fault mode
-	look   *Etcd // fault-free inspector over the same store and clock
-	base   simkv.KV      // the KV under everything: direct, or a real etcd
-	direct *simkv.Direct // nil over a real etcd
+	etcd   *Etcd               // under test; over the faulty KV in fault mode
+	look   *Etcd               // fault-free inspector over the same store and clock
+	base   simkv.KV            // the KV under everything: direct, or a real etcd
+	direct *simkv.Direct       // nil over a real etcd
 	faulty *simkv.DirectFaulty // nil without faults (or over a real etcd)
 	lossy  *lossyKV            // request faults over a real etcd (nil: none)
 	ecfg   EtcdConfig
