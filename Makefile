@@ -10,7 +10,7 @@ MINTIME   ?= 3000x
 COORD_SCENARIO ?= coord-zombie
 BENCHTIME ?= 1s
 
-.PHONY: help test vet install bench bench-etcd fuzz sweep etcd-conformance etcd-oracle corpus determinism bugtable sweep-coord fuzz-coord shrink-coord sweep-keymove shrink
+.PHONY: help test vet install bench bench-etcd fuzz sweep etcd-conformance etcd-oracle etcd36 corpus determinism bugtable sweep-coord fuzz-coord shrink-coord sweep-keymove shrink
 
 ## help: list these targets with what each does (from the Makefile's ## comments)
 help:
@@ -62,6 +62,12 @@ etcd-conformance:
 ## etcd-oracle: the coordination differential oracle over a real etcd (the same model/coord code over etcd's client), failing without one
 etcd-oracle:
 	SHARDSIM_REQUIRE_ETCD=1 $(GO) test -count=1 -v -run 'TestDifferentialOracleRealEtcd' ./model/coord/
+
+## etcd36: the simkv conformance suite and the coordination oracle against etcd 3.6 (embedded, built from tools/etcd36)
+etcd36:
+	$(GO) build -C tools/etcd36 -o $(CURDIR)/.etcd36 .
+	SHARDSIM_ETCD=$(CURDIR)/.etcd36 SHARDSIM_REQUIRE_ETCD=1 $(GO) test -count=1 -v -run 'TestConformance|TestLeaseExpiryConformance' ./simkv/etcdconf/
+	SHARDSIM_ETCD=$(CURDIR)/.etcd36 SHARDSIM_REQUIRE_ETCD=1 $(GO) test -count=1 -v -run 'TestDifferentialOracleRealEtcd' ./model/coord/
 
 ## determinism: run seeds twice and at GOMAXPROCS 1 and 2, compare digests
 determinism:

@@ -5,15 +5,16 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"sync"
 	"testing"
 	"time"
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
+
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"shardsim/simkv/etcdtest"
 )
 
 // etcdServer is a real etcd process on loopback with gRPC clients to it.
@@ -43,19 +44,10 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// requireEtcd returns the path of the etcd binary, skipping the test when
-// there is none unless SHARDSIM_REQUIRE_ETCD=1.
-func requireEtcd(tb testing.TB) string {
-	tb.Helper()
-	path, err := exec.LookPath("etcd")
-	if err != nil {
-		if os.Getenv("SHARDSIM_REQUIRE_ETCD") == "1" {
-			tb.Fatalf("etcd binary not found on PATH and SHARDSIM_REQUIRE_ETCD=1: %v", err)
-		}
-		tb.Skip("etcd binary not found on PATH; install etcd 3.4 (Debian: apt-get install etcd-server) to run the conformance tests")
-	}
-	return path
-}
+// requireEtcd returns the path of the etcd binary (see simkv/etcdtest:
+// $SHARDSIM_ETCD, else etcd on PATH), skipping the test when there is
+// none unless SHARDSIM_REQUIRE_ETCD=1.
+func requireEtcd(tb testing.TB) string { return etcdtest.Binary(tb) }
 
 // freePort asks the kernel for an unused loopback port.
 func freePort(tb testing.TB) int {

@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -124,4 +125,20 @@ func Start(tb testing.TB) *Server {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// Version returns the version of the etcd binary tests run ("3.4.23"),
+// from its --version output, or "" when it does not say.
+func Version(tb testing.TB) string {
+	tb.Helper()
+	out, err := exec.Command(Binary(tb), "--version").Output()
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(line, "etcd Version: "); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
 }
