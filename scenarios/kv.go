@@ -18,7 +18,7 @@ func init() {
 		Name:        "kv",
 		Description: "concurrent clients run a mixed etcd KV/lease/txn workload through lost, ambiguous and delayed requests, partitions and leader changes",
 		Properties: []property.Name{property.KVLinearizable, property.KVRevisionMonotone, property.KVLeaseExpiry,
-			property.KVWatchOrdered, property.KVWatchUnique, property.KVWatchAtomic, property.KVWatchReliable},
+			property.KVWatchOrdered, property.KVWatchUnique, property.KVWatchAtomic, property.KVWatchReliable, property.KVWatchResumable},
 		Run: runKV,
 	})
 }
@@ -27,6 +27,8 @@ func init() {
 var kvMutations = map[string]simkv.Mutation{
 	bugs.KVStaleTxnCompare: simkv.StaleTxnCompare,
 	bugs.KVPhantomAck:      simkv.PhantomAck,
+	bugs.KVLateLeaseExpiry: simkv.LateLeaseExpiry,
+	bugs.KVResumeSkips:     simkv.ResumeSkipsStart,
 }
 
 // kvHealAt is when the kv nemesis stops injecting faults.
@@ -67,6 +69,7 @@ type kvWorld struct {
 	history    *kvcheck.Recorder
 	leaseCheck *kvcheck.LeaseExpiry
 	watch      *kvcheck.WatchLog
+	resume     *kvcheck.ResumeLog
 }
 
 func runKV(cfg Config) (Result, error) {
@@ -106,6 +109,7 @@ func buildKV(w *World, opts kvOptions, set bugs.Set) (*kvWorld, error) {
 	kw.history = kvcheck.NewRecorder()
 	revs := kvcheck.NewRevisionMonotone(kw.store.Revision())
 	kw.leaseCheck = kvcheck.NewLeaseExpiry(kw.store)
+	kw.leaseCheck.CountElections(func() (int, simclock.Time) { return kw.server.Stats().LeaderChanges, kw.server.ElectionUntil() })
 	kw.server.Observe(kw.history)
 	kw.server.Observe(revs)
 	kw.server.Observe(kw.leaseCheck)
@@ -126,6 +130,8 @@ func buildKV(w *World, opts kvOptions, set bugs.Set) (*kvWorld, error) {
 	}
 	kw.watch = &kvcheck.WatchLog{Start: 1}
 	w.Loop.Spawn("watcher", &kvWatcher{server: kw.server, log: kw.watch}, nil, nil)
+	kw.resume = &kvcheck.ResumeLog{}
+	w.Loop.Spawn("resumer", &kvResumer{server: kw.server, log: kw.resume}, nil, w.Choices.Fork("resumer"))
 	rates := nemesis.Rates{Partition: opts.partition, LeaderChange: opts.leaderChange}
 	w.Loop.Spawn("nemesis", &nemesis.Chaos{
 		Targets: targets, Faults: nemesis.Standard(kw.server, rates, 3*time.Second, 0),
@@ -156,6 +162,9 @@ func (kw *kvWorld) judge(timeout time.Duration) {
 		w.Fail(kvcheck.CheckWatch(kw.watch, kw.store.Revision()))
 	}
 	if !w.Failed() {
+		w.Fail(kvcheck.CheckResumable(kw.resume, kw.watch))
+	}
+	if !w.Failed() {
 		ops := kvcheck.PatchWithWatch(kw.history.History(), kw.watch)
 		w.Count("history_ops", int64(len(ops)))
 		w.Judge(kvcheck.Check(ops, timeout))
@@ -177,6 +186,71 @@ func (k *kvWatcher) Receive(ctx *simclock.Context, msg any) {
 		simkv.WatchRequest{Key: []byte("k"), RangeEnd: []byte("l"), StartRevision: k.log.Start},
 		func(ctx *simclock.Context, r simkv.WatchResponse) { k.log.Add(ctx.Now(), r) },
 		func(ctx *simclock.Context, err error) { k.log.Broken = err })
+}
+
+// kvResumer watches the workload keyspace in pieces: it opens a watch,
+// takes a few events, cancels it and resumes from the revision after the
+// last event it saw (or from a compaction's revision after a compaction
+// error), as a client reconnecting does. Its log is checked for
+// KV.WatchResumable against the watcher's.
+type kvResumer struct {
+	server  *simkv.Server
+	log     *kvcheck.ResumeLog
+	next    int64 // the revision to resume from
+	resumes int
+}
+
+// kvMaxResumes bounds how often the resumer reconnects.
+const kvMaxResumes = 12
+
+func (k *kvResumer) Receive(ctx *simclock.Context, msg any) {
+	if _, ok := msg.(simclock.Started); ok {
+		k.next = 1
+		k.open(ctx)
+	}
+}
+
+// open starts a watch from k.next and cancels it after a drawn number of
+// events.
+func (k *kvResumer) open(ctx *simclock.Context) {
+	k.log.Open(k.next, k.server.Store().CompactRevision())
+	quota := 1 + ctx.Choices().Intn(8)
+	var stream *simkv.WatchStream
+	done := false // answers still in flight when it was cancelled are not this watch's business
+	stream = k.server.Connect(ctx.Self()).Watch(ctx,
+		simkv.WatchRequest{Key: []byte("k"), RangeEnd: []byte("l"), StartRevision: k.next},
+		func(ctx *simclock.Context, r simkv.WatchResponse) {
+			if done {
+				return
+			}
+			k.log.Add(r)
+			if r.Canceled && r.CompactRevision > 0 {
+				done = true
+				k.next = r.CompactRevision
+				k.resume(ctx, nil)
+				return
+			}
+			for _, e := range r.Events {
+				k.next = e.Kv.ModRevision + 1
+				quota--
+			}
+			if quota <= 0 {
+				done = true
+				k.resume(ctx, stream)
+			}
+		},
+		func(ctx *simclock.Context, err error) { k.log.Broken = err })
+}
+
+// resume cancels stream (if any) and reopens after a short pause.
+func (k *kvResumer) resume(ctx *simclock.Context, stream *simkv.WatchStream) {
+	if stream != nil {
+		stream.Cancel()
+	}
+	if k.resumes++; k.resumes > kvMaxResumes {
+		return
+	}
+	ctx.Defer(ctx.Choices().Duration(time.Millisecond, 300*time.Millisecond), k.open)
 }
 
 // kvClient runs one client's share of the workload as a task.

@@ -36,6 +36,9 @@ func (c *Client) Watch(ctx *simclock.Context, req WatchRequest,
 		if w.closed {
 			return
 		}
+		if s.mutate == ResumeSkipsStart && req.StartRevision > 1 {
+			req.StartRevision++ // the mutation: one revision late
+		}
 		id, err := s.store.Watch(req)
 		if err != nil {
 			w.breakStream(err)

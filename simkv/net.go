@@ -34,6 +34,7 @@ type Server struct {
 	inflight      []*call // calls whose request or answer is still travelling, by id
 	partitioned   map[simclock.ActorID]bool
 	electionUntil simclock.Time
+	tookOffice    simclock.Time // when the last election's leader took office (never reset)
 	leaseTimer    simclock.Timer
 	leaseAt       simclock.Time
 	streams       []*WatchStream // open watch streams, by id
@@ -70,7 +71,16 @@ const (
 	// PhantomAck reports a lost request as applied: the client gets a success
 	// answer for a write that never happened.
 	PhantomAck
+	// LateLeaseExpiry expires leases LateExpiryBy after their deadline.
+	LateLeaseExpiry
+	// ResumeSkipsStart starts a watch with a start revision above 1 one
+	// revision late: a resumed watch misses the events of its start
+	// revision.
+	ResumeSkipsStart
 )
+
+// LateExpiryBy is how late LateLeaseExpiry expires a lease.
+const LateExpiryBy = 2 * time.Second
 
 // NewServer returns a server over store with the given faults, drawing from
 // choices (nil means a quiet, fault-free network).
@@ -220,7 +230,11 @@ func (s *Server) afterApply() {
 		if at != s.leaseAt || s.leaseTimer == (simclock.Timer{}) {
 			s.leaseTimer.Cancel()
 			s.leaseAt = at
-			s.leaseTimer = s.loop.At(at, s.expireLeases)
+			fire := at
+			if s.mutate == LateLeaseExpiry {
+				fire = at.Add(LateExpiryBy)
+			}
+			s.leaseTimer = s.loop.At(fire, s.expireLeases)
 		}
 	} else {
 		s.leaseTimer.Cancel()
@@ -298,9 +312,15 @@ func (s *Server) LeaderChange(window time.Duration) {
 		}
 	}
 	s.electionUntil = s.loop.Now().Add(window)
+	s.tookOffice = s.electionUntil
 	s.store.RefreshLeases(s.electionUntil)
 	s.afterApply()
 }
+
+// ElectionUntil returns when the last election's new leader took office
+// (zero before any): it refreshed every lease's deadline to that time plus
+// the lease's TTL.
+func (s *Server) ElectionUntil() simclock.Time { return s.tookOffice }
 
 // Partition cuts the actor off from the cluster: its new requests are refused,
 // answers to it are lost and its watch streams break.

@@ -10,18 +10,62 @@ import (
 
 // LeaseExpiry checks KV.LeaseExpiry as the server applies requests: a lease
 // is never expired before the TTL counted from its grant or its last
-// keep-alive has elapsed; after an expiry or a revoke none of its keys
-// remain; and once the world is idle no lease is left (every lease that is
-// not kept alive does expire).
+// keep-alive has elapsed, nor later: once a request is applied after a
+// lease's deadline, the lease must already be gone; after an expiry or a
+// revoke none of its keys remain; and once the world is idle no lease is
+// left.
+//
+// An election refreshes every lease's deadline (etcd's new leader gives
+// each a full TTL from when it takes office); the checker learns of it at
+// the next apply, with the time the new leader took office, from the
+// world (CountElections).
 type LeaseExpiry struct {
-	store    *simkv.Store
-	deadline map[int64]simclock.Time
-	first    property.First
+	store     *simkv.Store
+	deadline  map[int64]simclock.Time // the latest the lease may expire
+	earliest  map[int64]simclock.Time // the earliest it may expire
+	ttl       map[int64]time.Duration
+	elections func() (int, simclock.Time) // the server's elections so far and when the last leader took office
+	seenUntil simclock.Time
+	first     property.First
 }
 
 // NewLeaseExpiry returns a checker reading keys from store.
 func NewLeaseExpiry(store *simkv.Store) *LeaseExpiry {
-	return &LeaseExpiry{store: store, deadline: map[int64]simclock.Time{}}
+	return &LeaseExpiry{store: store, deadline: map[int64]simclock.Time{}, earliest: map[int64]simclock.Time{}, ttl: map[int64]time.Duration{}}
+}
+
+// CountElections tells the checker how many elections the server has
+// held and when the last one's leader took office, so it can allow for
+// the deadline refresh each one makes.
+func (c *LeaseExpiry) CountElections(n func() (int, simclock.Time)) { c.elections = n }
+
+// refresh accounts for an election since the last apply: the new leader
+// gave every lease a full TTL from when it took office.
+func (c *LeaseExpiry) refresh() {
+	if c.elections == nil {
+		return
+	}
+	// The leader's office time, not the count, marks a new election: a
+	// request the old leader applies during the election is seen before
+	// the new leader takes office.
+	if _, until := c.elections(); until != c.seenUntil {
+		c.seenUntil = until
+		for id, ttl := range c.ttl {
+			c.earliest[id] = until.Add(ttl)
+			c.deadline[id] = until.Add(ttl)
+		}
+	}
+}
+
+// checkLate flags a lease still held although its deadline passed before
+// at: its expiry comes too late.
+func (c *LeaseExpiry) checkLate(at simclock.Time) {
+	for id, dl := range c.deadline {
+		if dl < at {
+			c.fail("lease %x outlived its deadline %v: still held at %v, %v late", id, dl, at, at.Sub(dl))
+			return
+		}
+	}
 }
 
 // Err returns the first violation, or nil.
@@ -39,22 +83,30 @@ func (c *LeaseExpiry) OnReturn(uint64, simclock.Time, simkv.Response, error) {}
 
 // OnApply implements simkv.Observer.
 func (c *LeaseExpiry) OnApply(call uint64, at simclock.Time, req simkv.Request, resp simkv.Response, err error, before, after int64) {
+	c.refresh()
 	if err != nil {
+		c.checkLate(at)
 		return
 	}
 	switch {
 	case req.LeaseGrant != nil && resp.LeaseGrant != nil:
-		c.deadline[resp.LeaseGrant.ID] = at.Add(time.Duration(resp.LeaseGrant.TTL) * time.Second)
+		id, ttl := resp.LeaseGrant.ID, time.Duration(resp.LeaseGrant.TTL)*time.Second
+		c.deadline[id], c.earliest[id], c.ttl[id] = at.Add(ttl), at.Add(ttl), ttl
 	case req.LeaseKeepAlive != nil && resp.LeaseKeepAlive != nil && resp.LeaseKeepAlive.TTL > 0:
-		c.deadline[req.LeaseKeepAlive.ID] = at.Add(time.Duration(resp.LeaseKeepAlive.TTL) * time.Second)
+		id := req.LeaseKeepAlive.ID
+		c.deadline[id] = at.Add(time.Duration(resp.LeaseKeepAlive.TTL) * time.Second)
+		c.earliest[id] = c.deadline[id]
 	case req.LeaseRevoke != nil:
 		id := req.LeaseRevoke.ID
-		if dl, ok := c.deadline[id]; call == 0 && ok && at < dl {
+		if dl, ok := c.earliest[id]; call == 0 && ok && at < dl {
 			c.fail("lease %x expired at %v, %v before its deadline %v", id, at, dl.Sub(at), dl)
 		}
 		delete(c.deadline, id)
+		delete(c.earliest, id)
+		delete(c.ttl, id)
 		c.checkNoKeys(id, at)
 	}
+	c.checkLate(at)
 }
 
 // checkNoKeys verifies no key is still attached to lease id.

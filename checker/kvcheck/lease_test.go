@@ -61,3 +61,36 @@ func mustApply(t *testing.T, s *simkv.Store, r simkv.Request) {
 		t.Fatal(err)
 	}
 }
+
+// An expiry that comes too late is caught: a request applied after a
+// lease's deadline finds the lease still held. (The earlier checker only
+// looked for expiries before the deadline.) An election's refresh of the
+// deadlines is allowed for.
+func TestLeaseExpiryCatchesLateExpiry(t *testing.T) {
+	sec := func(n int) simclock.Time { return simclock.Time(time.Duration(n) * time.Second) }
+	grant := simkv.Request{LeaseGrant: &simkv.LeaseGrantRequest{ID: 7, TTL: 5}}
+	granted := simkv.Response{LeaseGrant: &simkv.LeaseGrantResponse{ID: 7, TTL: 5}}
+	put := simkv.Request{Put: &simkv.PutRequest{Key: []byte("k"), Value: []byte("v")}}
+
+	late := NewLeaseExpiry(simkv.NewStore(simkv.StoreConfig{}))
+	late.OnApply(1, sec(1), grant, granted, nil, 1, 1)
+	late.OnApply(2, sec(6), put, simkv.Response{Put: &simkv.PutResponse{}}, nil, 1, 2) // at the deadline: not yet late
+	if v := late.Err(); v != nil {
+		t.Fatalf("an apply at the deadline flagged: %v", v)
+	}
+	late.OnApply(3, sec(8), put, simkv.Response{Put: &simkv.PutResponse{}}, nil, 2, 3)
+	if v := late.Err(); v == nil || v.Property != property.KVLeaseExpiry {
+		t.Fatal("a lease held 2s past its deadline went unnoticed")
+	}
+
+	elections := 0
+	refreshed := NewLeaseExpiry(simkv.NewStore(simkv.StoreConfig{}))
+	refreshed.CountElections(func() (int, simclock.Time) { return elections, sec(4 * elections) })
+	refreshed.OnApply(1, sec(1), grant, granted, nil, 1, 1)
+	elections++ // the new leader takes office at 4s: the deadline is 9s
+	refreshed.OnApply(2, sec(4), put, simkv.Response{Put: &simkv.PutResponse{}}, nil, 1, 2)
+	refreshed.OnApply(3, sec(8), put, simkv.Response{Put: &simkv.PutResponse{}}, nil, 2, 3)
+	if v := refreshed.Err(); v != nil {
+		t.Fatalf("a lease refreshed by an election flagged: %v", v)
+	}
+}
