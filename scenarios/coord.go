@@ -102,6 +102,7 @@ type coordEnv struct {
 	live    *coordcheck.Liveness
 	stalls  nemesis.Stalls
 	durable *coordcheck.Durable
+	replays *coordcheck.Replays
 	chaos   *nemesis.Chaos
 	events  map[coord.TenantID]*coord.EventCollector // per tenant, drained by the admin
 	// instances counts the coordinators built so far (nextInstance).
@@ -275,7 +276,8 @@ func buildCoord(w *World, sh coordShape, opts coordOptions, set bugs.Set) (*coor
 		live:    coordcheck.NewLiveness(healAt, 2*opts.leaseFor+opts.faults.MaxSkew+2*time.Second, sh.convergeWithin, sh.coordUnit),
 		lin:     coordcheck.NewLinearizable(),
 	}
-	env.live, env.durable = chk.live, chk.durable
+	env.live, env.durable, env.replays = chk.live, chk.durable, coordcheck.NewReplays()
+	chk.durable.OnChange(env.replays.ObserveDurable)
 	env.events = map[coord.TenantID]*coord.EventCollector{}
 	for _, t := range topo.tenants {
 		env.events[t] = coord.NewEventCollectorMax(opts.workload.eventCap)
@@ -287,6 +289,7 @@ func buildCoord(w *World, sh coordShape, opts coordOptions, set bugs.Set) (*coor
 	w.Loop.OnStep(func() {
 		w.Fail(chk.durable.Err())
 		w.Fail(env.effects.Err())
+		w.Fail(env.replays.Err())
 	})
 	spawnCoordActors(env, sh, opts, healAt)
 	return env, chk, nil

@@ -90,6 +90,7 @@ func (c *coordCaller) do(op coordcheck.Request, call func(o *coordcheck.Answer) 
 	d.End()
 	c.env.reachAnswer(o, err, o.Kind == coordcheck.ReqAcquire && c.holds != nil && c.holds(o.Key))
 	c.judgeAnswer(o, err, *events)
+	c.env.replays.Answer(o, c.env.durable.Snapshot())
 	c.env.collect(o.Tenant, *events)
 	c.env.w.Count(c.env.opStat(op.Kind), 1)
 	switch {

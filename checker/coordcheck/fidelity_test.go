@@ -153,3 +153,44 @@ func TestCoordModelLabelsWhatItCannotAttribute(t *testing.T) {
 		t.Fatalf("timed-out check: %s %v", v, viol)
 	}
 }
+
+// C.Idempotency's first half: a retry of an operation that took effect
+// (its answer lost) is refused after the lease lapsed instead of replayed.
+// The per-shard model accepts the refusal (any refusal of a lease-gated
+// request may be the storage lease failing closed), and no effect was
+// duplicated, so the earlier checkers passed it; Replays compares the
+// retry with the durable op-log and flags it.
+func TestCoordReplaysCatchARefusedRetryOfALandedOp(t *testing.T) {
+	var l opLog
+	l.add(Request{Kind: ReqAcquire, Key: shard1, Worker: 7, Now: 1, LeaseDur: 10}, 1, 2, acquired(lease(7, 2, 11)))
+	cp := Request{Kind: ReqCheckpoint, Lease: lease(7, 2, 11), Now: 2, Op: 5, Cursor: coord.Cursor{LastKey: []byte("c")}}
+	first := l.add(cp, 3, 5, Answer{Ambiguous: true}) // landed at seq 4, answer lost
+	retry := cp
+	retry.Now = 12
+	second := l.add(retry, 6, 7, Answer{Code: coord.CodeLeaseExpired})
+	if v, viol := checkShard1(t, &l); v != property.VerdictOK {
+		t.Fatalf("the model now rejects it (%s %v): this test no longer shows the gap it was written for", v, viol)
+	}
+
+	landed := testShard(tenA, 1)
+	landed.Fence, landed.Lease = 2, coord.Some(coord.LeaseHolder{Owner: 7, Deadline: 11})
+	landed.Cursor = coord.Cursor{LastKey: []byte("c")}
+	landed.OpLog.Push(coord.OpLogEntry{Op: 5, Kind: coord.OpKindCheckpoint, PayloadHash: 1, ExecutedAt: 2})
+	after := &coord.Snapshot{Shards: []coord.ShardRecord{landed}}
+	r := NewReplays()
+	r.Answer(first, after)
+	r.ObserveDurable(nil, after, 0, 4)
+	r.Answer(second, after)
+	wantViolation(t, r.Err(), property.CIdempotency)
+
+	// Replayed, it passes.
+	ok := NewReplays()
+	ok.Answer(first, after)
+	ok.ObserveDurable(nil, after, 0, 4)
+	replayed := *second
+	replayed.Out = Answer{Done: true, Outcome: coord.Replayed}
+	ok.Answer(&replayed, after)
+	if v := ok.Err(); v != nil {
+		t.Fatalf("a replay flagged: %v", v)
+	}
+}

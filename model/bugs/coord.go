@@ -22,6 +22,7 @@ const (
 	CoordEndedRunAccepts      = "coord.ended-run-accepts"
 	CoordUnparkBumpsFirst     = "coord.unpark-bumps-first"
 	CoordErrorNamesTenant     = "coord.error-names-tenant"
+	CoordLeaseBeforeReplay    = "coord.lease-before-replay"
 )
 
 func init() {
@@ -43,6 +44,7 @@ func init() {
 		{CoordAcquireOwnLiveLease, "coord", "acquire lets a worker re-acquire a shard it holds a live lease on, raising the fence under its own first grant", []property.Name{property.CMutualExclusion}, "coord-zombie", 300},
 		{CoordUnparkBumpsFirst, "coord", "unpark raises the fence and logs its op before checking that the shard is Parked, so a refused unpark of a Done or Split shard still rewrites its record", []property.Name{property.CTerminalIrreversibility}, "coord", 300},
 		{CoordErrorNamesTenant, "coord", "a tenant-mismatch refusal names the lease's tenant instead of the caller's (SEC-1), telling a request of one tenant another tenant's id", []property.Name{property.CTenantIsolation}, "coord", 300},
+		{CoordLeaseBeforeReplay, "coord", "lease-gated operations validate the lease before consulting the op-log, so a retry of a landed operation after the lease expired, a takeover or the shard's end is refused instead of replayed", []property.Name{property.CIdempotency}, "coord", 300},
 		{CoordEndedRunAccepts, "coord", "acquire and lease-gated operations accept shards of a run that has ended", []property.Name{property.CRunTerminalIrreversibility}, "coord", 300},
 	} {
 		register(b)

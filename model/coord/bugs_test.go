@@ -45,6 +45,22 @@ var bugCases = map[string]func(t *testing.T, cfg Config) error{
 		}
 		return err
 	},
+	bugs.CoordLeaseBeforeReplay: func(t *testing.T, cfg Config) error {
+		w, _ := refWorld(t, cfg)
+		l := w.acquire(1, w1)
+		if _, _, err := w.c.Checkpoint(w.now, tenantA, l, cur("c"), 1); err != nil {
+			t.Fatal(err)
+		}
+		w.now += 20 // the lease lapsed
+		out, _, err := w.c.Checkpoint(w.now, tenantA, l, cur("c"), 1)
+		if err == nil && out != Replayed {
+			t.Fatalf("retry answered %v", out)
+		}
+		if err != nil {
+			return nil // refused: the bug
+		}
+		return errRefused
+	},
 	bugs.CoordErrorNamesTenant: func(t *testing.T, cfg Config) error {
 		w, _ := refWorld(t, cfg)
 		l := w.acquire(1, w1)

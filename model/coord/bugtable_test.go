@@ -148,6 +148,19 @@ var bugTable = map[string]func(t *testing.T, cfg Config) error{
 		return s.err
 	},
 	bugs.CoordEtcdBlindWrite: blindWriteRace,
+	bugs.CoordLeaseBeforeReplay: func(t *testing.T, cfg Config) error {
+		// w1's checkpoint lands; its lease lapses and w2 takes over; w1
+		// retries the checkpoint: it must replay.
+		s := newScript(t, cfg, pairOptions{})
+		l := s.acquire(tenantA, 1, w1)
+		s.do(callCheckpoint(tenantA, l, cur("c"), 10))
+		s.p.advance(10)
+		s.acquire(tenantA, 1, w2)
+		if r := s.do(callCheckpoint(tenantA, l, cur("c"), 10)); s.err == nil && !r.replay {
+			return property.Violated(property.CIdempotency, "the retry of a landed checkpoint after a takeover was refused: %s", r.Err)
+		}
+		return s.err
+	},
 	bugs.CoordErrorNamesTenant: func(t *testing.T, cfg Config) error {
 		// A request of tenant A presents tenant B's lease: refused, and
 		// the refusal must not name B.

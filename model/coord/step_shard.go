@@ -111,8 +111,15 @@ func lease(env StepEnv, op Operation, rec *ShardRecord, l Lease) error {
 	return nil
 }
 
-// gate is classify followed, for a new request, by the lease checks.
+// gate is classify followed, for a new request, by the lease checks. Bug
+// coord.lease-before-replay checks the lease first, so a retry that comes
+// after the lease is gone is refused instead of replayed.
 func gate(env StepEnv, op Operation, rec *ShardRecord, l Lease, id OpID, kind OpKind, hash uint64) (Tier, OpLogEntry, error) {
+	if env.Bugs.Has(bugs.CoordLeaseBeforeReplay) {
+		if err := lease(env, op, rec, l); err != nil {
+			return TierNew, OpLogEntry{}, err
+		}
+	}
 	t, e, err := classify(env, op, rec, id, kind, hash)
 	if err != nil || t == TierReplay {
 		return t, e, err
