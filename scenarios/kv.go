@@ -29,6 +29,11 @@ var kvMutations = map[string]simkv.Mutation{
 	bugs.KVPhantomAck:      simkv.PhantomAck,
 	bugs.KVLateLeaseExpiry: simkv.LateLeaseExpiry,
 	bugs.KVResumeSkips:     simkv.ResumeSkipsStart,
+	bugs.KVStaleHeader:     simkv.StaleHeader,
+	bugs.KVWatchDuplicate:  simkv.WatchDuplicate,
+	bugs.KVWatchDrop:       simkv.WatchDrop,
+	bugs.KVWatchSplitTxn:   simkv.WatchSplitTxn,
+	bugs.KVWatchReorder:    simkv.WatchReorder,
 }
 
 // kvHealAt is when the kv nemesis stops injecting faults.

@@ -96,7 +96,7 @@ func (w *WatchStream) send(fn func(*simclock.Context)) {
 
 // flushWatches routes the store's pending watch responses to their streams.
 func (s *Server) flushWatches() {
-	for _, r := range s.store.TakeWatchResponses() {
+	for _, r := range s.mutateWatch(s.store.TakeWatchResponses()) {
 		for _, w := range s.streams {
 			if w.storeID == r.WatchID && !w.closed {
 				resp := r
@@ -105,6 +105,37 @@ func (s *Server) flushWatches() {
 			}
 		}
 	}
+}
+
+// mutateWatch applies a watch mutation (tests of the watch checkers) to
+// the responses about to be delivered.
+func (s *Server) mutateWatch(rs []WatchResponse) []WatchResponse {
+	var out []WatchResponse
+	for _, r := range rs {
+		if len(r.Events) == 0 {
+			out = append(out, r)
+			continue
+		}
+		s.watchSent++
+		switch {
+		case s.mutate == WatchDuplicate && s.watchSent%5 == 0:
+			out = append(out, r, r)
+		case s.mutate == WatchDrop && s.watchSent%5 == 0:
+		case s.mutate == WatchSplitTxn && len(r.Events) > 1 && r.Events[0].Kv.ModRevision == r.Events[1].Kv.ModRevision:
+			a, b := r, r
+			a.Events, b.Events = r.Events[:1], r.Events[1:]
+			out = append(out, a, b)
+		case s.mutate == WatchReorder && s.heldResp != nil && s.heldResp.WatchID == r.WatchID:
+			out = append(out, r, *s.heldResp) // the held response comes after the next one
+			s.heldResp = nil
+		case s.mutate == WatchReorder && s.watchSent%5 == 0 && s.heldResp == nil:
+			held := r
+			s.heldResp = &held
+		default:
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 func (s *Server) dropStream(w *WatchStream) {

@@ -34,7 +34,9 @@ type Server struct {
 	inflight      []*call // calls whose request or answer is still travelling, by id
 	partitioned   map[simclock.ActorID]bool
 	electionUntil simclock.Time
-	tookOffice    simclock.Time // when the last election's leader took office (never reset)
+	tookOffice    simclock.Time  // when the last election's leader took office (never reset)
+	watchSent     int            // watch responses with events delivered (for the watch mutations)
+	heldResp      *WatchResponse // a response WatchReorder holds back
 	leaseTimer    simclock.Timer
 	leaseAt       simclock.Time
 	streams       []*WatchStream // open watch streams, by id
@@ -77,6 +79,17 @@ const (
 	// revision late: a resumed watch misses the events of its start
 	// revision.
 	ResumeSkipsStart
+	// StaleHeader answers a put with the revision before it applied.
+	StaleHeader
+	// WatchDuplicate delivers a watch response with events twice.
+	WatchDuplicate
+	// WatchDrop drops a watch response with events (every fifth).
+	WatchDrop
+	// WatchSplitTxn delivers the events of one revision in two responses.
+	WatchSplitTxn
+	// WatchReorder delivers two consecutive watch responses with events
+	// in the wrong order.
+	WatchReorder
 )
 
 // LateExpiryBy is how late LateLeaseExpiry expires a lease.
@@ -207,6 +220,9 @@ func (s *Server) apply(id uint64, req Request) (Response, error) {
 		resp, err = s.applyStaleTxn(req)
 	} else {
 		resp, err = s.store.Apply(s.loop.Now(), req)
+	}
+	if s.mutate == StaleHeader && err == nil && resp.Put != nil {
+		resp.Put.Header.Revision = before // the mutation: the revision before the put
 	}
 	after := s.store.Revision()
 	s.stats.Applied++

@@ -23,6 +23,9 @@ const (
 	CoordUnparkBumpsFirst     = "coord.unpark-bumps-first"
 	CoordErrorNamesTenant     = "coord.error-names-tenant"
 	CoordLeaseBeforeReplay    = "coord.lease-before-replay"
+	CoordParkDropsReason      = "coord.park-drops-reason"
+	CoordClaimIgnoresCooldown = "coord.claim-ignores-cooldown"
+	CoordClaimSkipsExpired    = "coord.claim-skips-expired"
 )
 
 func init() {
@@ -41,11 +44,14 @@ func init() {
 		{CoordNoTenantCheck, "coord", "lease validation skips the tenant comparison", []property.Name{property.CTenantIsolation}, "coord", 60},
 		{CoordEtcdBlindWrite, "coord", "the etcd backend writes the shard record without comparing its mod revision", []property.Name{property.CMutualExclusion, property.CFenceMonotonicity, property.CZombieRejection, property.CCursorMonotonicity, property.CTerminalIrreversibility, property.CSplitAtomicity}, "coord", 60},
 		{CoordRunReopen, "coord", "a terminal run accepts complete_run", []property.Name{property.CRunTerminalIrreversibility}, "coord", 300},
-		{CoordAcquireOwnLiveLease, "coord", "acquire lets a worker re-acquire a shard it holds a live lease on, raising the fence under its own first grant", []property.Name{property.CMutualExclusion}, "coord-zombie", 300},
-		{CoordUnparkBumpsFirst, "coord", "unpark raises the fence and logs its op before checking that the shard is Parked, so a refused unpark of a Done or Split shard still rewrites its record", []property.Name{property.CTerminalIrreversibility}, "coord", 300},
+		{CoordAcquireOwnLiveLease, "coord", "acquire lets a worker re-acquire a shard it holds a live lease on, raising the fence under its own first grant", []property.Name{property.CMutualExclusion}, "coord-zombie", 60},
+		{CoordUnparkBumpsFirst, "coord", "unpark raises the fence and logs its op before checking that the shard is Parked, so a refused unpark of a Done or Split shard still rewrites its record", []property.Name{property.CTerminalIrreversibility}, "coord", 150},
 		{CoordErrorNamesTenant, "coord", "a tenant-mismatch refusal names the lease's tenant instead of the caller's (SEC-1), telling a request of one tenant another tenant's id", []property.Name{property.CTenantIsolation}, "coord", 300},
-		{CoordLeaseBeforeReplay, "coord", "lease-gated operations validate the lease before consulting the op-log, so a retry of a landed operation after the lease expired, a takeover or the shard's end is refused instead of replayed", []property.Name{property.CIdempotency}, "coord", 300},
-		{CoordEndedRunAccepts, "coord", "acquire and lease-gated operations accept shards of a run that has ended", []property.Name{property.CRunTerminalIrreversibility}, "coord", 300},
+		{CoordLeaseBeforeReplay, "coord", "lease-gated operations validate the lease before consulting the op-log, so a retry of a landed operation after the lease expired, a takeover or the shard's end is refused instead of replayed", []property.Name{property.CIdempotency}, "coord", 20},
+		{CoordParkDropsReason, "coord", "park_shard stores the Parked status without its park reason", []property.Name{property.CRecordInvariants}, "coord", 40},
+		{CoordClaimIgnoresCooldown, "coord", "claim_next_available skips the claim cooldown check", []property.Name{property.CCooldown}, "coord", 200},
+		{CoordClaimSkipsExpired, "coord", "claim_next_available takes a shard whose lease expired for leased (it tests that a lease is set, not that it is live)", []property.Name{property.CEventuallyLeased, property.CConvergence}, "coord", 40},
+		{CoordEndedRunAccepts, "coord", "acquire and lease-gated operations accept shards of a run that has ended", []property.Name{property.CRunTerminalIrreversibility}, "coord", 100},
 	} {
 		register(b)
 	}

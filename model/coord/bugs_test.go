@@ -61,6 +61,36 @@ var bugCases = map[string]func(t *testing.T, cfg Config) error{
 		}
 		return errRefused
 	},
+	bugs.CoordParkDropsReason: func(t *testing.T, cfg Config) error {
+		w, _ := refWorld(t, cfg)
+		l := w.acquire(1, w1)
+		if _, _, err := w.c.ParkShard(w.now, tenantA, l, ParkOther, 1); err != nil {
+			t.Fatal(err)
+		}
+		if w.record(1).ParkReason.Set {
+			return errRefused
+		}
+		return nil
+	},
+	bugs.CoordClaimIgnoresCooldown: func(t *testing.T, cfg Config) error {
+		cfg.ClaimCooldown = 5
+		w, _ := refWorld(t, cfg)
+		if _, _, err := w.c.ClaimNextAvailable(w.now, tenantA, w1); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := w.c.ClaimNextAvailable(w.now+1, tenantA, w1)
+		return err
+	},
+	bugs.CoordClaimSkipsExpired: func(t *testing.T, cfg Config) error {
+		w, _ := refWorld(t, cfg)
+		w.acquire(1, w1)
+		w.acquire(2, w1)
+		w.now += 20 // both leases lapsed
+		if _, _, err := w.c.ClaimNextAvailable(w.now, tenantA, w2); err != nil {
+			return nil // the lapsed shards were passed over
+		}
+		return errRefused
+	},
 	bugs.CoordErrorNamesTenant: func(t *testing.T, cfg Config) error {
 		w, _ := refWorld(t, cfg)
 		l := w.acquire(1, w1)

@@ -161,6 +161,35 @@ var bugTable = map[string]func(t *testing.T, cfg Config) error{
 		}
 		return s.err
 	},
+	bugs.CoordParkDropsReason: func(t *testing.T, cfg Config) error {
+		s := newScript(t, cfg, pairOptions{})
+		l := s.acquire(tenantA, 1, w1)
+		s.do(callPark(tenantA, l, ParkNotFound, 10))
+		return s.err
+	},
+	bugs.CoordClaimIgnoresCooldown: func(t *testing.T, cfg Config) error {
+		cfg.ClaimCooldown = 5
+		s := newScript(t, cfg, pairOptions{})
+		first := s.do(callClaim(tenantA, w1))
+		s.p.advance(1)
+		second := s.do(callClaim(tenantA, w1))
+		if s.err == nil && first.code == codeNone && second.code == codeNone {
+			return property.Violated(property.CCooldown, "two claims of one worker 1 unit apart with a cooldown of 5")
+		}
+		return s.err
+	},
+	bugs.CoordClaimSkipsExpired: func(t *testing.T, cfg Config) error {
+		// w1's lease lapses; w2 claims: the only shard left is that one.
+		s := newScript(t, cfg, pairOptions{})
+		s.acquire(tenantA, 1, w1)
+		l2 := s.acquire(tenantA, 2, w2)
+		s.do(callComplete(tenantA, l2, Cursor{}, 11))
+		s.p.advance(10)
+		if r := s.do(callClaim(tenantA, w2)); s.err == nil && r.code != codeNone {
+			return property.Violated(property.CEventuallyLeased, "a shard whose lease expired was not claimable: %s", r.Err)
+		}
+		return s.err
+	},
 	bugs.CoordErrorNamesTenant: func(t *testing.T, cfg Config) error {
 		// A request of tenant A presents tenant B's lease: refused, and
 		// the refusal must not name B.

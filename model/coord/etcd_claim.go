@@ -34,7 +34,7 @@ func (e *Etcd) ClaimNextAvailable(now LogicalTime, tenant TenantID, worker Worke
 			}
 			last = Some(cr.LastClaimAt)
 		}
-		if ce, ok := checkClaimCooldown(last, now, e.cfg.ClaimCooldown); !ok {
+		if ce, ok := checkClaimCooldownUnder(last, now, e.cfg.ClaimCooldown, e.cfg.Bugs); !ok {
 			return nil, newError(OpClaim, ce)
 		}
 		key, found, err := e.findAvailable(label, now, tenant)
@@ -51,7 +51,7 @@ func (e *Etcd) ClaimNextAvailable(now LogicalTime, tenant TenantID, worker Worke
 		if !found {
 			return nil, corrupt(label, "shard %s %s vanished", key.Run, key.Shard)
 		}
-		if st.run.Val.Status != RunActive || !st.rec.Available(now) {
+		if st.run.Val.Status != RunActive || !claimable(&st.rec, now, e.cfg.Bugs) {
 			return nil, errRaced // changed since the walk read it
 		}
 		ch, err = StepAcquire(e.shardEnv(now, tenant, st), &st.rec, worker, st.run.Val.Config.LeaseDuration)
@@ -102,7 +102,7 @@ func (e *Etcd) findAvailable(label string, now LogicalTime, tenant TenantID) (Sh
 			if err != nil {
 				return ShardKey{}, false, err
 			}
-			if rec.Available(now) {
+			if claimable(&rec, now, e.cfg.Bugs) {
 				return rec.Key(), true, nil
 			}
 		}

@@ -183,7 +183,7 @@ func (r *Reference) ClaimNextAvailable(now LogicalTime, tenant TenantID, worker 
 			last = Some(at)
 		}
 	}
-	if ce, ok := checkClaimCooldown(last, now, r.cfg.ClaimCooldown); !ok {
+	if ce, ok := checkClaimCooldownUnder(last, now, r.cfg.ClaimCooldown, r.cfg.Bugs); !ok {
 		return AcquireResult{}, nil, newError(OpClaim, ce)
 	}
 	if !known {
@@ -196,7 +196,7 @@ func (r *Reference) ClaimNextAvailable(now LogicalTime, tenant TenantID, worker 
 		}
 		for _, id := range rs.order {
 			rec := rs.shards[id]
-			if !rec.Available(now) {
+			if !claimable(rec, now, r.cfg.Bugs) {
 				continue
 			}
 			res, evs, err := r.acquire(now, tenant, rs, rec, worker)

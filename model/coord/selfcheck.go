@@ -13,6 +13,7 @@ var selfCheckBlindingBugs = []string{
 	bugs.CoordCursorRegression,   // cursor moves backwards
 	bugs.CoordRunReopen,          // terminal run -> Done
 	bugs.CoordUnparkBumpsFirst,   // a Done or Split record changes
+	bugs.CoordParkDropsReason,    // a Parked record without a reason
 }
 
 // selfCheckBlinded reports whether b holds a bug that the commit-time

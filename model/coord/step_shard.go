@@ -290,6 +290,9 @@ func StepPark(env StepEnv, rec *ShardRecord, l Lease, reason ParkReason, id OpID
 	next := *rec
 	next.Status = ShardParked
 	next.ParkReason = Some(reason)
+	if env.Bugs.Has(bugs.CoordParkDropsReason) {
+		next.ParkReason = None[ParkReason]()
+	}
 	next.Lease = None[LeaseHolder]()
 	supersedeCheckpoints(&next)
 	recordShardOp(&next, id, OpKindPark, hash, env.Now)
