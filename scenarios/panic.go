@@ -27,8 +27,14 @@ func (w *World) Run() (stop simclock.StopReason) {
 // panicViolation describes a recovered panic. The description goes into
 // the trace, so it holds only what is the same on every machine: the
 // panic's value and the innermost frames of the project's code, by
-// function and file base name (never addresses or absolute paths).
+// function and file base name (never addresses or absolute paths). A
+// panic whose value is a *property.Violation is an assertion that named
+// the property it guards (a backend's commit-time self-check, say): the
+// verdict names that property; any other panic is H.Panic.
 func panicViolation(p any, at simclock.Time) *property.Violation {
+	if v, ok := p.(*property.Violation); ok && v != nil && property.Known(v.Property) {
+		return property.Violated(v.Property, "assertion failed at %v: %s (in %s)", at, v.Detail, panicSite())
+	}
 	return property.Violated(property.HPanic, "panic at %v: %v (in %s)", at, p, panicSite())
 }
 

@@ -54,3 +54,25 @@ func TestPanicOutsideTheLoopIsAVerdict(t *testing.T) {
 		t.Fatalf("got %v %s %s", err, res.Property, res.Detail)
 	}
 }
+
+// assert panics with a property violation, as a backend's self-check does.
+type assert struct{}
+
+func (assert) Receive(ctx *simclock.Context, msg any) {
+	if _, ok := msg.(simclock.Started); ok {
+		panic(property.Violated(property.CRecordInvariants, "coord: etcd self-check failed on shard:1: fence went down"))
+	}
+}
+
+// A panic that carries a violation (an assertion naming the property it
+// guards) is a verdict of that property, not H.Panic.
+func TestAnAssertionsPanicNamesItsProperty(t *testing.T) {
+	w := NewWorld("panic-test", Config{Seed: 1}, simclock.Budget{MaxTime: simclock.Time(time.Second)})
+	w.Loop.Spawn("assert", assert{}, nil, nil)
+	w.Run()
+	res := w.Result()
+	if res.Verdict != property.VerdictViolation || res.Property != property.CRecordInvariants ||
+		!strings.Contains(res.Detail, "fence went down") || !strings.Contains(res.Detail, "assert.Receive") {
+		t.Fatalf("got %s %s: %s", res.Verdict, res.Property, res.Detail)
+	}
+}

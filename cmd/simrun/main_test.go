@@ -8,6 +8,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"shardsim/property"
+	"shardsim/scenarios"
+	"shardsim/simclock"
 )
 
 func simrun(t *testing.T, args ...string) (int, string, string) {
@@ -165,3 +170,38 @@ func digestOf(out string) string {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// A world that panics is a finding of the sweep like any other: a
+// violation with a replay command and a saved corpus entry, never a
+// crashed sweep.
+func TestSweepReportsAPanickingWorld(t *testing.T) {
+	scenarios.Register(scenarios.Scenario{Name: "panic-sweep-test", Description: "test only", Properties: []property.Name{property.HPanic},
+		Run: func(cfg scenarios.Config) (scenarios.Result, error) {
+			w := scenarios.NewWorld("panic-sweep-test", cfg, simclock.Budget{MaxTime: simclock.Time(time.Second)})
+			w.Loop.Spawn("boom", panicker{}, nil, nil)
+			w.Run()
+			return w.Result(), nil
+		}})
+	dir := t.TempDir()
+	code, out, stderr := simrun(t, "sweep", "-scenario", "panic-sweep-test", "-seeds", "1-3", "-corpus", dir, "-parallel", "1")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (violation); stderr %q", code, stderr)
+	}
+	for _, want := range []string{"H.Panic", "replay   simrun run -scenario panic-sweep-test -seed 1", "saved"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("sweep output lacks %q:\n%s", want, out)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) == 0 {
+		t.Fatal("no corpus entry saved")
+	}
+}
+
+// panicker panics when it starts.
+type panicker struct{}
+
+func (panicker) Receive(_ *simclock.Context, msg any) {
+	if _, ok := msg.(simclock.Started); ok {
+		panic("boom")
+	}
+}

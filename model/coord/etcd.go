@@ -111,7 +111,7 @@ func surface(op Operation, err error) error {
 // never written.
 func (e *Etcd) mustHold(what string, err error) {
 	if err != nil && e.selfCheck {
-		panic(fmt.Sprintf("coord: etcd self-check failed on %s: %v", what, err))
+		panic(selfCheckFailure("etcd", what, err))
 	}
 }
 

@@ -3,7 +3,6 @@ package coord
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"maps"
 	"slices"
 
@@ -147,7 +146,7 @@ func (r *Reference) tenant(t TenantID) *tenantState {
 // mustHold panics with a self-check failure unless the check is blinded.
 func (r *Reference) mustHold(what string, err error) {
 	if err != nil && r.selfCheck {
-		panic(fmt.Sprintf("coord: reference self-check failed on %s: %v", what, err))
+		panic(selfCheckFailure("reference", what, err))
 	}
 }
 

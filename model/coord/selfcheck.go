@@ -1,6 +1,17 @@
 package coord
 
-import "shardsim/model/bugs"
+import (
+	"shardsim/model/bugs"
+	"shardsim/property"
+)
+
+// selfCheckFailure is the panic value of a failed commit-time self-check:
+// a violation of C.RecordInvariants (the invariants and succession rules
+// the self-check asserts), so a world that recovers the panic reports the
+// property the assertion guards rather than a bare panic.
+func selfCheckFailure(backend, what string, err error) *property.Violation {
+	return property.Violated(property.CRecordInvariants, "coord: %s self-check failed on %s: %v", backend, what, err)
+}
 
 // selfCheckBlindingBugs are the bugs whose wrong states the reference's
 // own commit-time assertions (AssertInvariants and the succession checks)
