@@ -41,7 +41,7 @@ func init() {
 		{CoordCursorRegression, "coord", "checkpoint accepts a smaller last_key", []property.Name{property.CCursorMonotonicity}, "coord", 150},
 		{CoordCursorOutOfBounds, "coord", "checkpoint skips the cursor bounds check", []property.Name{property.CCursorBounds}, "coord", 120},
 		{CoordOpIDConflictIgnored, "coord", "the same op id with a different payload executes again", []property.Name{property.CIdempotency}, "coord", 150},
-		{CoordNoTenantCheck, "coord", "lease validation skips the tenant comparison", []property.Name{property.CTenantIsolation}, "coord", 60},
+		{CoordNoTenantCheck, "coord", "lease validation skips the tenant comparison", []property.Name{property.CTenantIsolation}, "coord", 150},
 		{CoordEtcdBlindWrite, "coord", "the etcd backend writes the shard record without comparing its mod revision", []property.Name{property.CMutualExclusion, property.CFenceMonotonicity, property.CZombieRejection, property.CCursorMonotonicity, property.CTerminalIrreversibility, property.CSplitAtomicity}, "coord", 60},
 		{CoordRunReopen, "coord", "a terminal run accepts complete_run", []property.Name{property.CRunTerminalIrreversibility}, "coord", 300},
 		{CoordAcquireOwnLiveLease, "coord", "acquire lets a worker re-acquire a shard it holds a live lease on, raising the fence under its own first grant", []property.Name{property.CMutualExclusion}, "coord-zombie", 60},

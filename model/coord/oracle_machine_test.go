@@ -20,6 +20,9 @@ type machine struct {
 	// focus, while set, makes shard and lease draws prefer one shard (the
 	// racer's, so that its interloper contends with it).
 	focus Opt[tenantShardKey]
+	// claims holds each worker's last successful claim time (C.Cooldown).
+	claims map[claimKey]LogicalTime
+	racing bool // the calls being drawn will race
 }
 
 // issued remembers an idempotent call: for a replay, and for reusing its
@@ -30,6 +33,7 @@ type issued struct {
 	lease Opt[Lease]  // shard operations under a lease
 	run   Opt[RunID]  // run operations
 	other Opt[OpKind] // unpark: nothing to conflict with
+	took  bool        // it took effect (answered success)
 }
 
 // planned is a drawn call and what the machine learns from its result.
@@ -124,6 +128,8 @@ func (m *machine) exec(t *rapid.T, p planned) {
 // not compared, so a shard made available by the other call during the
 // walk may be passed over, which no sequential order explains.
 func (m *machine) race(t *rapid.T) {
+	m.racing = true
+	defer func() { m.racing = false }()
 	named, _ := m.gens()
 	var names []string
 	for name := range named {
@@ -293,7 +299,10 @@ func manifest(t *rapid.T) []InitialShard {
 // idem wraps an idempotent call so that it is remembered.
 func (m *machine) idem(c call, is issued) planned {
 	is.c = c
-	return planned{c: c, after: func(result) { m.ops = append(m.ops, is) }}
+	return planned{c: c, after: func(r result) {
+		is.took = r.code == codeNone
+		m.ops = append(m.ops, is)
+	}}
 }
 
 func (m *machine) genRegister(t *rapid.T) (planned, bool) {
@@ -316,7 +325,51 @@ func (m *machine) genAcquire(t *rapid.T) (planned, bool) {
 }
 
 func (m *machine) genClaim(t *rapid.T) (planned, bool) {
-	return planned{c: callClaim(m.tenant(t), m.worker(t)), after: m.granted}, true
+	tn, w := m.tenant(t), m.worker(t)
+	// In a race the other call may take the last free shard first, so
+	// only a claim that runs alone is held to finding one.
+	now, available := m.p.now, !m.racing && m.anyAvailable(tn)
+	return planned{c: callClaim(tn, w), after: func(r result) {
+		m.granted(r)
+		switch {
+		case r.code == CodeNoShardAvailable && available:
+			// C.EventuallyLeased: a free shard must be claimable.
+			t.Fatalf("C.EventuallyLeased: claim by %s found nothing while a shard of an Active run was available", w)
+		case r.code == codeNone:
+			key := claimKey{tn, w}
+			if last, ok := m.claims[key]; ok && now < last.Add(m.p.ref.cfg.ClaimCooldown) {
+				t.Fatalf("C.Cooldown: %s claimed at %d after a claim at %d, cooldown %d", w, now, last, m.p.ref.cfg.ClaimCooldown)
+			}
+			if m.claims == nil {
+				m.claims = map[claimKey]LogicalTime{}
+			}
+			m.claims[key] = now
+		}
+	}}, true
+}
+
+// claimKey names a worker's claims in a tenant.
+type claimKey struct {
+	tenant TenantID
+	worker WorkerID
+}
+
+// anyAvailable reports whether the reference holds a shard of an Active
+// run of tn that is available now.
+func (m *machine) anyAvailable(tn TenantID) bool {
+	snap := m.p.ref.Snapshot(m.p.now)
+	active := map[RunID]bool{}
+	for _, r := range snap.Runs {
+		if r.Tenant == tn && r.Status == RunActive {
+			active[r.Run] = true
+		}
+	}
+	for i := range snap.Shards {
+		if s := &snap.Shards[i]; s.Tenant == tn && active[s.Run] && s.Available(m.p.now) {
+			return true
+		}
+	}
+	return false
 }
 
 func (m *machine) genRenew(t *rapid.T) (planned, bool) {
@@ -408,9 +461,28 @@ func (m *machine) genReplay(t *rapid.T) (planned, bool) {
 	if len(m.ops) == 0 {
 		return planned{}, false
 	}
-	c := m.ops[rapid.IntRange(0, len(m.ops)-1).Draw(t, "replayed")].c
+	is := m.ops[rapid.IntRange(0, len(m.ops)-1).Draw(t, "replayed")]
+	c := is.c
 	c.name = "replay_" + c.name
-	return planned{c: c}, true
+	held := is.took && is.lease.Set && m.holds(is.lease.Val, is.op)
+	return planned{c: c, after: func(r result) {
+		// C.Idempotency: a retry of an operation that took effect, whose
+		// entry the op-log still holds, answers the first result as a
+		// replay, even after the lease lapsed, a takeover or the end.
+		if held && !r.replay {
+			t.Fatalf("C.Idempotency: %s: the retry of %s, which took effect, answered %q instead of a replay", c.name, is.op, r.Err)
+		}
+	}}, true
+}
+
+// holds reports whether the reference's op-log of l's shard holds op.
+func (m *machine) holds(l Lease, op OpID) bool {
+	_, rec, ok := m.p.ref.shard(l.Tenant, l.Key())
+	if !ok {
+		return false
+	}
+	_, found := rec.OpLog.Find(op)
+	return found
 }
 
 // genConflict reuses an earlier op id, on the same target, with a freshly
