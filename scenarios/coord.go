@@ -87,6 +87,7 @@ type coordWorkload struct {
 	unparkBudget int     // unparks per shard before the admin fails its run
 	abort        float64 // chance per admin round of ending an open run with shards in flight
 	eventCap     int     // each tenant's event collector holds at most this many events between drains
+	retryLimit   uint32  // each run's MaxShardRetries (0: none): past it, acquire's capacity hint says back off
 }
 
 // coordEnv is what every actor of a coordination world shares.
@@ -198,6 +199,7 @@ func drawCoordOptions(sw *nemesis.Swarm, sh coordShape) coordOptions {
 		o.shardLimit = o.runs*o.shards + sw.Int("shard_headroom", 1, 6)
 	}
 	o.backoff = time.Duration(sw.Int("backoff_ms", 1, 40)) * time.Millisecond
+	o.workload.retryLimit = uint32(sw.Int("retry_limit", 0, 8))
 	return o
 }
 

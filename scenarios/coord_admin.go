@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"bytes"
 	"slices"
 	"time"
 
@@ -16,6 +17,8 @@ import (
 // a run it may slip and unpark those from memory, without looking, though
 // by then every one of them has been unparked and finished.
 type coordAdmin struct {
+	marks   map[coord.RunID]coord.Watermark // the last progress watermark seen per run
+	scratch []coordRun                      // runs created and never registered, until collected
 	env     *coordEnv
 	inc     uint64
 	seq     uint64
@@ -112,6 +115,13 @@ func (a *coordAdmin) setupSlips(c *coordCaller, t *simclock.Task, i int, run coo
 		env.w.Count("mistake_create-twice", 1)
 		c.runOp(coordcheck.ReqCreateRun, run, 0)
 		c.runOp(coordcheck.ReqCreateRun, run, 0)
+		// A driver that died between create_run and register_shards
+		// leaves a run Initializing, for the collection to cancel.
+		scratch := run
+		scratch.id = run.id | 0xbeef<<32
+		if o := c.runOp(coordcheck.ReqCreateRun, scratch, 0); o.Out.Code == 0 && !o.Out.Ambiguous {
+			a.scratch = append(a.scratch, scratch)
+		}
 	default:
 		if i == 0 {
 			return false
@@ -195,6 +205,12 @@ func (a *coordAdmin) round(c *coordCaller, t *simclock.Task, round int) bool {
 	all := true
 	var listed []parkedShard
 	a.drainEvents()
+	a.housekeep(c)
+	for _, run := range a.scratch {
+		if rec, o := c.getRun(run.tenant, run.id); o.Out.Code != 0 || o.Out.Ambiguous || !rec.Status.Terminal() {
+			all = false // wait for the collection
+		}
+	}
 	for _, run := range env.topo.runs {
 		rec, o := c.getRun(run.tenant, run.id)
 		if o.Out.Code != 0 || o.Out.Ambiguous {
@@ -226,6 +242,7 @@ func (a *coordAdmin) round(c *coordCaller, t *simclock.Task, round int) bool {
 		}); o.Out.Code != 0 || o.Out.Ambiguous || rec.Status != coord.RunActive {
 			continue
 		}
+		a.watch(run, prog.Watermark)
 		if prog.Active > 0 && ch.Chance(env.opts.abort) {
 			a.abortRun(c, ch, run, prog)
 			continue
@@ -285,6 +302,48 @@ func (a *coordAdmin) settle(c *coordCaller, run coordRun, mayFail bool) []parked
 		}
 	}
 	return seen
+}
+
+// watch notes a run's progress watermark: reaching the point when it
+// advanced, and (an operator's sanity check) counting when it went back,
+// which a faithful coordinator never does.
+func (a *coordAdmin) watch(run coordRun, m coord.Watermark) {
+	if a.marks == nil {
+		a.marks = map[coord.RunID]coord.Watermark{}
+	}
+	prev, seen := a.marks[run.id]
+	a.marks[run.id] = m
+	switch {
+	case !seen:
+	case prev.Complete && !m.Complete, !m.Complete && !prev.Complete && bytes.Compare(m.Key, prev.Key) < 0:
+		a.env.w.Count("watermark_went_back", 1)
+	case m.Complete != prev.Complete || !bytes.Equal(m.Key, prev.Key):
+		a.env.w.Reach("progress.watermark_advanced")
+	}
+}
+
+// housekeep lists each tenant's active runs and collects the runs that
+// stayed Initializing too long (a registration that never went through).
+func (a *coordAdmin) housekeep(c *coordCaller) {
+	env := a.env
+	for _, t := range env.topo.tenants {
+		var runs []coord.RunID
+		if o := c.read(t, func(coord.LogicalTime) (err error) {
+			runs, err = c.etcd.ListActiveRuns(t)
+			return err
+		}); o.Out.Code == 0 && !o.Out.Ambiguous {
+			env.w.Reach("list_active_runs.ok")
+			env.w.Count("active_runs_listed", int64(len(runs)))
+		}
+		now := c.now()
+		var gone []coord.RunID
+		if o := c.do(coordcheck.Request{Kind: coordcheck.ReqGCRuns, Tenant: t, Now: now}, func(*coordcheck.Answer) (err error) {
+			gone, c.events, err = c.etcd.GCStaleInitializingRuns(now, t, 4*env.topo.leaseDur)
+			return err
+		}); o.Out.Code == 0 && !o.Out.Ambiguous && len(gone) > 0 {
+			env.w.ReachN("gc_stale_initializing_runs.cancelled", int64(len(gone)))
+		}
+	}
 }
 
 // drainEvents consumes every tenant's collected events.

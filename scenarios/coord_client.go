@@ -193,7 +193,7 @@ func (c *coordCaller) runOpWith(kind coordcheck.RequestKind, run coordRun, roots
 			e := c.etcd
 			switch kind {
 			case coordcheck.ReqCreateRun:
-				c.events, err = e.CreateRun(now, run.tenant, run.id, coord.RunConfig{LeaseDuration: c.env.topo.leaseDur})
+				c.events, err = e.CreateRun(now, run.tenant, run.id, coord.RunConfig{LeaseDuration: c.env.topo.leaseDur, MaxShardRetries: c.env.opts.retryLimit})
 			case coordcheck.ReqRegister:
 				out.Outcome, c.events, err = e.RegisterShards(now, run.tenant, run.id, roots, op)
 			case coordcheck.ReqCompleteRun:

@@ -90,7 +90,8 @@ func init() {
 		"fail_run.ok", "fail_run.refused.run_state_does_not_allow_the_operation", "fail_run.refused.run_not_found",
 		"cancel_run.ok", "cancel_run.replayed", "cancel_run.ok.initializing", "cancel_run.ok.in_flight", "cancel_run.refused.run_state_does_not_allow_the_operation",
 		"complete_run.ok.in_flight", "fail_run.ok.in_flight",
-		"events.dropped_at_capacity",
+		"events.dropped_at_capacity", "acquire.capacity_backoff", "list_active_runs.ok",
+		"gc_stale_initializing_runs.ok", "gc_stale_initializing_runs.cancelled", "progress.watermark_advanced",
 	} {
 		add(p, "")
 	}

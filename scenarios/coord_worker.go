@@ -72,9 +72,12 @@ type coordSlot struct {
 	lease  coord.Lease
 	spec   coord.ShardSpec
 	cur    coord.Cursor
-	lastOp coord.OpID          // last op id used on the current shard (for the reuse mistake)
-	busy   bool                // the slot believes it holds lease
-	landed *coordcheck.Request // the last op the coordinator accepted on the current shard
+	lastOp coord.OpID // last op id used on the current shard (for the reuse mistake)
+	busy   bool       // the slot believes it holds lease
+	// backoff is the capacity hint of the grant: the shard was leased
+	// more often than its run allows retries, so the slot parks it.
+	backoff bool
+	landed  *coordcheck.Request // the last op the coordinator accepted on the current shard
 }
 
 func (s *coordSlot) choices() *simclock.Choices { return s.t.Choices() }
@@ -174,6 +177,7 @@ func (s *coordSlot) siblingShard() (parkedShard, bool) {
 func (s *coordSlot) hold(res coord.AcquireResult) {
 	s.lease, s.spec, s.cur, s.lastOp = res.Lease, res.Snapshot.Spec, res.Snapshot.Cursor, 0
 	s.busy, s.landed = true, nil
+	s.backoff = res.Capacity.Backoff
 }
 
 // work processes the held shard until it is finished or lost.
@@ -217,6 +221,12 @@ func (s *coordSlot) step() bool {
 	left := end - next
 	op := coordcheck.Request{Tenant: s.lease.Tenant, Lease: s.lease, Op: s.w.nextOp()}
 	switch {
+	case s.backoff && left > 0:
+		// The coordinator's capacity hint: too many retries. Park it for
+		// an operator instead of trying once more.
+		s.backoff = false
+		env.w.Reach("acquire.capacity_backoff")
+		op.Kind, op.Reason = coordcheck.ReqPark, coord.ParkTooManyErrors
 	case left <= 0:
 		op.Kind, op.Cursor = coordcheck.ReqComplete, s.cur.Clone()
 	case left >= 4 && c.Chance(env.opts.split):

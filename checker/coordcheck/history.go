@@ -28,11 +28,12 @@ const (
 	ReqFailRun
 	ReqRead // listings and progress reads: they change nothing
 	ReqCancelRun
+	ReqGCRuns // gc_stale_initializing_runs: may cancel runs, never touches a shard
 	reqKindEnd
 )
 
 var requestKindNames = [reqKindEnd]string{"acquire", "claim", "renew", "checkpoint", "complete", "park",
-	"split_replace", "split_residual", "unpark", "create_run", "register_shards", "complete_run", "fail_run", "read", "cancel_run"}
+	"split_replace", "split_residual", "unpark", "create_run", "register_shards", "complete_run", "fail_run", "read", "cancel_run", "gc_stale_initializing_runs"}
 
 // String names the kind.
 func (k RequestKind) String() string {

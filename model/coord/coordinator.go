@@ -24,11 +24,13 @@ func (o Outcome) String() string {
 type AcquireResult struct {
 	Lease    Lease
 	Snapshot ShardSnapshot
+	Capacity CapacityHint
 }
 
 // RenewResult is the outcome of a renew.
 type RenewResult struct {
 	Deadline LogicalTime
+	Capacity CapacityHint
 }
 
 // SplitReplaceResult is the outcome of a split_replace: the children's ids,

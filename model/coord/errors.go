@@ -134,6 +134,8 @@ const (
 	OpFailRun                         // fail_run
 	OpCancelRun                       // cancel_run
 	OpClaim                           // claim_next_available
+	OpListActiveRuns                  // list_active_runs
+	OpGCStaleRuns                     // gc_stale_initializing_runs
 	operationEnd
 )
 
@@ -142,6 +144,7 @@ var operationNames = [operationEnd]string{
 	"split_replace", "split_residual", "unpark_shard", "create_run",
 	"register_shards", "get_run", "get_run_progress", "list_shards",
 	"complete_run", "fail_run", "cancel_run", "claim_next_available",
+	"list_active_runs", "gc_stale_initializing_runs",
 }
 
 // String names the operation as the protocol does.

@@ -64,7 +64,8 @@ func allowedCodes(op Operation) []Code {
 		cs = append(append(cs, leaseCodes...), CodeOpIDConflict, CodeSplitInvalid, CodeSpawnCapExceeded, CodeShardLimit, CodeIDCollision)
 	case OpUnpark:
 		cs = []Code{CodeShardNotFound, CodeOpIDConflict, CodeFenceExhausted, CodeRunState, CodeShardNotParked}
-	case OpCreateRun, OpRegisterShards, OpGetRun, OpRunProgress, OpListShards, OpCompleteRun, OpFailRun, OpCancelRun:
+	case OpCreateRun, OpRegisterShards, OpGetRun, OpRunProgress, OpListShards, OpCompleteRun, OpFailRun, OpCancelRun,
+		OpListActiveRuns, OpGCStaleRuns:
 		cs = runCodes
 	}
 	return append(append([]Code(nil), cs...), backendCodes...)

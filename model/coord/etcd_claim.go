@@ -17,6 +17,7 @@ import (
 func (e *Etcd) ClaimNextAvailable(now LogicalTime, tenant TenantID, worker WorkerID) (AcquireResult, []Event, error) {
 	const label = "claim_next_available"
 	var ch ShardChange
+	var retries uint32
 	err := e.optimistic(label, func(r *opRun) (*commit, error) {
 		claimKey := e.keys.claim(tenant, worker)
 		_, kvs, err := e.get(label+".read", claimKey)
@@ -51,6 +52,7 @@ func (e *Etcd) ClaimNextAvailable(now LogicalTime, tenant TenantID, worker Worke
 		if !found {
 			return nil, corrupt(label, "shard %s %s vanished", key.Run, key.Shard)
 		}
+		retries = st.run.Val.Config.MaxShardRetries
 		if st.run.Val.Status != RunActive || !claimable(&st.rec, now, e.cfg.Bugs) {
 			return nil, errRaced // changed since the walk read it
 		}
@@ -74,7 +76,7 @@ func (e *Etcd) ClaimNextAvailable(now LogicalTime, tenant TenantID, worker Worke
 	if err != nil {
 		return AcquireResult{}, nil, surface(OpClaim, err)
 	}
-	return AcquireResult{Lease: ch.Lease, Snapshot: ch.Next.Snapshot()}, ch.Events, nil
+	return AcquireResult{Lease: ch.Lease, Snapshot: ch.Next.Snapshot(), Capacity: capacityOf(&ch.Next, retries)}, ch.Events, nil
 }
 
 // findAvailable returns the first shard available at now, in run id then

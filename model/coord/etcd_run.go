@@ -175,10 +175,13 @@ func (e *Etcd) GetRunProgress(now LogicalTime, tenant TenantID, run RunID) (RunP
 		return RunProgress{}, surface(OpRunProgress, err)
 	}
 	p := RunProgress{Status: rec.Status, RootCount: len(rec.RootShards)}
+	recs := make([]*ShardRecord, len(shards))
 	for i := range shards {
 		p.Tally(&shards[i], now)
+		recs[i] = &shards[i]
 	}
 	p.Terminal = evaluateRunTerminal(p)
+	p.Watermark = progressWatermark(rec.RootShards, recs)
 	return p, nil
 }
 

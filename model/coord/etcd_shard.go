@@ -25,7 +25,8 @@ type shardCall struct {
 func (e *Etcd) shardOp(c shardCall) (ShardChange, error) {
 	label := c.op.String()
 	var out ShardChange
-	var refusal error // a logged refusal, answered once its entry landed
+	var retries uint32 // the run's MaxShardRetries, when the run was read
+	var refusal error  // a logged refusal, answered once its entry landed
 	err := e.optimistic(label, func(r *opRun) (*commit, error) {
 		refusal = nil
 		st, found, err := e.loadShard(label+".read", c.tenant, c.key, c.withRun)
@@ -34,6 +35,9 @@ func (e *Etcd) shardOp(c shardCall) (ShardChange, error) {
 		}
 		if !found {
 			return nil, ShardNotFound(c.op, c.key)
+		}
+		if st.run.Set {
+			retries = st.run.Val.Config.MaxShardRetries
 		}
 		st.ours = r.sentStamp(st.stamp)
 		if st.ours {
@@ -55,6 +59,7 @@ func (e *Etcd) shardOp(c shardCall) (ShardChange, error) {
 	if err == nil && refusal != nil {
 		return ShardChange{}, refusal
 	}
+	out.Capacity = capacityOf(&out.Next, retries)
 	return out, surface(c.op, err)
 }
 
@@ -114,7 +119,7 @@ func (e *Etcd) AcquireAndRestore(now LogicalTime, tenant TenantID, key ShardKey,
 	if err != nil {
 		return AcquireResult{}, nil, err
 	}
-	return AcquireResult{Lease: ch.Lease, Snapshot: ch.Next.Snapshot()}, ch.Events, nil
+	return AcquireResult{Lease: ch.Lease, Snapshot: ch.Next.Snapshot(), Capacity: ch.Capacity}, ch.Events, nil
 }
 
 // acquiredBefore is the answer of an acquire that meets the record its own
@@ -153,7 +158,7 @@ func (e *Etcd) Renew(now LogicalTime, tenant TenantID, l Lease) (RenewResult, []
 	if err != nil {
 		return RenewResult{}, nil, err
 	}
-	return RenewResult{Deadline: ch.Lease.Deadline}, ch.Events, nil
+	return RenewResult{Deadline: ch.Lease.Deadline, Capacity: ch.Capacity}, ch.Events, nil
 }
 
 // Checkpoint implements ShardCoordination.

@@ -98,3 +98,19 @@ func callListShards(tn TenantID, run RunID, f ShardFilter) call {
 		return readOf(c.ListShards(now, tn, run, f))
 	}}
 }
+
+func callListActiveRuns(tn TenantID) call {
+	return call{name: "list_active_runs", tenant: tn, do: func(c Coordinator, _ LogicalTime) result {
+		return readOf(c.(runAdmin).ListActiveRuns(tn))
+	}}
+}
+
+// callGC collects tn's runs that stayed Initializing for maxAge. It may
+// cancel several runs, one transaction each, so it runs only where no
+// request fault can stop it half-way (clean mode).
+func callGC(tn TenantID, maxAge LogicalDuration) call {
+	return call{name: "gc_stale_initializing_runs", tenant: tn, do: func(c Coordinator, now LogicalTime) result {
+		runs, evs, err := c.(runAdmin).GCStaleInitializingRuns(now, tn, maxAge)
+		return resultOf(runs, evs, err)
+	}}
+}

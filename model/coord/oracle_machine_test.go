@@ -68,6 +68,7 @@ func (m *machine) gens() (named map[string]gen, weight map[string]int) {
 		"get_run":        m.genGetRun,
 		"progress":       m.genProgress,
 		"list_shards":    m.genListShards,
+		"list_active":    func(t *rapid.T) (planned, bool) { return planned{c: callListActiveRuns(m.tenant(t))}, true },
 	}
 	weight = map[string]int{"create_run": 2, "register": 2, "acquire": 3, "claim": 2, "checkpoint": 4}
 	return named, weight
@@ -92,6 +93,9 @@ func (m *machine) actions(races bool) map[string]func(*rapid.T) {
 	if races {
 		for i := 0; i < 8; i++ {
 			a[fmt.Sprintf("race#%d", i)] = m.race
+		}
+		a["gc"] = func(t *rapid.T) {
+			m.exec(t, planned{c: callGC(m.tenant(t), LogicalDuration(rapid.IntRange(0, 20).Draw(t, "max age")))})
 		}
 	}
 	return a

@@ -64,10 +64,13 @@ func (r *Reference) GetRunProgress(now LogicalTime, tenant TenantID, run RunID) 
 		return RunProgress{}, RunNotFound(OpRunProgress)
 	}
 	p := RunProgress{Status: rs.rec.Status, RootCount: len(rs.rec.RootShards)}
+	recs := make([]*ShardRecord, 0, len(rs.order))
 	for _, id := range rs.order {
 		p.Tally(rs.shards[id], now)
+		recs = append(recs, rs.shards[id])
 	}
 	p.Terminal = evaluateRunTerminal(p)
+	p.Watermark = progressWatermark(rs.rec.RootShards, recs)
 	return p, nil
 }
 

@@ -61,7 +61,7 @@ func (r *Reference) acquire(now LogicalTime, tenant TenantID, rs *runState, rec 
 		return AcquireResult{}, nil, err
 	}
 	r.commitShard(rec, &ch.Next)
-	return AcquireResult{Lease: ch.Lease, Snapshot: rec.Snapshot()}, ch.Events, nil
+	return AcquireResult{Lease: ch.Lease, Snapshot: rec.Snapshot(), Capacity: capacityOf(rec, rs.rec.Config.MaxShardRetries)}, ch.Events, nil
 }
 
 // Renew implements ShardCoordination.
@@ -75,7 +75,7 @@ func (r *Reference) Renew(now LogicalTime, tenant TenantID, l Lease) (RenewResul
 		return RenewResult{}, nil, err
 	}
 	r.commitShard(rec, &ch.Next)
-	return RenewResult{Deadline: ch.Lease.Deadline}, ch.Events, nil
+	return RenewResult{Deadline: ch.Lease.Deadline, Capacity: capacityOf(rec, rs.rec.Config.MaxShardRetries)}, ch.Events, nil
 }
 
 // Checkpoint implements ShardCoordination.

@@ -120,6 +120,9 @@ type RunProgress struct {
 	Parked    int
 	Terminal  RunTerminalEvaluation
 	RootCount int
+	// Watermark is how far the run's key space has been processed from
+	// its first root's start (see Watermark).
+	Watermark Watermark
 }
 
 // evaluateRunTerminal decides from progress counts whether the run's shards

@@ -51,6 +51,9 @@ type ShardChange struct {
 	// Residual is split_residual's residual, also on replay.
 	Residual ShardID
 	Events   []Event
+	// Capacity is the hint returned with a granted or renewed lease (set
+	// by the backend, which knows the run's configuration).
+	Capacity CapacityHint
 	// Logged is set on a payload refusal that the op-log remembers
 	// (OpError): the step returns the refusal as its error and Next holds
 	// the record with the logged entry, which the backend commits before
