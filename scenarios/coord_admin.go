@@ -119,8 +119,8 @@ func (a *coordAdmin) setupSlips(c *coordCaller, t *simclock.Task, i int, run coo
 		// leaves a run Initializing, for the collection to cancel.
 		scratch := run
 		scratch.id = run.id | 0xbeef<<32
-		if o := c.runOp(coordcheck.ReqCreateRun, scratch, 0); o.Out.Code == 0 && !o.Out.Ambiguous {
-			a.scratch = append(a.scratch, scratch)
+		if o := c.runOp(coordcheck.ReqCreateRun, scratch, 0); o.Out.Code == 0 || o.Out.Ambiguous {
+			a.scratch = append(a.scratch, scratch) // an ambiguous create may have landed
 		}
 	default:
 		if i == 0 {
@@ -207,7 +207,11 @@ func (a *coordAdmin) round(c *coordCaller, t *simclock.Task, round int) bool {
 	a.drainEvents()
 	a.housekeep(c)
 	for _, run := range a.scratch {
-		if rec, o := c.getRun(run.tenant, run.id); o.Out.Code != 0 || o.Out.Ambiguous || !rec.Status.Terminal() {
+		rec, o := c.getRun(run.tenant, run.id)
+		if o.Out.Code == coord.CodeRunNotFound {
+			continue // its create never landed
+		}
+		if o.Out.Code != 0 || o.Out.Ambiguous || !rec.Status.Terminal() {
 			all = false // wait for the collection
 		}
 	}
