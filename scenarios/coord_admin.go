@@ -18,7 +18,6 @@ import (
 // by then every one of them has been unparked and finished.
 type coordAdmin struct {
 	marks   map[coord.RunID]coord.Watermark // the last progress watermark seen per run
-	scratch []coordRun                      // runs created and never registered, until collected
 	env     *coordEnv
 	inc     uint64
 	seq     uint64
@@ -117,11 +116,7 @@ func (a *coordAdmin) setupSlips(c *coordCaller, t *simclock.Task, i int, run coo
 		c.runOp(coordcheck.ReqCreateRun, run, 0)
 		// A driver that died between create_run and register_shards
 		// leaves a run Initializing, for the collection to cancel.
-		scratch := run
-		scratch.id = run.id | 0xbeef<<32
-		if o := c.runOp(coordcheck.ReqCreateRun, scratch, 0); o.Out.Code == 0 || o.Out.Ambiguous {
-			a.scratch = append(a.scratch, scratch) // an ambiguous create may have landed
-		}
+		c.runOp(coordcheck.ReqCreateRun, scratchRun(run), 0)
 	default:
 		if i == 0 {
 			return false
@@ -134,6 +129,13 @@ func (a *coordAdmin) setupSlips(c *coordCaller, t *simclock.Task, i int, run coo
 		}
 	}
 	return false
+}
+
+// scratchRun is the run a setup slip creates beside run and never
+// registers (a driver that died between create_run and register_shards).
+func scratchRun(run coordRun) coordRun {
+	run.id |= 0xbeef << 32
+	return run
 }
 
 // manyRoots returns n valid roots: roots' ids and ranges, then more ids
@@ -206,8 +208,10 @@ func (a *coordAdmin) round(c *coordCaller, t *simclock.Task, round int) bool {
 	var listed []parkedShard
 	a.drainEvents()
 	a.housekeep(c)
-	for _, run := range a.scratch {
-		rec, o := c.getRun(run.tenant, run.id)
+	for _, run := range env.topo.runs {
+		// A scratch run may exist (a restarted admin does not remember
+		// making it): wait until the collection cancelled it.
+		rec, o := c.getRun(run.tenant, scratchRun(run).id)
 		if o.Out.Code == coord.CodeRunNotFound {
 			continue // its create never landed
 		}
