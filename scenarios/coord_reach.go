@@ -87,7 +87,7 @@ func init() {
 		"register_shards.ok", "register_shards.replayed", "register_shards.refused.invalid_manifest",
 		"register_shards.refused.run_state_does_not_allow_the_operation", "register_shards.refused.run_not_found", "register_shards.refused.shard_limit_exceeded",
 		"complete_run.ok", "complete_run.replayed", "complete_run.refused.run_state_does_not_allow_the_operation", "complete_run.refused.op_id_reused_with_a_different_payload",
-		"fail_run.ok", "fail_run.refused.run_state_does_not_allow_the_operation", "fail_run.refused.run_not_found",
+		"fail_run.ok", "fail_run.replayed", "fail_run.refused.run_state_does_not_allow_the_operation", "fail_run.refused.run_not_found",
 		"cancel_run.ok", "cancel_run.replayed", "cancel_run.ok.initializing", "cancel_run.ok.in_flight", "cancel_run.refused.run_state_does_not_allow_the_operation",
 		"complete_run.ok.in_flight", "fail_run.ok.in_flight",
 		"events.dropped_at_capacity", "acquire.capacity_backoff", "list_active_runs.ok",
