@@ -179,8 +179,10 @@ func (a *coordAdmin) abortRun(c *coordCaller, ch *simclock.Choices, run coordRun
 	kinds := []coordcheck.RequestKind{coordcheck.ReqCancelRun, coordcheck.ReqFailRun, coordcheck.ReqCompleteRun}
 	kind := simclock.Pick(ch, kinds)
 	o := c.runOp(kind, run, runOpID(run.id, kind))
-	for i := 0; i < 3 && o.Out.Ambiguous; i++ {
-		o = c.runOp(kind, run, runOpID(run.id, kind)) // the same op id: a replay if it landed
+	for i := 0; i < 3 && (o.Out.Ambiguous || i == 0 && o.Out.Code == 0 && ch.Chance(0.5)); i++ {
+		// The same op id again (after an ambiguous answer, or from a retry
+		// path that did not hear the first): a replay if it landed.
+		o = c.runOp(kind, run, runOpID(run.id, kind))
 	}
 	if o.Out.Code != 0 || o.Out.Ambiguous {
 		return
