@@ -43,8 +43,11 @@ func TestRegistryEntriesAreComplete(t *testing.T) {
 			t.Errorf("%s: budget %d outside 1..500", b.Name, b.Budget)
 		}
 	}
-	if n := len(ForProtocol("coord")); n != 14 {
-		t.Errorf("coord bugs: %d, BUGS.md lists 14", n)
+	if n := len(ForProtocol("coord")); n != 23 {
+		t.Errorf("coord bugs: %d, BUGS.md lists 14 and issue 9 added 9 (acquire-own-live-lease, ended-run-accepts, unpark-bumps-first, error-names-tenant, lease-before-replay, park-drops-reason, claim-ignores-cooldown, claim-skips-expired, renew-misreports)", n)
+	}
+	if n := len(ForProtocol("kv")); n != 9 {
+		t.Errorf("kv bugs: %d, the two of the kv scenario and issue 9's seven server mutations make 9", n)
 	}
 	if n := len(ForProtocol("keymove")); n != 6 {
 		t.Errorf("keymove bugs: %d, BUGS.md lists 4 and the race fix and rollback bugs make 6", n)

@@ -26,6 +26,7 @@ const (
 	CoordParkDropsReason      = "coord.park-drops-reason"
 	CoordClaimIgnoresCooldown = "coord.claim-ignores-cooldown"
 	CoordClaimSkipsExpired    = "coord.claim-skips-expired"
+	CoordRenewMisreports      = "coord.renew-misreports"
 )
 
 func init() {
@@ -51,6 +52,7 @@ func init() {
 		{CoordParkDropsReason, "coord", "park_shard stores the Parked status without its park reason", []property.Name{property.CRecordInvariants}, "coord", 40},
 		{CoordClaimIgnoresCooldown, "coord", "claim_next_available skips the claim cooldown check", []property.Name{property.CCooldown}, "coord", 200},
 		{CoordClaimSkipsExpired, "coord", "claim_next_available takes a shard whose lease expired for leased (it tests that a lease is set, not that it is live)", []property.Name{property.CEventuallyLeased, property.CConvergence}, "coord", 40},
+		{CoordRenewMisreports, "coord", "renew answers a deadline one unit later than the one it stored", []property.Name{property.CLinearizable}, "coord", 60},
 		{CoordEndedRunAccepts, "coord", "acquire and lease-gated operations accept shards of a run that has ended", []property.Name{property.CRunTerminalIrreversibility}, "coord", 100},
 	} {
 		register(b)

@@ -61,6 +61,18 @@ var bugCases = map[string]func(t *testing.T, cfg Config) error{
 		}
 		return errRefused
 	},
+	bugs.CoordRenewMisreports: func(t *testing.T, cfg Config) error {
+		w, _ := refWorld(t, cfg)
+		l := w.acquire(1, w1)
+		r, _, err := w.c.Renew(w.now+2, tenantA, l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Deadline != w.record(1).Lease.Val.Deadline {
+			return nil
+		}
+		return errRefused
+	},
 	bugs.CoordParkDropsReason: func(t *testing.T, cfg Config) error {
 		w, _ := refWorld(t, cfg)
 		l := w.acquire(1, w1)

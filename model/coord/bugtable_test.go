@@ -161,6 +161,18 @@ var bugTable = map[string]func(t *testing.T, cfg Config) error{
 		}
 		return s.err
 	},
+	bugs.CoordRenewMisreports: func(t *testing.T, cfg Config) error {
+		s := newScript(t, cfg, pairOptions{})
+		l := s.acquire(tenantA, 1, w1)
+		s.p.advance(2)
+		if r := s.do(callRenew(tenantA, l)); s.err == nil && r.code == codeNone {
+			rec := s.p.ref.Snapshot(s.p.now).Shards[0]
+			if got := r.Value.(RenewResult).Deadline; got != rec.Lease.Val.Deadline {
+				return property.Violated(property.CLinearizable, "renew answered deadline %d, stored %d", got, rec.Lease.Val.Deadline)
+			}
+		}
+		return s.err
+	},
 	bugs.CoordParkDropsReason: func(t *testing.T, cfg Config) error {
 		s := newScript(t, cfg, pairOptions{})
 		l := s.acquire(tenantA, 1, w1)

@@ -87,7 +87,7 @@ func (e *Etcd) planShard(r *opRun, op Operation, gated bool, st *shardState, ch 
 	if err := e.bindOwner(r, op, c, st, &ch.Next, gated); err != nil {
 		return nil, err
 	}
-	if op == OpSplitReplace && e.cfg.Bugs.Has(bugs.CoordSplitTwoTxns) {
+	if op == OpSplitReplace && len(ch.Created) > 0 && e.cfg.Bugs.Has(bugs.CoordSplitTwoTxns) {
 		// The bug: the parent turns Split in this transaction and its
 		// children follow in a second one.
 		c.then = e.newCommit()

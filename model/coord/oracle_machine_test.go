@@ -381,7 +381,15 @@ func (m *machine) genRenew(t *rapid.T) (planned, bool) {
 	if !ok {
 		return planned{}, false
 	}
-	return planned{c: callRenew(tn, l)}, true
+	return planned{c: callRenew(tn, l), after: func(r result) {
+		// The answer is the deadline stored (the linearization of renew).
+		if r.code != codeNone || m.racing {
+			return
+		}
+		if _, rec, ok := m.p.ref.shard(l.Tenant, l.Key()); ok && rec.Lease.Set && r.Value.(RenewResult).Deadline != rec.Lease.Val.Deadline {
+			t.Fatalf("C.Linearizable: renew answered deadline %d, the record holds %d", r.Value.(RenewResult).Deadline, rec.Lease.Val.Deadline)
+		}
+	}}, true
 }
 
 // maker builds an idempotent lease-gated call.

@@ -204,6 +204,9 @@ func StepRenew(env StepEnv, rec *ShardRecord, l Lease, dur LogicalDuration) (Sha
 	deadline := env.Now.Add(dur)
 	next.Lease = Some(LeaseHolder{Owner: l.Owner, Deadline: deadline})
 	l.Deadline = deadline
+	if env.Bugs.Has(bugs.CoordRenewMisreports) {
+		l.Deadline++ // the bug: the answer is not what was stored
+	}
 	ev := shardEvent(rec, env.Now, EventShardLeaseRenewed)
 	ev.Deadline = deadline
 	return ShardChange{Next: next, Lease: l, Events: []Event{ev}}, nil
