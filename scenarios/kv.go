@@ -208,6 +208,7 @@ type kvResumer struct {
 // kvMaxResumes bounds how often the resumer reconnects.
 const kvMaxResumes = 12
 
+// Receive implements simclock.Actor: the first watch opens on start.
 func (k *kvResumer) Receive(ctx *simclock.Context, msg any) {
 	if _, ok := msg.(simclock.Started); ok {
 		k.next = 1

@@ -47,12 +47,14 @@ type Log struct {
 	b  bytes.Buffer
 }
 
+// Write implements io.Writer for the server's output.
 func (l *Log) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.Write(p)
 }
 
+// String returns what the server wrote so far.
 func (l *Log) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
