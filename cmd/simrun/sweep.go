@@ -143,16 +143,9 @@ func planSweep(e *env, f *sweepFlags) (*sweepPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	var table *reach.Table
-	if f.coverage {
-		sc, err := scenarios.Lookup(name)
-		if err != nil {
-			return nil, usageError{err.Error()}
-		}
-		if sc.Reach == "" {
-			return nil, usagef("sweep: scenario %s declares no reachability points", name)
-		}
-		table = reach.NewTable(sc.Reach)
+	table, err := coverageTable(name, f.coverage)
+	if err != nil {
+		return nil, err
 	}
 	noteOverrides(e.stderr, name, base.Options)
 	p := &sweepPlan{flags: f, name: name, base: base, all: all, mine: all, shard: shard, table: table}
@@ -164,6 +157,22 @@ func planSweep(e *env, f *sweepFlags) (*sweepPlan, error) {
 		}
 	}
 	return p, nil
+}
+
+// coverageTable returns the reachability table a -coverage sweep of
+// scenario name fills (nil without -coverage).
+func coverageTable(name string, on bool) (*reach.Table, error) {
+	if !on {
+		return nil, nil
+	}
+	sc, err := scenarios.Lookup(name)
+	if err != nil {
+		return nil, usageError{err.Error()}
+	}
+	if sc.Reach == "" {
+		return nil, usagef("sweep: scenario %s declares no reachability points", name)
+	}
+	return reach.NewTable(sc.Reach), nil
 }
 
 // execute runs the plan and prints its result.
