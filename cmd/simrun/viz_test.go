@@ -53,7 +53,7 @@ func TestVizPageShowsTheViolationInABrowser(t *testing.T) {
 		name, property string
 		args           []string
 	}{
-		{"coord", "C.SplitAtomicity", []string{"-scenario", "coord", "-seed", "2", "-bug", "coord.split-two-txns"}},
+		{"coord", "C.SplitAtomicity", []string{"-scenario", "coord", "-seed", "4", "-bug", "coord.split-two-txns"}},
 		{"migrate", "M.CleanupSafe", []string{"-scenario", "migrate", "-seed", "2", "-bug", "migrate.cleanup-before-promotion"}},
 	}
 	for _, r := range runs {
