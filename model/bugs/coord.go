@@ -2,7 +2,13 @@ package bugs
 
 import "shardsim/property"
 
-// Names of the shard coordination bugs (seed 004).
+// Names of the shard coordination bugs (seed 004). Budgets follow the
+// registry's rule (see migrate.go): a bug caught in a fraction p of seeds of
+// its scenario's sweep gets a budget B with (1-p)^B < 1e-6, with margin.
+// Measured on seeds 1-1000 once the equal-time order choice and issue 9's
+// wider worlds met; unpark-done and unpark-bumps-first (p = 0.006) and
+// split-gap (p = 0.019) would need more than the cap of 500, so they sit at
+// the cap until their worlds reach them more often.
 const (
 	CoordNoFenceBumpOnAcquire = "coord.no-fence-bump-on-acquire"
 	CoordNoFenceCheck         = "coord.no-fence-check"
@@ -32,28 +38,28 @@ const (
 func init() {
 	for _, b := range []Bug{
 		{CoordNoFenceBumpOnAcquire, "coord", "acquire grants a lease without raising the fence", []property.Name{property.CFenceMonotonicity, property.CZombieRejection, property.CMutualExclusion}, "coord-zombie", 20},
-		{CoordNoFenceCheck, "coord", "lease-gated operations skip the fence comparison", []property.Name{property.CZombieRejection, property.CMutualExclusion}, "coord-zombie", 150},
-		{CoordAcquireLiveLease, "coord", "acquire ignores an unexpired lease held by someone else", []property.Name{property.CMutualExclusion}, "coord", 60},
-		{CoordAcquireTerminal, "coord", "acquire does not require the shard to be Active", []property.Name{property.CTerminalUnleased, property.CTerminalIrreversibility}, "coord", 40},
+		{CoordNoFenceCheck, "coord", "lease-gated operations skip the fence comparison", []property.Name{property.CZombieRejection, property.CMutualExclusion}, "coord-zombie", 250},
+		{CoordAcquireLiveLease, "coord", "acquire ignores an unexpired lease held by someone else", []property.Name{property.CMutualExclusion}, "coord", 80},
+		{CoordAcquireTerminal, "coord", "acquire does not require the shard to be Active", []property.Name{property.CTerminalUnleased, property.CTerminalIrreversibility}, "coord", 140},
 		{CoordCompleteKeepsLease, "coord", "complete leaves the lease in place", []property.Name{property.CTerminalUnleased}, "coord", 20},
-		{CoordSplitTwoTxns, "coord", "split_replace marks the parent Split and writes the children in a second transaction", []property.Name{property.CSplitAtomicity}, "coord", 40},
-		{CoordSplitGap, "coord", "split coverage is not validated", []property.Name{property.CSplitCoverage}, "coord", 300},
-		{CoordUnparkDone, "coord", "unpark accepts a Done shard", []property.Name{property.CTerminalIrreversibility}, "coord", 250},
-		{CoordCursorRegression, "coord", "checkpoint accepts a smaller last_key", []property.Name{property.CCursorMonotonicity}, "coord", 150},
-		{CoordCursorOutOfBounds, "coord", "checkpoint skips the cursor bounds check", []property.Name{property.CCursorBounds}, "coord", 120},
+		{CoordSplitTwoTxns, "coord", "split_replace marks the parent Split and writes the children in a second transaction", []property.Name{property.CSplitAtomicity}, "coord", 90},
+		{CoordSplitGap, "coord", "split coverage is not validated", []property.Name{property.CSplitCoverage}, "coord", 500},
+		{CoordUnparkDone, "coord", "unpark accepts a Done shard", []property.Name{property.CTerminalIrreversibility}, "coord", 500},
+		{CoordCursorRegression, "coord", "checkpoint accepts a smaller last_key", []property.Name{property.CCursorMonotonicity}, "coord", 500},
+		{CoordCursorOutOfBounds, "coord", "checkpoint skips the cursor bounds check", []property.Name{property.CCursorBounds}, "coord", 450},
 		{CoordOpIDConflictIgnored, "coord", "the same op id with a different payload executes again", []property.Name{property.CIdempotency}, "coord", 150},
-		{CoordNoTenantCheck, "coord", "lease validation skips the tenant comparison", []property.Name{property.CTenantIsolation}, "coord", 150},
+		{CoordNoTenantCheck, "coord", "lease validation skips the tenant comparison", []property.Name{property.CTenantIsolation}, "coord", 210},
 		{CoordEtcdBlindWrite, "coord", "the etcd backend writes the shard record without comparing its mod revision", []property.Name{property.CMutualExclusion, property.CFenceMonotonicity, property.CZombieRejection, property.CCursorMonotonicity, property.CTerminalIrreversibility, property.CSplitAtomicity}, "coord", 60},
 		{CoordRunReopen, "coord", "a terminal run accepts complete_run", []property.Name{property.CRunTerminalIrreversibility}, "coord", 300},
-		{CoordAcquireOwnLiveLease, "coord", "acquire lets a worker re-acquire a shard it holds a live lease on, raising the fence under its own first grant", []property.Name{property.CMutualExclusion}, "coord-zombie", 60},
-		{CoordUnparkBumpsFirst, "coord", "unpark raises the fence and logs its op before checking that the shard is Parked, so a refused unpark of a Done or Split shard still rewrites its record", []property.Name{property.CTerminalIrreversibility}, "coord", 150},
+		{CoordAcquireOwnLiveLease, "coord", "acquire lets a worker re-acquire a shard it holds a live lease on, raising the fence under its own first grant", []property.Name{property.CMutualExclusion}, "coord-zombie", 110},
+		{CoordUnparkBumpsFirst, "coord", "unpark raises the fence and logs its op before checking that the shard is Parked, so a refused unpark of a Done or Split shard still rewrites its record", []property.Name{property.CTerminalIrreversibility}, "coord", 500},
 		{CoordErrorNamesTenant, "coord", "a tenant-mismatch refusal names the lease's tenant instead of the caller's (SEC-1), telling a request of one tenant another tenant's id", []property.Name{property.CTenantIsolation}, "coord", 300},
 		{CoordLeaseBeforeReplay, "coord", "lease-gated operations validate the lease before consulting the op-log, so a retry of a landed operation after the lease expired, a takeover or the shard's end is refused instead of replayed", []property.Name{property.CIdempotency}, "coord", 20},
-		{CoordParkDropsReason, "coord", "park_shard stores the Parked status without its park reason", []property.Name{property.CRecordInvariants}, "coord", 40},
+		{CoordParkDropsReason, "coord", "park_shard stores the Parked status without its park reason", []property.Name{property.CRecordInvariants}, "coord", 60},
 		{CoordClaimIgnoresCooldown, "coord", "claim_next_available skips the claim cooldown check", []property.Name{property.CCooldown}, "coord", 200},
-		{CoordClaimSkipsExpired, "coord", "claim_next_available takes a shard whose lease expired for leased (it tests that a lease is set, not that it is live)", []property.Name{property.CEventuallyLeased, property.CConvergence}, "coord", 40},
+		{CoordClaimSkipsExpired, "coord", "claim_next_available takes a shard whose lease expired for leased (it tests that a lease is set, not that it is live)", []property.Name{property.CEventuallyLeased, property.CConvergence}, "coord", 160},
 		{CoordRenewMisreports, "coord", "renew answers a deadline one unit later than the one it stored", []property.Name{property.CLinearizable}, "coord", 60},
-		{CoordEndedRunAccepts, "coord", "acquire and lease-gated operations accept shards of a run that has ended", []property.Name{property.CRunTerminalIrreversibility}, "coord", 100},
+		{CoordEndedRunAccepts, "coord", "acquire and lease-gated operations accept shards of a run that has ended", []property.Name{property.CRunTerminalIrreversibility}, "coord", 150},
 	} {
 		register(b)
 	}
