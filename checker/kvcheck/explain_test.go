@@ -1,6 +1,7 @@
 package kvcheck
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -38,5 +39,39 @@ func TestViolationNamesTheKeyAndOperations(t *testing.T) {
 	}
 	if strings.Contains(viol.Detail, `put("b"`) {
 		t.Errorf("detail lists operations on another key:\n%s", viol.Detail)
+	}
+}
+
+// When two orders of a history get equally far (two concurrent puts both
+// answered with the same revision: either can come first, not both), the
+// report is the same every time: porcupine lists its partial
+// linearizations in map order, and the report reaches the trace's digest.
+func TestViolationReportIsTheSameWhateverOrderPorcupineListsTies(t *testing.T) {
+	h := (&hist{}).
+		op(0, 0, 10, put("a", "1"), putOK(2)).
+		op(1, 0, 10, put("b", "1"), putOK(2))
+	first := ""
+	for i := 0; i < 40; i++ {
+		v, viol := Check(h.ops, 5*time.Second)
+		if v != property.VerdictViolation || viol == nil {
+			t.Fatalf("verdict %s, want a violation", v)
+		}
+		if i == 0 {
+			first = viol.Detail
+		} else if viol.Detail != first {
+			t.Fatalf("check %d reported\n%s\nafter\n%s", i, viol.Detail, first)
+		}
+	}
+}
+
+// canonicalLongest picks the same linearization whatever the input order.
+func TestCanonicalLongestIgnoresOrder(t *testing.T) {
+	parts := [][]int{{0, 2}, {1}, {1, 0}, {0, 1}, {2}}
+	want := []int{0, 1}
+	for i := range parts {
+		rotated := append(append([][]int{}, parts[i:]...), parts[:i]...)
+		if got := canonicalLongest(rotated); !slices.Equal(got, want) {
+			t.Fatalf("rotation %d: got %v, want %v", i, got, want)
+		}
 	}
 }
