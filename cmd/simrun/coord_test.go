@@ -96,7 +96,7 @@ func TestCoordViolationReplays(t *testing.T) {
 // A saved failing run replays to its recorded violation; a tampered record
 // is reported as differing.
 func TestCoordCorpusEntryReplays(t *testing.T) {
-	path := filepath.Join("..", "..", "corpus", "coord-zombie", "coord.no-fence-check-C.ZombieRejection-seed7.json")
+	path := filepath.Join("..", "..", "corpus", "coord-zombie", "coord.no-fence-check-C.ZombieRejection-seed15.json")
 	code, out, stderr := simrun(t, "replay", path, "-json")
 	if code != 1 || !strings.Contains(stderr, "record   reproduced: violation C.ZombieRejection") || !strings.Contains(out, `"reproduced":true`) {
 		t.Fatalf("exit %d: %s %s", code, out, stderr)
