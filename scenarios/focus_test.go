@@ -12,13 +12,15 @@ import (
 // names, not the run's tail: every record shown names the key or belongs
 // to a call that did, and the violation comes last.
 func TestFocusTailShowsTheSubjectsEvents(t *testing.T) {
-	cfg := Config{Seed: 3, Bugs: bugs.MustParse(bugs.KVPhantomAck)}
+	// Seed 7: the first failing seed whose stuck operation names a key
+	// (seed 3's, in the world with the resuming watcher, is a compaction).
+	cfg := Config{Seed: 7, Bugs: bugs.MustParse(bugs.KVPhantomAck)}
 	res, err := Run("kv", cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Verdict != property.VerdictViolation || res.Subject.Kind != property.SubjectKey || res.Subject.ID == "" {
-		t.Fatalf("seed 3 with kv.phantom-ack: %s %+v", res.Verdict, res.Subject)
+		t.Fatalf("seed 7 with kv.phantom-ack: %s %+v", res.Verdict, res.Subject)
 	}
 	key := `"` + res.Subject.ID + `"`
 	tail, subj := FocusTail(cfg, res)

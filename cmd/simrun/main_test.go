@@ -187,7 +187,7 @@ func TestSweepReportsAPanickingWorld(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("exit %d, want 1 (violation); stderr %q", code, stderr)
 	}
-	for _, want := range []string{"H.Panic", "replay   simrun run -scenario panic-sweep-test -seed 1", "saved"} {
+	for _, want := range []string{"H.Panic", "replay simrun run -scenario panic-sweep-test -seed 1", "saved"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("sweep output lacks %q:\n%s", want, out)
 		}

@@ -47,7 +47,7 @@ func TestReplayLinesReproduce(t *testing.T) {
 
 	// run: choices (recorded from a failing seeded run).
 	rec := filepath.Join(t.TempDir(), "run.bin")
-	simrun(t, "run", "-scenario", "coord", "-seed", "2", "-bug", "coord.split-two-txns", "-opt", "split=0.1", "-record", rec)
+	simrun(t, "run", "-scenario", "coord", "-seed", "4", "-bug", "coord.split-two-txns", "-opt", "split=0.1", "-record", rec)
 	code, out, _ = simrun(t, "run", "-scenario", "coord", "-choices", rec, "-bug", "coord.split-two-txns", "-opt", "split=0.1")
 	line = lineAfter(t, out, "replay   ")
 	if code != 1 || !strings.Contains(line, "-choices "+rec) || !strings.Contains(line, "-opt split=0.1") {
