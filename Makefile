@@ -87,10 +87,11 @@ bugtable:
 	@out=$$(mktemp); SHARDSIM_BUGTABLE_OUT=$$out $(GO) test -count=1 -run 'TestBugTable' ./scenarios/; st=$$?; \
 	  cat $$out; rm -f $$out; exit $$st
 
-## sweep-coord: both coordination scenarios over SEEDS with every bug off (make sweep-coord SEEDS=1-2000)
+## sweep-coord: every coordination scenario over SEEDS with every bug off (make sweep-coord SEEDS=1-2000)
 sweep-coord:
 	$(GO) run ./cmd/simrun sweep -scenario coord -seeds $(SEEDS)
 	$(GO) run ./cmd/simrun sweep -scenario coord-zombie -seeds $(SEEDS)
+	$(GO) run ./cmd/simrun sweep -scenario coord-churn -seeds $(SEEDS)
 
 ## fuzz-coord: hunt for a run that exposes BUG (empty BUG: any violation) with coverage-guided fuzzing
 fuzz-coord:

@@ -38,6 +38,34 @@ type coordShape struct {
 	stormExtra                     time.Duration // a lease storm outlasts a lease by this much
 	maxWorkers                     int
 	maxTenants, maxRuns, maxShards int
+	churn                          coordChurn
+	// backlogWait is added to the C.EventuallyLeased bound. Claims serve a
+	// tenant's runs in run order and workers take tenants in turn, idling
+	// between them, so a shard of a later run waits out the backlog of
+	// earlier runs of its tenant while workers count as available; a shape
+	// whose splits grow that backlog needs the bound to cover it.
+	backlogWait time.Duration
+}
+
+// coordChurn is how often a shape's workers split and park and how often
+// its clients and admin make mistakes: the draws that decide whether the
+// split, park and unpark rules are exercised at all in a run.
+type coordChurn struct {
+	split, park, mistakes, adminSlips rateRange
+	maxUnparks                        int // unpark_budget is drawn in [0, maxUnparks]
+}
+
+// rateRange is a rate option's draw: on is the chance the rate is not
+// zero, and then it is drawn in [lo, hi].
+type rateRange struct{ on, lo, hi float64 }
+
+// quietChurn is the churn of the coord and coord-zombie shapes.
+var quietChurn = coordChurn{
+	split:      rateRange{0.8, 0.02, 0.15},
+	park:       rateRange{0.5, 0.005, 0.04},
+	mistakes:   rateRange{0.5, 0.005, 0.05},
+	adminSlips: rateRange{0.5, 0.05, 0.3},
+	maxUnparks: 2,
 }
 
 var coordShapes = []coordShape{
@@ -52,6 +80,7 @@ var coordShapes = []coordShape{
 		},
 		convergeWithin: 30 * time.Second, coordUnit: 100 * time.Millisecond, nemesisTick: 250 * time.Millisecond,
 		stormExtra: 500 * time.Millisecond, maxWorkers: 4, maxTenants: 3, maxRuns: 2, maxShards: 3,
+		churn: quietChurn,
 	},
 	{
 		name:        "coord-zombie",
@@ -64,6 +93,32 @@ var coordShapes = []coordShape{
 		},
 		convergeWithin: 35 * time.Second, coordUnit: 100 * time.Millisecond, nemesisTick: 250 * time.Millisecond,
 		stormExtra: time.Second, maxWorkers: 4, maxTenants: 2, maxRuns: 2, maxShards: 2,
+		churn: quietChurn,
+	},
+	{
+		// Splits, parks, unparks and the mistakes around them are rare in
+		// coord (a split plan with a gap is met in about 2% of its seeds, an
+		// unpark of a finished shard in under 1%), so bugs of those rules
+		// would need thousands of coord seeds. This shape makes them common
+		// and keeps coord's faults.
+		name:        "coord-churn",
+		description: "the coord world with splits, parks, unparks and client and admin mistakes always on and frequent: every split plan, park and unpark rule is met in most runs",
+		healAt:      8 * time.Second, minSlots: 1, maxSlots: 2,
+		profile: nemesis.CoordProfile{
+			NetOn: 0.6, CrashOn: 0.4, PauseOn: 0.4, PartitionOn: 0.4, SkewOn: 0.4, LeaderOn: 0.3, StormOn: 0.2, StallOn: 0.3,
+			MaxCrash: 0.08, MaxPause: 0.08, MaxPartition: 0.08, MaxSkewRate: 0.2, MaxLeader: 0.04, MaxStorm: 0.02, MaxStall: 0.02,
+			MaxSkew: 250 * time.Millisecond,
+		},
+		convergeWithin: 30 * time.Second, coordUnit: 100 * time.Millisecond, nemesisTick: 250 * time.Millisecond,
+		stormExtra: 500 * time.Millisecond, maxWorkers: 4, maxTenants: 3, maxRuns: 2, maxShards: 3,
+		churn: coordChurn{
+			split:      rateRange{1, 0.1, 0.3},
+			park:       rateRange{1, 0.04, 0.15},
+			mistakes:   rateRange{1, 0.05, 0.2},
+			adminSlips: rateRange{1, 0.2, 0.6},
+			maxUnparks: 3,
+		},
+		backlogWait: 6 * time.Second,
 	},
 }
 
@@ -180,13 +235,13 @@ func drawCoordOptions(sw *nemesis.Swarm, sh coordShape) coordOptions {
 	o.workers = sw.Int("workers", 2, sh.maxWorkers)
 	o.workload = coordWorkload{
 		slots:        sw.Int("slots", sh.minSlots, sh.maxSlots),
-		split:        sw.Rate("split", 0.8, 0.02, 0.15),
-		park:         sw.Rate("park", 0.5, 0.005, 0.04),
-		mistakes:     sw.Rate("mistakes", 0.5, 0.005, 0.05),
-		adminSlips:   sw.Rate("admin_mistakes", 0.5, 0.05, 0.3),
+		split:        sw.Rate("split", sh.churn.split.on, sh.churn.split.lo, sh.churn.split.hi),
+		park:         sw.Rate("park", sh.churn.park.on, sh.churn.park.lo, sh.churn.park.hi),
+		mistakes:     sw.Rate("mistakes", sh.churn.mistakes.on, sh.churn.mistakes.lo, sh.churn.mistakes.hi),
+		adminSlips:   sw.Rate("admin_mistakes", sh.churn.adminSlips.on, sh.churn.adminSlips.lo, sh.churn.adminSlips.hi),
 		listAcquire:  sw.Rate("list_acquire", 0.7, 0.1, 0.5),
 		sticky:       sw.Rate("sticky", 0.5, 0.1, 0.6),
-		unparkBudget: sw.Int("unpark_budget", 0, 2),
+		unparkBudget: sw.Int("unpark_budget", 0, sh.churn.maxUnparks),
 	}
 	if sw.Flag("cooldown", 0.3) {
 		o.cooldown = coord.LogicalDuration(sw.Int("cooldown_units", 1, 5))
@@ -275,7 +330,7 @@ func buildCoord(w *World, sh coordShape, opts coordOptions, set bugs.Set) (*coor
 
 	chk := coordCheckers{
 		durable: coordcheck.NewDurable(store, ecfg.Namespace, sh.coordUnit, opts.cooldown, env.history),
-		live:    coordcheck.NewLiveness(healAt, 2*opts.leaseFor+opts.faults.MaxSkew+2*time.Second, sh.convergeWithin, sh.coordUnit),
+		live:    coordcheck.NewLiveness(healAt, 2*opts.leaseFor+opts.faults.MaxSkew+2*time.Second+sh.backlogWait, sh.convergeWithin, sh.coordUnit),
 		lin:     coordcheck.NewLinearizable(),
 	}
 	env.live, env.durable, env.replays = chk.live, chk.durable, coordcheck.NewReplays()

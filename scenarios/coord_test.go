@@ -8,9 +8,9 @@ import (
 	"shardsim/property"
 )
 
-var coordScenarios = []string{"coord", "coord-zombie"}
+var coordScenarios = []string{"coord", "coord-zombie", "coord-churn"}
 
-// With every bug off, both coordination scenarios pass a sweep, and the
+// With every bug off, every coordination scenario passes a sweep, and the
 // sweep really exercised what the checkers are there for: lost and
 // ambiguous requests, crashes or pauses turned into fenced-out zombies,
 // stalled tasks, refused client mistakes, splits, parks and published

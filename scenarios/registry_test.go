@@ -50,7 +50,7 @@ func TestScenariosRejectForeignBugs(t *testing.T) {
 // appliesTo reports whether bug b belongs to the protocol scenario name runs.
 func appliesTo(b bugs.Bug, name string) bool {
 	protocol := map[string]string{
-		"kv": "kv", "coord": "coord", "coord-zombie": "coord",
+		"kv": "kv", "coord": "coord", "coord-zombie": "coord", "coord-churn": "coord",
 		"migrate": "migrate", "migrate-abandon": "migrate", "migrate-stale": "migrate", "hotspot": "migrate",
 		"keymove": "keymove", "keymove-resume": "keymove",
 	}
