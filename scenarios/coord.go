@@ -274,6 +274,7 @@ func runCoord(sh coordShape, cfg Config) (Result, error) {
 	healAt := simclock.Time(sh.healAt)
 	end := healAt.Add(sh.convergeWithin + 2*time.Second)
 	w := NewWorld(sh.name, cfg, simclock.Budget{MaxTime: end, MaxEvents: 5_000_000})
+	defer w.Loop.Close()
 	opts := drawCoordOptions(w.Swarm, sh)
 	if err := w.OptionsError(); err != nil {
 		return Result{}, err

@@ -47,6 +47,7 @@ func runKeymove(sh kmShape, cfg Config) (Result, error) {
 	}
 	end := simclock.Time(sh.healAt + sh.convergeWithin)
 	w := NewWorld(sh.name, cfg, simclock.Budget{MaxTime: end, MaxEvents: 3_000_000})
+	defer w.Loop.Close()
 	opts := drawKMOptions(w.Swarm, sh)
 	if err := w.OptionsError(); err != nil {
 		return Result{}, err

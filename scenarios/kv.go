@@ -79,6 +79,7 @@ type kvWorld struct {
 
 func runKV(cfg Config) (Result, error) {
 	w := NewWorld("kv", cfg, simclock.Budget{MaxTime: kvHealAt.Add(60 * time.Second), MaxEvents: 2_000_000})
+	defer w.Loop.Close()
 	opts := drawKVOptions(w.Swarm)
 	if err := w.OptionsError(); err != nil {
 		return Result{}, err

@@ -36,6 +36,7 @@ func runMigrate(name string, kind migrateKind, cfg Config) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	defer m.w.Loop.Close()
 	m.w.Run()
 	m.chk.final(cfg)
 	m.count()

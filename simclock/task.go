@@ -166,3 +166,23 @@ func (t *Task) kill() {
 
 // Killed reports whether the task ended because its actor crashed.
 func (t *Task) Killed() bool { return t.killed }
+
+// Close ends every task still parked when a world is done with its loop.
+// A parked task is a coroutine that references everything it can reach
+// (its actor, the world around it): left parked, it is never freed, and a
+// process that runs world after world (a sweep, a benchmark) would keep
+// every one of them alive. Killing a task runs its deferred calls, as a
+// crash would; the trace stops writing its JSON lines first, so a trace
+// file ends where the run ended. The loop must not run after Close.
+func (l *Loop) Close() {
+	l.trace.out = nil
+	for _, s := range l.actors {
+		for len(s.tasks) > 0 {
+			tasks := s.tasks
+			s.tasks = nil
+			for _, t := range tasks {
+				t.kill()
+			}
+		}
+	}
+}
