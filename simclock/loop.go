@@ -1,7 +1,6 @@
 package simclock
 
 import (
-	"container/heap"
 	"fmt"
 	"time"
 )
@@ -48,33 +47,6 @@ type event struct {
 	seq       uint64
 	fn        func()
 	cancelled bool
-	index     int
-}
-
-type eventQueue []*event
-
-func (q eventQueue) Len() int { return len(q) }
-func (q eventQueue) Less(i, j int) bool {
-	if q[i].at != q[j].at {
-		return q[i].at < q[j].at
-	}
-	return q[i].seq < q[j].seq
-}
-func (q eventQueue) Swap(i, j int) {
-	q[i], q[j] = q[j], q[i]
-	q[i].index, q[j].index = i, j
-}
-func (q *eventQueue) Push(x any) {
-	e := x.(*event)
-	e.index = len(*q)
-	*q = append(*q, e)
-}
-func (q *eventQueue) Pop() any {
-	old := *q
-	e := old[len(old)-1]
-	old[len(old)-1] = nil
-	*q = old[:len(old)-1]
-	return e
 }
 
 // Timer is a handle to a scheduled event; Cancel stops it from running.
@@ -149,7 +121,7 @@ func (l *Loop) At(at Time, fn func()) Timer {
 	}
 	l.seq++
 	e := &event{at: at, seq: l.seq, fn: fn}
-	heap.Push(&l.queue, e)
+	l.queue.push(e)
 	return Timer{ev: e}
 }
 
@@ -217,7 +189,7 @@ func (l *Loop) gatherDue() bool {
 	for len(l.queue) > 0 {
 		e := l.queue[0]
 		if e.cancelled {
-			heap.Pop(&l.queue)
+			l.queue.pop()
 			e.fn = nil
 			continue
 		}
@@ -227,7 +199,7 @@ func (l *Loop) gatherDue() bool {
 		if len(l.due) == 0 && l.budget.MaxTime > 0 && e.at > l.budget.MaxTime {
 			return false
 		}
-		heap.Pop(&l.queue)
+		l.queue.pop()
 		l.due = append(l.due, e)
 	}
 	if len(l.due) == 0 {

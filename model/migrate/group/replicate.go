@@ -222,7 +222,10 @@ func (c *Cluster) ApplyCommitted(g, n int) []Applied {
 		return nil
 	}
 	r.ticking = false
-	var out []Applied
+	if r.fsm.Applied >= r.commit {
+		return nil
+	}
+	out := make([]Applied, 0, r.commit-r.fsm.Applied) // an Applied is large: grow it once
 	for r.fsm.Applied < r.commit {
 		e := r.entry(r.fsm.Applied + 1)
 		res := r.fsm.Apply(e)
