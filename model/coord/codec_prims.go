@@ -100,23 +100,42 @@ func (d *decoder) flag(what string) bool {
 
 // bytes reads a length-prefixed field into a fresh slice (empty -> nil), so
 // decoded records never alias the input buffer.
-func (d *decoder) bytes(what string) []byte {
-	n := d.u32(what + " length")
+func (d *decoder) bytes(what string) []byte { return d.namedBytes(what, "") }
+
+// namedBytes is bytes for the field what+part. Error details name fields
+// by joined strings ("spec start length"); joining them for every field
+// read cost a record decode most of its allocations, so the name is built
+// only when the field is bad.
+func (d *decoder) namedBytes(what, part string) []byte {
+	n := d.namedU32(what, part, " length")
 	if d.err != nil {
 		return nil
 	}
 	if uint64(n) > math.MaxInt32 {
-		d.fail(DecodeTruncated, what)
+		d.fail(DecodeTruncated, what+part)
 		return nil
 	}
-	return cloneBytes(d.take(int(n), what))
+	if int(n) > len(d.b)-d.off {
+		d.fail(DecodeTruncated, what+part)
+		return nil
+	}
+	return cloneBytes(d.take(int(n), ""))
+}
+
+// namedU32 is u32 for the field what+part+suffix (see namedBytes).
+func (d *decoder) namedU32(what, part, suffix string) uint32 {
+	if d.err == nil && len(d.b)-d.off < 4 {
+		d.fail(DecodeTruncated, what+part+suffix)
+		return 0
+	}
+	return d.u32("")
 }
 
 // count reads a u32 element count and checks that count elements of
 // elemSize bytes can still follow and that it does not exceed max, before
 // anything is allocated for them.
 func (d *decoder) count(what string, elemSize, max int) int {
-	n := d.u32(what + " count")
+	n := d.namedU32(what, "", " count")
 	if d.err != nil {
 		return 0
 	}
@@ -132,7 +151,7 @@ func (d *decoder) count(what string, elemSize, max int) int {
 }
 
 func (d *decoder) spec(what string) ShardSpec {
-	return ShardSpec{Start: d.bytes(what + " start"), End: d.bytes(what + " end"), Metadata: d.bytes(what + " metadata")}
+	return ShardSpec{Start: d.namedBytes(what, " start"), End: d.namedBytes(what, " end"), Metadata: d.namedBytes(what, " metadata")}
 }
 
 func (d *decoder) cursor() Cursor {
