@@ -46,6 +46,7 @@ type Durable struct {
 	keys    []string    // the cached keys, sorted (the namespace's key order)
 	entries []*cachedKV // the cached records, in the order of keys
 	prev    *coord.Snapshot
+	spare   *coord.Snapshot // the state before prev, whose slices the next state reuses
 	err     *property.Violation
 
 	// Listeners, called after each checked change (nil: none).
@@ -73,6 +74,9 @@ func NewDurable(store *simkv.Store, ns string, unit time.Duration, cooldown coor
 }
 
 // OnChange registers fn to see every checked change of durable state.
+// The two states stay valid until the change after next (their record
+// slices are then reused): a listener that keeps a state longer than that
+// must copy it.
 func (d *Durable) OnChange(fn func(prev, next *coord.Snapshot, at simclock.Time, seq uint64)) {
 	d.onChange = append(d.onChange, fn)
 }
@@ -80,7 +84,8 @@ func (d *Durable) OnChange(fn func(prev, next *coord.Snapshot, at simclock.Time,
 // Err returns the first violation, or nil.
 func (d *Durable) Err() *property.Violation { return d.err }
 
-// Snapshot returns the last observed durable state.
+// Snapshot returns the last observed durable state, valid until the
+// second change after this call (see OnChange).
 func (d *Durable) Snapshot() *coord.Snapshot { return d.prev }
 
 // Logical maps virtual time to logical units.
@@ -125,30 +130,32 @@ func (d *Durable) OnApply(call uint64, at simclock.Time, req simkv.Request, resp
 	if op != nil {
 		next.At = op.Now
 	}
-	d.judge(op, req, resp, next, changed)
+	keys := d.parseKeys(changed)
+	d.judge(op, req, resp, next, keys)
 	if op != nil {
-		d.attribute(op, changed)
+		d.attribute(op, keys)
 	}
 	seq := d.history.Tick()
 	for _, fn := range d.onChange {
 		fn(d.prev, next, at, seq)
 	}
-	d.prev = next
+	d.prev, d.spare = next, d.prev
 }
 
 // judge runs the durable checkers on the step from d.prev to next.
-func (d *Durable) judge(op *Request, req simkv.Request, resp simkv.Response, next *coord.Snapshot, changed []string) {
+func (d *Durable) judge(op *Request, req simkv.Request, resp simkv.Response, next *coord.Snapshot, changed []coord.EtcdKey) {
 	// Records a step did not touch cannot break a step property, so the
 	// step is judged from the changed records of prev (the whole of next
 	// is still checked as a state).
-	if v := CheckChangedStep(d.prev, d.subset(d.prev, changed), next); v != nil {
+	before := d.subset(d.prev, changed)
+	if v := CheckChangedStep(d.prev, before, next); v != nil {
 		d.fail(byRequest(v, op))
 		return
 	}
 	if op == nil {
 		return
 	}
-	if v := CheckTenantStep(d.subset(d.prev, changed), d.subset(next, changed), op.Tenant); v != nil {
+	if v := CheckTenantStep(before, d.subset(next, changed), op.Tenant); v != nil {
 		d.fail(byRequest(v, op))
 		return
 	}
@@ -162,10 +169,9 @@ func (d *Durable) judge(op *Request, req simkv.Request, resp simkv.Response, nex
 }
 
 // attribute records on op which shard records its write changed.
-func (d *Durable) attribute(op *Request, changed []string) {
-	for _, k := range changed {
-		key, err := coord.ParseEtcdKey(string(d.ns), []byte(k))
-		if err != nil || key.Kind != coord.KeyShard {
+func (d *Durable) attribute(op *Request, changed []coord.EtcdKey) {
+	for _, key := range changed {
+		if key.Kind != coord.KeyShard {
 			continue
 		}
 		s := ShardRef{Tenant: key.Tenant, Key: coord.ShardKey{Run: key.Run, Shard: key.Shard}}
@@ -227,8 +233,10 @@ func (d *Durable) read(req simkv.Request, resp simkv.Response) (*coord.Snapshot,
 }
 
 // snapshot builds the durable state from the cache, each kind's records in
-// key order, every slice allocated once at its final size: a record is
-// hundreds of bytes, and the state is rebuilt after every write.
+// key order. A shard record is about 800 bytes (its op-log ring is inline)
+// and the state is rebuilt after every write, so the slices are those of
+// the state before the previous one, which nothing holds any more (see
+// OnChange), grown only when the namespace grew.
 func (d *Durable) snapshot() (*coord.Snapshot, []coord.EtcdKey) {
 	var runs, shards, owners, claims, active int
 	for _, c := range d.entries {
@@ -245,11 +253,16 @@ func (d *Durable) snapshot() (*coord.Snapshot, []coord.EtcdKey) {
 			active++
 		}
 	}
-	next := &coord.Snapshot{
-		Runs:     make([]coord.RunRecord, 0, runs),
-		Shards:   make([]coord.ShardRecord, 0, shards),
-		Bindings: make([]coord.TenantBinding, 0, owners),
-		Claims:   make([]coord.TenantClaim, 0, claims),
+	next := d.spare
+	if next == nil || next == d.prev {
+		next = &coord.Snapshot{}
+	}
+	d.spare = nil
+	*next = coord.Snapshot{
+		Runs:     reuse(next.Runs, runs),
+		Shards:   reuse(next.Shards, shards),
+		Bindings: reuse(next.Bindings, owners),
+		Claims:   reuse(next.Claims, claims),
 	}
 	keys := make([]coord.EtcdKey, 0, active)
 	for _, c := range d.entries {
@@ -267,6 +280,17 @@ func (d *Durable) snapshot() (*coord.Snapshot, []coord.EtcdKey) {
 		}
 	}
 	return next, keys
+}
+
+// reuse returns s emptied, with room for n elements: s's own array when
+// it is big enough, else a new one. It is not cleared: the appends
+// overwrite it, and a tail left over when the namespace shrank only keeps
+// some old records' byte slices alive until it is overwritten.
+func reuse[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, 0, n)
+	}
+	return s[:0]
 }
 
 // writtenKeys lists the keys a write request may have changed, when the
@@ -449,15 +473,23 @@ func checkActiveIndex(s *coord.Snapshot, active []coord.EtcdKey) *property.Viola
 	return nil
 }
 
+// parseKeys parses the changed keys once for every use of them in a step;
+// keys that do not parse (which decode already reported) are left out.
+func (d *Durable) parseKeys(changed []string) []coord.EtcdKey {
+	keys := make([]coord.EtcdKey, 0, len(changed))
+	for _, k := range changed {
+		if key, err := coord.ParseEtcdKey(string(d.ns), []byte(k)); err == nil {
+			keys = append(keys, key)
+		}
+	}
+	return keys
+}
+
 // subset returns the run, shard and claim records of s stored under the
 // given keys, for judging one request by what it changed.
-func (d *Durable) subset(s *coord.Snapshot, keys []string) *coord.Snapshot {
+func (d *Durable) subset(s *coord.Snapshot, keys []coord.EtcdKey) *coord.Snapshot {
 	out := &coord.Snapshot{At: s.At}
-	for _, k := range keys {
-		key, err := coord.ParseEtcdKey(string(d.ns), []byte(k))
-		if err != nil {
-			continue
-		}
+	for _, key := range keys {
 		switch key.Kind {
 		case coord.KeyRun:
 			for i := range s.Runs {

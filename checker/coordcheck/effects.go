@@ -66,6 +66,8 @@ type EffectLog struct {
 	byShard map[ShardRef][]int
 	fences  map[ShardRef][]fenceAt
 	err     *property.Violation
+
+	prevFence map[ShardRef]coord.FenceEpoch // ObserveDurable's scratch, cleared for every change
 }
 
 // NewEffectLog returns an empty effect log.
@@ -110,7 +112,11 @@ func (l *EffectLog) Publish(e Effect) {
 // ObserveDurable records when each shard's durable fence rose; register it
 // with Durable.OnChange.
 func (l *EffectLog) ObserveDurable(prev, next *coord.Snapshot, _ simclock.Time, seq uint64) {
-	old := map[ShardRef]coord.FenceEpoch{}
+	if l.prevFence == nil {
+		l.prevFence = map[ShardRef]coord.FenceEpoch{}
+	}
+	old := l.prevFence
+	clear(old)
 	for i := range prev.Shards {
 		r := &prev.Shards[i]
 		old[ShardRef{r.Tenant, r.Key()}] = r.Fence
