@@ -45,6 +45,7 @@ type Durable struct {
 	cache   map[string]*cachedKV
 	keys    []string    // the cached keys, sorted (the namespace's key order)
 	entries []*cachedKV // the cached records, in the order of keys
+	scratch cachedKV    // the record being decoded
 	prev    *coord.Snapshot
 	spare   *coord.Snapshot // the state before prev, whose slices the next state reuses
 	err     *property.Violation
@@ -387,19 +388,22 @@ func (d *Durable) learn(kv *simkv.KeyValue) (bool, *property.Violation) {
 	if ok && old.mod == kv.ModRevision {
 		return false, nil
 	}
-	c, v := d.decode(kv)
-	if v != nil {
+	// A cachedKV holds every kind of record (about 1.5 KB): decode into
+	// the one scratch value, and allocate only for a key seen first.
+	if v := d.decode(kv, &d.scratch); v != nil {
 		return false, v
 	}
 	if ok {
-		*old = c
+		*old = d.scratch
 		return true, nil
 	}
+	c := new(cachedKV)
+	*c = d.scratch
 	k := string(kv.Key)
 	i, _ := slices.BinarySearch(d.keys, k)
 	d.keys = slices.Insert(d.keys, i, k)
-	d.entries = slices.Insert(d.entries, i, &c)
-	d.cache[k] = &c
+	d.entries = slices.Insert(d.entries, i, c)
+	d.cache[k] = c
 	return true, nil
 }
 
@@ -420,12 +424,12 @@ func (d *Durable) forget(k string) bool {
 // stored with the etcd backend's write stamp, which decode drops. Records
 // are decoded without their invariant check: a buggy backend's states must reach the
 // checkers, which name what they break.
-func (d *Durable) decode(kv *simkv.KeyValue) (cachedKV, *property.Violation) {
+func (d *Durable) decode(kv *simkv.KeyValue, c *cachedKV) *property.Violation {
 	k, err := coord.ParseEtcdKey(string(d.ns), kv.Key)
 	if err != nil {
-		return cachedKV{}, &property.Violation{Property: property.CRecordInvariants, Detail: err.Error()}
+		return &property.Violation{Property: property.CRecordInvariants, Detail: err.Error()}
 	}
-	c := cachedKV{mod: kv.ModRevision, key: k}
+	*c = cachedKV{mod: kv.ModRevision, key: k}
 	switch k.Kind {
 	case coord.KeyRun:
 		var rec []byte
@@ -448,9 +452,9 @@ func (d *Durable) decode(kv *simkv.KeyValue) (cachedKV, *property.Violation) {
 		_, err = coord.DecodeActiveRunEntry(kv.Value)
 	}
 	if err != nil {
-		return cachedKV{}, &property.Violation{Property: property.CRecordInvariants, Detail: fmt.Sprintf("undecodable %s record %q: %v", k.Kind, kv.Key, err)}
+		return &property.Violation{Property: property.CRecordInvariants, Detail: fmt.Sprintf("undecodable %s record %q: %v", k.Kind, kv.Key, err)}
 	}
-	return c, nil
+	return nil
 }
 
 // checkActiveIndex requires the active-run index to list exactly the
@@ -489,6 +493,15 @@ func (d *Durable) parseKeys(changed []string) []coord.EtcdKey {
 // given keys, for judging one request by what it changed.
 func (d *Durable) subset(s *coord.Snapshot, keys []coord.EtcdKey) *coord.Snapshot {
 	out := &coord.Snapshot{At: s.At}
+	shards := 0
+	for _, key := range keys {
+		if key.Kind == coord.KeyShard {
+			shards++
+		}
+	}
+	if shards > 0 {
+		out.Shards = make([]coord.ShardRecord, 0, shards) // records are large: no regrowth
+	}
 	for _, key := range keys {
 		switch key.Kind {
 		case coord.KeyRun:
