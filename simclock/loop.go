@@ -50,12 +50,18 @@ type event struct {
 }
 
 // Timer is a handle to a scheduled event; Cancel stops it from running.
-type Timer struct{ ev *event }
+// The loop reuses an event once it has run or been discarded (see
+// eventPool), so the handle also holds the event's seq: a handle whose
+// event was reused for a later one no longer matches it.
+type Timer struct {
+	ev  *event
+	seq uint64
+}
 
 // Cancel prevents the event from running. Cancelling a fired or already
 // cancelled timer does nothing. It reports whether the event was pending.
 func (t Timer) Cancel() bool {
-	if t.ev == nil || t.ev.cancelled || t.ev.fn == nil {
+	if t.ev == nil || t.ev.seq != t.seq || t.ev.cancelled || t.ev.fn == nil {
 		return false
 	}
 	t.ev.cancelled = true
@@ -70,6 +76,7 @@ func (t Timer) Cancel() bool {
 type Loop struct {
 	now       Time
 	queue     eventQueue
+	free      eventPool
 	due       []*event // events at time now taken off the queue, in scheduling order
 	order     *Choices // picks among due events; nil means first scheduled first
 	seq       uint64
@@ -120,9 +127,10 @@ func (l *Loop) At(at Time, fn func()) Timer {
 		at = l.now
 	}
 	l.seq++
-	e := &event{at: at, seq: l.seq, fn: fn}
+	e := l.free.get()
+	*e = event{at: at, seq: l.seq, fn: fn}
 	l.queue.push(e)
-	return Timer{ev: e}
+	return Timer{ev: e, seq: e.seq}
 }
 
 // After schedules fn d after now.
@@ -164,6 +172,7 @@ func (l *Loop) Step() (StopReason, bool) {
 	fn := e.fn
 	e.fn = nil
 	fn()
+	l.free.put(e)
 	l.executed++
 	for _, o := range l.observers {
 		o()
@@ -180,6 +189,7 @@ func (l *Loop) gatherDue() bool {
 	for _, e := range l.due {
 		if e.cancelled {
 			e.fn = nil
+			l.free.put(e)
 			continue
 		}
 		live = append(live, e)
@@ -191,6 +201,7 @@ func (l *Loop) gatherDue() bool {
 		if e.cancelled {
 			l.queue.pop()
 			e.fn = nil
+			l.free.put(e)
 			continue
 		}
 		if len(l.due) > 0 && e.at != l.due[0].at {
