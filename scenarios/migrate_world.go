@@ -241,8 +241,8 @@ func (m *migrateWorld) bootstrap(ch *simclock.Choices, wl *migrateWorkload) {
 	entries := make([][]fsm.Entry, migrateGroups)
 	ts := base
 	n := 0
+	cat := initialCatalog()
 	add := func(raw string, del bool, ttl uint64) {
-		cat := initialCatalog()
 		r, _ := cat.Lookup(keys.RouteKey(raw))
 		ts += hlc.TS(1 + ch.Intn(3)<<hlc.LogicalBits)
 		n++
