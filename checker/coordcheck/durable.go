@@ -146,10 +146,11 @@ func (d *Durable) OnApply(call uint64, at simclock.Time, req simkv.Request, resp
 // judge runs the durable checkers on the step from d.prev to next.
 func (d *Durable) judge(op *Request, req simkv.Request, resp simkv.Response, next *coord.Snapshot, changed []coord.EtcdKey) {
 	// Records a step did not touch cannot break a step property, so the
-	// step is judged from the changed records of prev (the whole of next
-	// is still checked as a state).
+	// step is judged from the changed records of prev; and as every state
+	// before passed, next is judged as a state on the runs it touched
+	// (see checkRunsState), which finds what judging all of it would.
 	before := d.subset(d.prev, changed)
-	if v := CheckChangedStep(d.prev, before, next); v != nil {
+	if v := checkChangedStep(d.prev, before, next, touchedRuns(changed)); v != nil {
 		d.fail(byRequest(v, op))
 		return
 	}
@@ -475,6 +476,19 @@ func checkActiveIndex(s *coord.Snapshot, active []coord.EtcdKey) *property.Viola
 		}
 	}
 	return nil
+}
+
+// touchedRuns lists the runs whose records (run, shard, owner binding) a
+// step changed.
+func touchedRuns(changed []coord.EtcdKey) map[runRef]bool {
+	runs := make(map[runRef]bool, len(changed))
+	for _, k := range changed {
+		switch k.Kind {
+		case coord.KeyRun, coord.KeyShard, coord.KeyOwner:
+			runs[runRef{k.Tenant, k.Run}] = true
+		}
+	}
+	return runs
 }
 
 // parseKeys parses the changed keys once for every use of them in a step;
