@@ -299,18 +299,34 @@ func (c *migrateChecks) observeJob(j job.SplitJob, cat *catalog.Catalog) {
 	}
 }
 
-// readOwner reads key at ts as its owner in the latest published catalog
-// serves it (from the owner's most advanced voter, merging staged rows when
-// the route says so) — independent of any node's own view — and returns the
-// oldest timestamp that owner answers for.
-func (c *migrateChecks) readOwner(key string, ts hlc.TS) (mvcc.Read, hlc.TS, bool) {
-	r, ok := c.latest.Lookup(keys.RouteKey(key))
-	if !ok {
-		return mvcc.Read{}, 0, false
+// ownerReader returns how keys read back for one M.NoLostWrite pass: key
+// at ts as its owner in the latest published catalog serves it (from the
+// owner's most advanced voter, merging staged rows when the route says so)
+// — independent of any node's own view — and the oldest timestamp that
+// owner answers for. A pass reads back every acknowledged write while
+// nothing changes, so what each route's owner is (voter, floor, staging)
+// is found once per route rather than once per write.
+func (c *migrateChecks) ownerReader() migratecheck.OwnerRead {
+	type owner struct {
+		known   bool
+		voter   *fsm.FSM
+		floor   hlc.TS
+		staging mvcc.Staging
 	}
-	v := c.m.cluster.MostApplied(r.Group)
-	floor := max(v.CompactedTS, r.MinReadTS)
-	return v.Store.Get(key, ts, mvcc.StagingOf(r.StagedVisible, r.MigrationJob), mvcc.MergeNewest), floor, true
+	owners := make([]owner, len(c.latest.Routes))
+	return func(key string, ts hlc.TS) (mvcc.Read, hlc.TS, bool) {
+		i, ok := c.latest.LookupIndex(keys.RouteKey(key))
+		if !ok {
+			return mvcc.Read{}, 0, false
+		}
+		o := &owners[i]
+		if !o.known {
+			r := c.latest.Routes[i]
+			v := c.m.cluster.MostApplied(r.Group)
+			*o = owner{known: true, voter: v, floor: max(v.CompactedTS, r.MinReadTS), staging: mvcc.StagingOf(r.StagedVisible, r.MigrationJob)}
+		}
+		return o.voter.Store.Get(key, ts, o.staging, mvcc.MergeNewest), o.floor, true
+	}
 }
 
 // step runs after every event: deferred checks, and the end of the run.
@@ -324,7 +340,7 @@ func (c *migrateChecks) step() {
 		if !c.nlwAll {
 			spans = c.nlwSpans
 		}
-		c.fail(c.oracle.CheckNoLostWrite(c.m.rec.acked, c.readOwner, "after "+c.nlwWhen, spans...))
+		c.fail(c.oracle.CheckNoLostWrite(c.m.rec.acked, c.ownerReader(), "after "+c.nlwWhen, spans...))
 		c.recheckNLW, c.nlwAll, c.nlwSpans = false, false, c.nlwSpans[:0]
 	}
 	if !w.Failed() && c.m.done() {

@@ -106,11 +106,20 @@ func (c Catalog) String() string {
 
 // Lookup returns the route whose span holds route key rk.
 func (c Catalog) Lookup(rk string) (Route, bool) {
-	i := sort.Search(len(c.Routes), func(i int) bool { return c.Routes[i].Start > rk }) - 1
-	if i >= 0 && c.Routes[i].Span().Contains(rk) {
+	if i, ok := c.LookupIndex(rk); ok {
 		return c.Routes[i], true
 	}
 	return Route{}, false
+}
+
+// LookupIndex returns the position in Routes of the route whose span holds
+// route key rk, for callers that keep something per route.
+func (c Catalog) LookupIndex(rk string) (int, bool) {
+	i := sort.Search(len(c.Routes), func(i int) bool { return c.Routes[i].Start > rk }) - 1
+	if i >= 0 && c.Routes[i].Span().Contains(rk) {
+		return i, true
+	}
+	return 0, false
 }
 
 // Route returns the route with id.
