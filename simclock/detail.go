@@ -56,60 +56,62 @@ const (
 // trace form as text (String) outside a trace.
 func NewDetail() *Detail { return &Detail{} }
 
-func (d *Detail) name(tag byte, name string) {
-	d.b = append(d.b, tag)
-	d.b = binary.AppendUvarint(d.b, uint64(len(name)))
-	d.b = append(d.b, name...)
+// appendName appends a field's tag and name to b. The field methods build
+// each field in a local slice and store it into d.b once: d lives in the
+// heap (a trace's record under construction), and every store of d.b is a
+// pointer write, which costs a write barrier while the collector marks.
+func appendName(b []byte, tag byte, name string) []byte {
+	b = append(b, tag)
+	b = binary.AppendUvarint(b, uint64(len(name)))
+	return append(b, name...)
+}
+
+// appendString appends a uvarint length and the bytes of v.
+func appendString[T ~string | ~[]byte](b []byte, v T) []byte {
+	b = binary.AppendUvarint(b, uint64(len(v)))
+	return append(b, v...)
 }
 
 // Uint adds an unsigned integer field.
 func (d *Detail) Uint(name string, v uint64) *Detail {
-	d.name(tagUint, name)
-	d.b = binary.AppendUvarint(d.b, v)
+	d.b = binary.AppendUvarint(appendName(d.b, tagUint, name), v)
 	return d
 }
 
 // Int adds a signed integer field.
 func (d *Detail) Int(name string, v int64) *Detail {
-	d.name(tagInt, name)
-	d.b = binary.AppendVarint(d.b, v)
+	d.b = binary.AppendVarint(appendName(d.b, tagInt, name), v)
 	return d
 }
 
 // Hex adds an unsigned integer field shown in hexadecimal (identifiers that
 // are printed that way elsewhere).
 func (d *Detail) Hex(name string, v uint64) *Detail {
-	d.name(tagHex, name)
-	d.b = binary.AppendUvarint(d.b, v)
+	d.b = binary.AppendUvarint(appendName(d.b, tagHex, name), v)
 	return d
 }
 
 // Bytes adds a byte-string field (a key, a value).
 func (d *Detail) Bytes(name string, v []byte) *Detail {
-	d.name(tagBytes, name)
-	d.b = binary.AppendUvarint(d.b, uint64(len(v)))
-	d.b = append(d.b, v...)
+	d.b = appendString(appendName(d.b, tagBytes, name), v)
 	return d
 }
 
 // Str adds a string field (an error message, an identifier).
 func (d *Detail) Str(name, v string) *Detail {
-	d.name(tagStr, name)
-	d.b = binary.AppendUvarint(d.b, uint64(len(v)))
-	d.b = append(d.b, v...)
+	d.b = appendString(appendName(d.b, tagStr, name), v)
 	return d
 }
 
 // Dur adds a duration field.
 func (d *Detail) Dur(name string, v time.Duration) *Detail {
-	d.name(tagDur, name)
-	d.b = binary.AppendVarint(d.b, int64(v))
+	d.b = binary.AppendVarint(appendName(d.b, tagDur, name), int64(v))
 	return d
 }
 
 // Flag adds a field that is just its name (a boolean that is true).
 func (d *Detail) Flag(name string) *Detail {
-	d.name(tagFlag, name)
+	d.b = appendName(d.b, tagFlag, name)
 	return d
 }
 
@@ -131,7 +133,7 @@ func (d *Detail) Err(name string, err error) *Detail {
 
 // Open starts a group of fields rendered as name(...); Close ends it.
 func (d *Detail) Open(name string) *Detail {
-	d.name(tagOpen, name)
+	d.b = appendName(d.b, tagOpen, name)
 	d.depth++
 	return d
 }
@@ -148,9 +150,7 @@ func (d *Detail) Close() *Detail {
 
 // Text adds free text, rendered verbatim.
 func (d *Detail) Text(s string) *Detail {
-	d.b = append(d.b, tagText)
-	d.b = binary.AppendUvarint(d.b, uint64(len(s)))
-	d.b = append(d.b, s...)
+	d.b = appendString(append(d.b, tagText), s)
 	return d
 }
 
