@@ -82,5 +82,9 @@ func (p *eventPool) get() *event {
 	return new(event)
 }
 
-// put returns e, which no queue holds any more, to the pool.
-func (p *eventPool) put(e *event) { *p = append(*p, e) }
+// put returns e, which no queue holds any more, to the pool, dropping
+// what it refers to.
+func (p *eventPool) put(e *event) {
+	*e = event{}
+	*p = append(*p, e)
+}
