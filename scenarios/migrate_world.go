@@ -295,11 +295,13 @@ func loadPriorJobs(store *simkv.Store, n int) error {
 }
 
 // clientFamilies are the internal families clients write rows of directly
-// (the transaction families belong to the transaction layer).
+// (the transaction families belong to the transaction layer; the collection
+// families to the lists worlds, whose clients keep their layout).
 func clientFamilies() []keys.Family {
 	var out []keys.Family
 	for _, f := range keys.Families()[1:] {
-		if f != keys.FamilyTxnLock && f != keys.FamilyTxnCommit && f != keys.FamilyTxnRollback {
+		if f != keys.FamilyTxnLock && f != keys.FamilyTxnCommit && f != keys.FamilyTxnRollback &&
+			f != keys.FamilyHash && f != keys.FamilySet && f != keys.FamilyZSet {
 			out = append(out, f)
 		}
 	}

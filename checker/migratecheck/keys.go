@@ -15,13 +15,21 @@ import "strings"
 const localPrefix = "!dist|"
 
 // familyPrefixes are the internal families' raw key prefixes. A raw key of
-// an internal family is prefix + user key, optionally followed by a NUL
-// byte and a suffix (a sequence number, a start timestamp); user keys
-// never hold a NUL byte.
+// an internal family is its prefix and then: for the lock family, the user
+// key; for every other family, the user key's length (four big-endian
+// bytes, the first always NUL), the user key and a suffix; the collection
+// families ("!hs|", "!st|", "!zs|") put a sub-family tag before the length.
+// A row whose length bytes do not start with NUL was written with the older
+// NUL-separator layout: its user key runs to the first NUL.
 var familyPrefixes = []string{
 	"!lst|meta|", "!lst|meta|d|", "!lst|itm|", "!lst|claim|",
 	"!txn|lock|", "!txn|int|", "!txn|cmt|", "!txn|rb|",
+	"!hs|", "!st|", "!zs|",
 }
+
+// collectionTags are the collection families' sub-family tags; a longer
+// tag is tried before one it extends.
+var collectionTags = []string{"meta|d|", "meta|", "fld|", "mem|"}
 
 // familyOf returns the prefix of raw's family ("" for a user key) and
 // whether raw belongs to a route at all. The longest prefix wins:
@@ -45,7 +53,27 @@ func routeKeyOf(raw string) (string, bool) {
 		return "", false
 	}
 	rest := raw[len(prefix):]
-	if i := strings.IndexByte(rest, 0); i >= 0 && prefix != "" {
+	switch prefix {
+	case "":
+		return rest, true
+	case "!txn|lock|":
+		return rest, true
+	case "!hs|", "!st|", "!zs|":
+		for _, tag := range collectionTags {
+			if strings.HasPrefix(rest, tag) {
+				rest = rest[len(tag):]
+				break
+			}
+		}
+	}
+	if len(rest) >= 4 && rest[0] == 0 {
+		n := int(rest[1])<<16 | int(rest[2])<<8 | int(rest[3])
+		if 4+n <= len(rest) {
+			return rest[4 : 4+n], true
+		}
+		return rest, true
+	}
+	if i := strings.IndexByte(rest, 0); i >= 0 {
 		rest = rest[:i]
 	}
 	return rest, true

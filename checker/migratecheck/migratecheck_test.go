@@ -331,17 +331,26 @@ func TestMigrateLinearizableFails(t *testing.T) {
 // protocol's on every key layout the workload makes, and leave group-local
 // rows out.
 func TestOwnRouteKeyMapping(t *testing.T) {
-	for _, uk := range []string{"", "b0", "k07", "k"} {
+	for _, uk := range []string{"", "b0", "k07", "k", "q\x00r\x00"} {
 		for _, f := range keys.Families() {
-			raw := keys.Encode(f, uk, "12")
-			rk, ok := routeKeyOf(raw)
-			if !ok || rk != uk || rk != keys.RouteKey(raw) {
-				t.Errorf("%q: route key %q %v, want %q", raw, rk, ok, uk)
+			if f == keys.FamilyUser && !keys.ValidUserKey(uk) {
+				continue
 			}
-			if fam, _ := familyOf(raw); fam != f.Prefix() {
-				t.Errorf("%q: family %q, want %q", raw, fam, f.Prefix())
+			for _, sub := range append([]string{""}, keys.Subs...) {
+				raw := keys.EncodeSub(f, sub, uk, "12\x00")
+				rk, ok := routeKeyOf(raw)
+				if !ok || rk != uk || rk != keys.RouteKey(raw) {
+					t.Errorf("%q: route key %q %v, want %q", raw, rk, ok, uk)
+				}
+				if fam, _ := familyOf(raw); fam != f.Prefix() {
+					t.Errorf("%q: family %q, want %q", raw, fam, f.Prefix())
+				}
 			}
 		}
+	}
+	// A row of the older NUL-separator layout routes by the key up to the NUL.
+	if rk, _ := routeKeyOf("!lst|claim|q\x00r\x00\x07"); rk != "q" || keys.RouteKey("!lst|claim|q\x00r\x00\x07") != "q" {
+		t.Errorf("legacy row: %q", rk)
 	}
 	for _, local := range []string{keys.StageKey(3, "k7"), "!dist|cursor|1"} {
 		if _, ok := routeKeyOf(local); ok || routedIn(local, "", "") {

@@ -1,6 +1,8 @@
 package migrate
 
 import (
+	"encoding/binary"
+
 	"shardsim/model/bugs"
 	"shardsim/model/migrate/catalog"
 	"shardsim/model/migrate/errs"
@@ -145,6 +147,10 @@ func (n *Node) serveDeleteRange(ls *leader, in *rpc.Inbound, req DeleteRangeReq)
 	})
 }
 
+// txnFootprint is what a transaction touches: its keys, and the reads of
+// its read set whose route keys the layout bounds (keys.RouteSpan; a read
+// of a route that moved away must not validate against what stayed here).
+// It also returns the route keys of the keys written.
 func txnFootprint(t fsm.Txn, hasVersion bool) (footprint, []string) {
 	fp := footprint{hasVersion: hasVersion}
 	var rks []string
@@ -152,7 +158,45 @@ func txnFootprint(t fsm.Txn, hasVersion bool) (footprint, []string) {
 		fp.spans = append(fp.spans, pointSpan(k))
 		rks = append(rks, keys.RouteKey(k))
 	}
+	for _, r := range t.Reads {
+		if s, ok := keys.RouteSpan(r.Start, r.End); ok {
+			fp.spans = append(fp.spans, s)
+		}
+	}
 	return fp, rks
+}
+
+// recordReads notes t's read set in the leader's timestamp cache at its
+// commit timestamp: no caller-supplied timestamp at or below it may now
+// change what the transaction read. A read whose route keys the layout
+// cannot bound covers the whole keyspace.
+func recordReads(ls *leader, t *fsm.Txn) {
+	for _, r := range t.Reads {
+		s, ok := keys.RouteSpan(r.Start, r.End)
+		if !ok {
+			s = keys.Span{}
+		}
+		ls.ts.record(s, t.CommitTS)
+	}
+}
+
+// stamp fills the slots of t's keys that carry the commit timestamp (a
+// one-phase commit: the leader issues the timestamp, so only it can write
+// a key that embeds it). A slot outside its key is left alone.
+func stamp(t *fsm.Txn) {
+	if len(t.Stamps) == 0 {
+		return
+	}
+	ks := append([]string(nil), t.Keys...)
+	for _, s := range t.Stamps {
+		if s.Key < 0 || s.Key >= len(ks) || s.Offset < 0 || s.Offset+8 > len(ks[s.Key]) {
+			continue
+		}
+		b := []byte(ks[s.Key])
+		binary.BigEndian.PutUint64(b[s.Offset:], uint64(t.CommitTS))
+		ks[s.Key] = string(b)
+	}
+	t.Keys = ks
 }
 
 // servePrepare admits a transaction's prepare: a write like any other (a
@@ -178,6 +222,7 @@ func (n *Node) servePrepare(ls *leader, in *rpc.Inbound, req PrepareReq) {
 			}
 			t := req.Txn
 			t.StartTS, t.CommitTS, t.CallerTS, t.Staging = start, commit, req.Txn.CommitTS != 0, staging
+			recordReads(ls, &t)
 			n.proposeReply(ls, in, fsm.Entry{Kind: fsm.KindPrepare, Txn: &t}, func(_ fsm.Entry, r fsm.Result) any {
 				return PrepareResp{StartTS: t.StartTS, CommitTS: r.TS}
 			})
@@ -226,6 +271,8 @@ func (n *Node) serveCommit(ls *leader, in *rpc.Inbound, req CommitReq) {
 				return
 			}
 			t.StartTS, t.CommitTS, t.CallerTS = start, commit, req.Txn.CommitTS != 0
+			stamp(&t)
+			recordReads(ls, &t)
 			propose()
 		})
 	})

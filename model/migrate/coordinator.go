@@ -220,6 +220,18 @@ func (c *Coordinator) Scan(t *simclock.Task, fam keys.Family, span keys.Span, ts
 	return resp.(ScanResp), part, nil
 }
 
+// ScanRaw is Scan narrowed to raw keys in raw (ScanReq.Raw): a prefix scan
+// of one user key's rows.
+func (c *Coordinator) ScanRaw(t *simclock.Task, fam keys.Family, span, raw keys.Span, ts hlc.TS, limit int) (ScanResp, error) {
+	resp, _, err := c.do(t, span, false, true, func(part keys.Span, has bool, v uint64) any {
+		return ScanReq{Family: fam, Span: part, TS: ts, Limit: limit, HasVersion: has, Observed: v, Raw: raw}
+	})
+	if err != nil {
+		return ScanResp{}, err
+	}
+	return resp.(ScanResp), nil
+}
+
 // Prepare prepares tx (its keys must share a group in the view): it
 // returns the start and commit timestamps.
 func (c *Coordinator) Prepare(t *simclock.Task, tx fsm.Txn) (PrepareResp, error) {

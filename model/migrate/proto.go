@@ -29,6 +29,9 @@ type ReadResp struct {
 }
 
 // ScanReq scans family Family over route keys in Span at TS (0: latest).
+// Raw, when set, narrows the scan to raw keys in it (a prefix scan of one
+// user key's rows in a length-prefixed family, whose bracket is the whole
+// family); the route-key span still decides routing and the read fence.
 type ScanReq struct {
 	Family     keys.Family
 	Span       keys.Span
@@ -36,6 +39,7 @@ type ScanReq struct {
 	Limit      int
 	HasVersion bool
 	Observed   uint64
+	Raw        keys.Span
 }
 
 // ScanResp is a scan's answer.
@@ -82,7 +86,8 @@ type PrepareReq struct {
 type PrepareResp struct{ StartTS, CommitTS hlc.TS }
 
 // CommitReq commits a prepared transaction, or (OnePhase) prepares and
-// commits it in one step.
+// commits it in one step. Txn.Reads is validated with the keys; Txn.Stamps
+// (one-phase only) are filled with the commit timestamp before proposing.
 type CommitReq struct {
 	Txn        fsm.Txn
 	OnePhase   bool
@@ -90,7 +95,8 @@ type CommitReq struct {
 	Observed   uint64
 }
 
-// CommitResp is a commit's answer.
+// CommitResp is a commit's answer: the commit timestamp (which a stamped
+// key embeds).
 type CommitResp struct {
 	TS        hlc.TS
 	Duplicate bool

@@ -115,7 +115,9 @@ func (n *Node) answerRead(ls *leader, req any, parts []readPart, ts hlc.TS) (any
 					break
 				}
 			}
-			rows, err := v.Scan(r.Family, p.span, ts, p.opts, left)
+			o := p.opts
+			o.Raw = r.Raw
+			rows, err := v.Scan(r.Family, p.span, ts, o, left)
 			if err != nil {
 				return nil, err
 			}

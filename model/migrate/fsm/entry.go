@@ -12,6 +12,34 @@
 // write fence by its leader's node-local view when it admits a request
 // (package route); what the log carries has been admitted. Reads and
 // exports are served from a voter's applied state.
+//
+// Transactions are optimistic. A client reads at a snapshot (ReadTS) and
+// sends its writes with the read set it relied on (Txn.Reads: raw keys and
+// raw key ranges). PREPARE, or a one-phase COMMIT, is validated where it is
+// applied, in log order, against the versions applied before it, and fails
+// with ErrTxnConflict when
+//
+//   - a key it writes has a version newer than ReadTS (first committer
+//     wins), or
+//   - a key it read has a version newer than ReadTS, or a key in a range it
+//     read does (a row that appeared in the range since the snapshot, a
+//     phantom, included; staged rows count under the transaction's staging
+//     job), or
+//   - a key it read holds another transaction's lock (that transaction
+//     may commit below this one's commit timestamp).
+//
+// Write-write detection alone is snapshot isolation; with the read set a
+// transaction commits only if what it read is still what a read at its
+// commit timestamp would see, which makes the committed transactions of a
+// group serializable in commit-timestamp order. The leader records the read
+// set in its timestamp cache at the commit timestamp, so a caller-supplied
+// timestamp can no longer slip a write under it. A transaction whose read
+// set is empty keeps the write-write rule alone, as before.
+//
+// A one-phase commit may name slots of its keys (Txn.Stamps) that only the
+// leader can fill: it writes the commit timestamp it issues there before
+// proposing, so a raw key can embed the commit timestamp of the write that
+// creates it (seed 001's delta keys) and be unique by construction.
 package fsm
 
 import (
@@ -143,6 +171,23 @@ type Txn struct {
 	CallerTS bool   // the client supplied CommitTS
 	Staging  uint64 // the job whose staged rows the step's probes must see (0: none)
 	OnePhase bool   // commit: prepare and commit in one step (no locks)
+	Reads    []Read // the read set, validated at prepare (or one-phase commit) against ReadTS
+	Stamps   []Stamp
+}
+
+// Read is one entry of a transaction's read set: the raw key Start when End
+// is empty, else every raw key in [Start, End).
+type Read struct {
+	Start, End string
+}
+
+// Point reports whether r reads one key.
+func (r Read) Point() bool { return r.End == "" }
+
+// Stamp names the eight bytes at Offset of Keys[Key] that the leader fills
+// with the commit timestamp (big-endian) it issues for a one-phase commit.
+type Stamp struct {
+	Key, Offset int
 }
 
 // DeleteRange deletes, at TS, every user key whose route key lies in Span
@@ -214,6 +259,9 @@ func (e Entry) String() string {
 		s += fmt.Sprintf(" %s keys=%d start=%s commit=%s", t.ID, len(t.Keys), t.StartTS, t.CommitTS)
 		if t.OnePhase {
 			s += " one-phase"
+		}
+		if len(t.Reads) > 0 {
+			s += fmt.Sprintf(" reads=%d", len(t.Reads))
 		}
 	case KindDeleteRange:
 		s += fmt.Sprintf(" %s@%s op=%s", e.DelRange.Span, e.DelRange.TS, e.DelRange.Op)

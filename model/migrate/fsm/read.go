@@ -14,6 +14,7 @@ import (
 type ReadOpts struct {
 	Staging uint64
 	MinRead hlc.TS
+	Raw     keys.Span // a scan: only raw keys in it (zero: the whole bracket)
 }
 
 func (f *FSM) readMode() mvcc.ReadMode {
@@ -60,6 +61,9 @@ func (f *FSM) Scan(fam keys.Family, s keys.Span, ts hlc.TS, o ReadOpts, limit in
 		}
 	}
 	b := keys.BracketFor(fam, s)
+	if o.Raw != (keys.Span{}) {
+		b.Raw = intersect(b.Raw, o.Raw)
+	}
 	st := staging(o.Staging)
 	if f.bugs.Has(bugs.MigrateScanLiveOnly) {
 		st = staging(0) // the wrong variant merges staged rows into point reads only
@@ -85,4 +89,19 @@ func (f *FSM) Export(req mvcc.ExportRequest) (mvcc.ExportResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// intersect returns the raw keys two spans share ("" ends are +inf).
+func intersect(a, b keys.Span) keys.Span {
+	out := a
+	if b.Start > out.Start {
+		out.Start = b.Start
+	}
+	if out.End == "" || b.End != "" && b.End < out.End {
+		out.End = b.End
+	}
+	if out.End != "" && out.End < out.Start {
+		out.End = out.Start
+	}
+	return out
 }

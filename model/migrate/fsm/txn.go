@@ -116,13 +116,8 @@ func (f *FSM) applyPrepare(t *Txn) Result {
 	if l, ok := f.lock(t.Keys[0]); ok && l.txn == t.ID {
 		return Result{Duplicate: true, TS: t.CommitTS}
 	}
-	for _, k := range t.Keys {
-		if v, ok := f.newest(k, t.Staging); ok && v.TS > t.ReadTS {
-			return Result{Err: errs.ErrTxnConflict}
-		}
-		if err := f.admit(k, t.CommitTS, t.Staging, t.ID); err != nil {
-			return Result{Err: err}
-		}
+	if err := f.validate(t, t.ID); err != nil {
+		return Result{Err: err}
 	}
 	l := encodeLock(lockInfo{txn: t.ID, primary: t.Primary, start: t.StartTS, commit: t.CommitTS})
 	for _, k := range t.Keys {
@@ -204,13 +199,8 @@ func (f *FSM) applyOnePhase(t *Txn) Result {
 	if v, ok := f.record(CommitRecordKey(t.Primary, t.ID), t.Staging); ok && v.Value == t.ID {
 		return Result{Duplicate: true, TS: v.TS}
 	}
-	for _, k := range t.Keys {
-		if v, ok := f.newest(k, t.Staging); ok && v.TS > t.ReadTS {
-			return Result{Err: errs.ErrTxnConflict}
-		}
-		if err := f.admit(k, t.CommitTS, t.Staging, ""); err != nil {
-			return Result{Err: err}
-		}
+	if err := f.validate(t, ""); err != nil {
+		return Result{Err: err}
 	}
 	var puts []mvcc.Row
 	for i, k := range t.Keys {
@@ -223,6 +213,73 @@ func (f *FSM) applyOnePhase(t *Txn) Result {
 	f.Store.Put(rec.Key, rec.Version)
 	f.committed(t.CommitTS)
 	return Result{TS: t.CommitTS, Puts: append(puts, rec)}
+}
+
+// validate is the conflict rule of the package comment, then the
+// apply-time admission of every key t writes (lockOwner: the lock t may
+// hold itself).
+func (f *FSM) validate(t *Txn, lockOwner string) error {
+	for _, k := range t.Keys {
+		if v, ok := f.newest(k, t.Staging); ok && v.TS > t.ReadTS {
+			return errs.ErrTxnConflict
+		}
+		if err := f.admit(k, t.CommitTS, t.Staging, lockOwner); err != nil {
+			return err
+		}
+	}
+	if f.readSetChanged(t) {
+		return errs.ErrTxnConflict
+	}
+	return nil
+}
+
+// readSetChanged reports whether something t read has changed since its
+// snapshot: a newer version of a key read, a newer version (a phantom
+// included) in a range read, or another transaction's lock on a key read.
+func (f *FSM) readSetChanged(t *Txn) bool {
+	for _, r := range t.Reads {
+		if r.Point() {
+			if v, ok := f.newest(r.Start, t.Staging); ok && v.TS > t.ReadTS {
+				return true
+			}
+			if l, ok := f.lock(r.Start); ok && l.txn != t.ID {
+				return true
+			}
+			continue
+		}
+		if f.newerIn(r.Start, r.End, t.ReadTS, t.Staging) {
+			return true
+		}
+		locked := false
+		f.Store.Ascend(LockKey(r.Start), LockKey(r.End), func(_ string, vs []mvcc.Version) bool {
+			if l, ok := decodeLock(vs[0].Value); ok && l.txn != t.ID {
+				locked = true
+			}
+			return !locked
+		})
+		if locked {
+			return true
+		}
+	}
+	return false
+}
+
+// newerIn reports whether some key in [start, end), live or staged under
+// job staging, has a version newer than ts.
+func (f *FSM) newerIn(start, end string, ts hlc.TS, staging uint64) bool {
+	newer := false
+	scan := func(lo, hi string) {
+		f.Store.Ascend(lo, hi, func(_ string, vs []mvcc.Version) bool {
+			newer = vs[0].TS > ts
+			return !newer
+		})
+	}
+	scan(start, end)
+	if !newer && staging != 0 {
+		p := keys.StagePrefix(staging)
+		scan(p+start, p+end)
+	}
+	return newer
 }
 
 // CommitProof reports whether t may commit through a write fence: every key

@@ -4,8 +4,23 @@
 // keyspace a migration imports into.
 //
 // Membership in a route is decided by the route key, never by the raw key:
-// an internal row such as "!lst|itm|k5\x00…" sorts far away from "k5" but
-// belongs to the same route as "k5".
+// an internal row such as "!lst|itm|\x00\x00\x00\x02k5…" sorts far away
+// from "k5" but belongs to the same route as "k5".
+//
+// Layout. A plain user key is its own raw key. The lock family is its
+// prefix followed by the user key. Every other internal family writes its
+// prefix, the user key's length as four big-endian bytes, the user key and
+// then the family's suffix (a sequence number, a commit timestamp, a field
+// name, a transaction id): binary safe, so a route key may hold any byte,
+// NUL included (seed 001, review round 4: a NUL separator collides for
+// binary keys). A route key never starts with a NUL byte (ValidRouteKey),
+// so the first byte after a family's prefix tells the layout apart from
+// rows an older (or wrong) writer laid out with a NUL separator: those
+// still route by the user key up to the first NUL.
+//
+// The collection families (hash, set, zset) are umbrellas: "!hs|" followed
+// by a sub-family tag ("meta|", "meta|d|", "fld|", ...) and then the
+// length-prefixed user key. One export bracket covers an umbrella.
 package keys
 
 import "bytes"
@@ -14,7 +29,8 @@ import "bytes"
 // are the internal families whose raw keys embed a user key.
 type Family uint8
 
-// The key families, in export order. Brackets run in this order.
+// The key families, in export order. Brackets run in this order; new
+// families are appended, so a bracket's number never changes.
 const (
 	FamilyUser Family = iota
 	FamilyListMeta
@@ -25,6 +41,11 @@ const (
 	FamilyTxnIntent
 	FamilyTxnCommit
 	FamilyTxnRollback
+	// FamilyHash, FamilySet and FamilyZSet are the collection umbrellas
+	// ("!hs|", "!st|", "!zs|"): their rows carry a sub-family tag (Subs).
+	FamilyHash
+	FamilySet
+	FamilyZSet
 	numFamilies
 
 	// FamilyLocal holds a group's own bookkeeping ("!dist|…": staged rows,
@@ -41,8 +62,7 @@ func Families() []Family {
 	return out
 }
 
-// prefixes of the internal families. A family with a suffix separates the
-// user key from it with suffixSep, so the user key is recoverable.
+// prefixes of the internal families.
 var prefixes = [numFamilies]string{
 	FamilyUser:        "",
 	FamilyListMeta:    "!lst|meta|",
@@ -53,33 +73,65 @@ var prefixes = [numFamilies]string{
 	FamilyTxnIntent:   "!txn|int|",
 	FamilyTxnCommit:   "!txn|cmt|",
 	FamilyTxnRollback: "!txn|rb|",
+	FamilyHash:        "!hs|",
+	FamilySet:         "!st|",
+	FamilyZSet:        "!zs|",
 }
 
-// hasSuffix reports whether a family's raw keys carry a suffix after the
-// user key (a sequence number, a start timestamp).
-var hasSuffix = [numFamilies]bool{
-	FamilyListDelta: true, FamilyListItem: true, FamilyListClaim: true,
+// lengthPrefixed says which families write the user key's length before
+// it: all but plain user keys and lock rows (whose raw key ends with the
+// user key, so a route-key span is one contiguous raw range).
+var lengthPrefixed = [numFamilies]bool{
+	FamilyListMeta: true, FamilyListDelta: true, FamilyListItem: true, FamilyListClaim: true,
 	FamilyTxnIntent: true, FamilyTxnCommit: true, FamilyTxnRollback: true,
+	FamilyHash: true, FamilySet: true, FamilyZSet: true,
 }
 
-// suffixSep ends the user key inside an internal raw key. User keys and
-// route boundaries never contain it (see ValidUserKey), which is what makes
-// BracketFor exact.
-const suffixSep = 0x00
+// umbrella says which families carry a sub-family tag after the prefix.
+var umbrella = [numFamilies]bool{FamilyHash: true, FamilySet: true, FamilyZSet: true}
+
+// Subs are the sub-family tags of the collection umbrellas, longest first
+// (so "meta|d|" is found before "meta|"): base metadata, delta rows, hash
+// fields, set members, sorted-set members.
+var Subs = []string{"meta|d|", "meta|", "fld|", "mem|"}
+
+// legacySep ends the user key inside a row laid out with a NUL separator
+// (see the package comment).
+const legacySep = 0x00
+
+// lenBytes is the width of the user key's length.
+const lenBytes = 4
+
+// MaxRouteKeyLen bounds a route key's length, so its length prefix starts
+// with a NUL byte and tells the layout apart from a legacy row.
+const MaxRouteKeyLen = 1<<24 - 1
 
 // localPrefix starts every group-local key.
 const localPrefix = "!dist|"
 
-// ValidUserKey reports whether k may be used as a user key or a route
-// boundary: it must not contain the suffix separator, and must not fall in
-// the group-local keyspace.
+// ValidUserKey reports whether k may be used as a plain user key or a route
+// boundary: it must not contain a NUL byte (route boundaries sit between
+// route keys, and [k, KeyAfter(k)) must hold k's own rows only), and must
+// not fall in the group-local keyspace.
 func ValidUserKey(k string) bool {
-	return indexByte(k, suffixSep) < 0 && !(len(k) >= len(localPrefix) && k[:len(localPrefix)] == localPrefix)
+	return indexByte(k, legacySep) < 0 && !(len(k) >= len(localPrefix) && k[:len(localPrefix)] == localPrefix)
+}
+
+// ValidRouteKey reports whether k may name the user key of internal rows
+// (a list, a hash, a transaction's primary): any bytes, NUL included, but
+// not empty, not starting with a NUL byte, not itself an internal or local
+// raw key, and at most MaxRouteKeyLen long.
+func ValidRouteKey(k string) bool {
+	return len(k) > 0 && len(k) <= MaxRouteKeyLen && k[0] != legacySep && Classify(k) == FamilyUser
 }
 
 // KeyAfter returns the smallest valid boundary above k: [k, KeyAfter(k))
-// holds the route key k alone.
+// holds the route key k alone among boundaries (keys extending k with a
+// NUL byte lie in it too, and no boundary separates them from k).
 func KeyAfter(k string) string { return k + "\x01" }
+
+// Exactly returns the route-key span holding k and nothing else.
+func Exactly(k string) Span { return Span{Start: k, End: k + "\x00"} }
 
 // Prefix returns the family's raw key prefix ("" for user keys).
 func (f Family) Prefix() string {
@@ -103,16 +155,45 @@ func (f Family) String() string {
 	return "family?"
 }
 
-// Encode builds the raw key of family f for user key uk with an optional
-// suffix (ignored by families without one).
+// lenPrefix returns uk's four-byte big-endian length.
+func lenPrefix(uk string) string {
+	n := len(uk)
+	return string([]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)})
+}
+
+// Encode builds the raw key of family f for user key uk with suffix
+// (families without one ignore it; an umbrella family gets no sub-family
+// tag: see EncodeSub).
 func Encode(f Family, uk string, suffix string) string {
-	if f == FamilyUser {
+	return EncodeSub(f, "", uk, suffix)
+}
+
+// EncodeSub builds the raw key of family f, sub-family tag sub (one of
+// Subs or ""; other families than the umbrellas ignore it), user key uk
+// and suffix.
+func EncodeSub(f Family, sub string, uk string, suffix string) string {
+	switch {
+	case f == FamilyUser:
 		return uk
-	}
-	if !hasSuffix[f] {
+	case !lengthPrefixed[f]:
 		return prefixes[f] + uk
+	case !umbrella[f]:
+		sub = ""
 	}
-	return prefixes[f] + uk + string(rune(suffixSep)) + suffix
+	return prefixes[f] + sub + lenPrefix(uk) + uk + suffix
+}
+
+// KeyPrefix returns the raw prefix every row of family f (sub-family tag
+// sub) and user key uk starts with: a prefix scan of it finds that user
+// key's rows and no other's.
+func KeyPrefix(f Family, sub string, uk string) string {
+	if !lengthPrefixed[f] {
+		return Encode(f, uk, "")
+	}
+	if !umbrella[f] {
+		sub = ""
+	}
+	return prefixes[f] + sub + lenPrefix(uk) + uk
 }
 
 // Classify returns the family of a raw key: FamilyLocal for group-local
@@ -133,21 +214,46 @@ func Classify(raw string) Family {
 	return best
 }
 
+// Parts splits an internal raw key into its sub-family tag, user key and
+// suffix. ok is false for a plain user key, a local key, or a malformed
+// row (its route key is then the rest after the prefix).
+func Parts(raw string) (f Family, sub, uk, suffix string, ok bool) {
+	f = Classify(raw)
+	if f == FamilyUser || f == FamilyLocal {
+		return f, "", raw, "", false
+	}
+	rest := raw[len(prefixes[f]):]
+	if !lengthPrefixed[f] {
+		return f, "", rest, "", true
+	}
+	if umbrella[f] {
+		for _, s := range Subs {
+			if len(rest) >= len(s) && rest[:len(s)] == s {
+				sub, rest = s, rest[len(s):]
+				break
+			}
+		}
+	}
+	if len(rest) >= lenBytes && rest[0] == 0 {
+		n := int(rest[1])<<16 | int(rest[2])<<8 | int(rest[3])
+		if n <= len(rest)-lenBytes {
+			return f, sub, rest[lenBytes : lenBytes+n], rest[lenBytes+n:], true
+		}
+		return f, sub, rest, "", false
+	}
+	// A legacy row: the user key runs up to the first NUL.
+	if i := indexByte(rest, legacySep); i >= 0 {
+		return f, sub, rest[:i], rest[i+1:], true
+	}
+	return f, sub, rest, "", true
+}
+
 // RouteKey returns the logical key that decides which route raw belongs to:
 // the embedded user key for internal families, raw itself otherwise
 // (group-local keys have no route; their route key is meaningless).
 func RouteKey(raw string) string {
-	f := Classify(raw)
-	if f == FamilyUser || f == FamilyLocal {
-		return raw
-	}
-	rest := raw[len(prefixes[f]):]
-	if hasSuffix[f] {
-		if i := indexByte(rest, suffixSep); i >= 0 {
-			return rest[:i]
-		}
-	}
-	return rest
+	_, _, uk, _, _ := Parts(raw)
+	return uk
 }
 
 func indexByte(s string, c byte) int {
@@ -225,20 +331,25 @@ type Bracket struct {
 	Raw    Span
 }
 
-// BracketFor returns family f's raw range for route keys in s. The raw range
-// of an internal family covers [prefix+start, prefix+end): every row whose
-// route key is in s has a raw key in it, since the user key is followed by
-// the separator (which sorts below every user key byte).
+// BracketFor returns family f's raw range for route keys in s. Plain user
+// keys and lock rows keep their route key's order: their raw range is
+// [prefix+start, prefix+end). A length-prefixed family sorts by length
+// first, so its bracket is the family's whole prefix range (InBracket then
+// keeps the rows whose route key lies in s).
 func BracketFor(f Family, s Span) Bracket {
 	if f == FamilyUser {
 		return Bracket{Family: f, Raw: s}
 	}
 	p := prefixes[f]
 	end := PrefixEnd(p)
-	if s.End != "" {
+	if !lengthPrefixed[f] && s.End != "" {
 		end = p + s.End
 	}
-	return Bracket{Family: f, Raw: Span{Start: p + s.Start, End: end}}
+	start := p
+	if !lengthPrefixed[f] {
+		start = p + s.Start
+	}
+	return Bracket{Family: f, Raw: Span{Start: start, End: end}}
 }
 
 // Brackets returns one bracket per family for the route-key span s, in
@@ -296,4 +407,25 @@ func hex16(v uint64) string {
 		v >>= 4
 	}
 	return string(b[:])
+}
+
+// RouteSpan returns the route-key span of the raw keys in [start, end) when
+// one user key's rows hold them all: a raw key of a family (end empty), or
+// a range inside the rows of one user key (a prefix scan of KeyPrefix, or
+// part of one). ok is false for other ranges, whose route keys this layout
+// cannot bound.
+func RouteSpan(start, end string) (Span, bool) {
+	f, sub, uk, _, ok := Parts(start)
+	if end == "" {
+		rk := RouteKey(start)
+		return Span{Start: rk, End: KeyAfter(rk)}, true
+	}
+	if !ok || !lengthPrefixed[f] {
+		return Span{}, false
+	}
+	p := KeyPrefix(f, sub, uk)
+	if len(start) < len(p) || start[:len(p)] != p || end > PrefixEnd(p) || end < start {
+		return Span{}, false
+	}
+	return Span{Start: uk, End: KeyAfter(uk)}, true
 }

@@ -11,12 +11,29 @@ func userKey(t *rapid.T, label string) string {
 	return rapid.StringMatching(`[a-z0-9]{0,6}`).Draw(t, label)
 }
 
+// binaryKey draws a route key of any bytes (NUL included) that
+// ValidRouteKey accepts.
+func binaryKey(t *rapid.T, label string) string {
+	k := string(rapid.SliceOfN(rapid.Byte(), 1, 6).Draw(t, label))
+	if !ValidRouteKey(k) {
+		return "x" + k
+	}
+	return k
+}
+
 func TestEncodeRoundTrips(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		uk := userKey(t, "uk")
 		f := Family(rapid.IntRange(0, int(numFamilies)-1).Draw(t, "family"))
-		sfx := rapid.StringMatching(`[0-9|]{0,4}`).Draw(t, "suffix")
-		raw := Encode(f, uk, sfx)
+		uk := userKey(t, "uk")
+		if lengthPrefixed[f] {
+			uk = binaryKey(t, "binary")
+		}
+		sfx := string(rapid.SliceOfN(rapid.Byte(), 0, 4).Draw(t, "suffix"))
+		sub := ""
+		if umbrella[f] {
+			sub = rapid.SampledFrom(Subs).Draw(t, "sub")
+		}
+		raw := EncodeSub(f, sub, uk, sfx)
 		if f == FamilyUser && uk == "" {
 			return
 		}
@@ -26,7 +43,51 @@ func TestEncodeRoundTrips(t *testing.T) {
 		if got := RouteKey(raw); got != uk {
 			t.Fatalf("RouteKey(%q) = %q, want %q", raw, got, uk)
 		}
+		if !lengthPrefixed[f] {
+			return
+		}
+		gf, gsub, guk, gsfx, ok := Parts(raw)
+		if !ok || gf != f || gsub != sub || guk != uk || gsfx != sfx {
+			t.Fatalf("Parts(%q) = %s %q %q %q %v", raw, gf, gsub, guk, gsfx, ok)
+		}
+		if len(raw) < len(KeyPrefix(f, sub, uk)) || raw[:len(KeyPrefix(f, sub, uk))] != KeyPrefix(f, sub, uk) {
+			t.Fatalf("%q does not start with its key prefix", raw)
+		}
 	})
+}
+
+// A prefix scan of one user key's rows never finds another's, binary keys
+// included: "q" and "q\x00r" are apart (seed 001, review rounds 1 and 4).
+func TestKeyPrefixesAreDisjoint(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		a, b := binaryKey(t, "a"), binaryKey(t, "b")
+		if a == b {
+			return
+		}
+		pa := KeyPrefix(FamilyListDelta, "", a)
+		rb := Encode(FamilyListDelta, b, string(rapid.SliceOfN(rapid.Byte(), 0, 12).Draw(t, "sfx")))
+		if len(rb) >= len(pa) && rb[:len(pa)] == pa {
+			t.Fatalf("%q's row %q lies under %q's prefix", b, rb, a)
+		}
+	})
+}
+
+// Rows laid out with a NUL separator (before the length prefix, or by a
+// wrong writer) still route by the user key up to the NUL.
+func TestLegacyRowsRoute(t *testing.T) {
+	raw := FamilyListDelta.Prefix() + "q\x00r\x00" + "suffix"
+	if Classify(raw) != FamilyListDelta || RouteKey(raw) != "q" {
+		t.Fatalf("legacy row %q: %s %q", raw, Classify(raw), RouteKey(raw))
+	}
+	if RouteKey(FamilyListMeta.Prefix()+"q") != "q" {
+		t.Fatal("legacy meta row")
+	}
+	if ValidRouteKey("") || ValidRouteKey("\x00q") || ValidRouteKey("!lst|meta|x") || !ValidRouteKey("q\x00r") {
+		t.Fatal("ValidRouteKey")
+	}
+	if s := Exactly("q"); !s.Contains("q") || s.Contains("q\x00") || s.Contains("p") {
+		t.Fatal("Exactly")
+	}
 }
 
 // Every row whose route key lies in a span has a raw key in its family's
@@ -124,5 +185,21 @@ func TestSpanOverlaps(t *testing.T) {
 	}
 	if PrefixEnd("ab") != "ac" || PrefixEnd("a\xff") != "b" || PrefixEnd("\xff") != "" {
 		t.Fatal("PrefixEnd")
+	}
+}
+
+func TestRouteSpan(t *testing.T) {
+	p := KeyPrefix(FamilyListDelta, "", "q\x00r")
+	if s, ok := RouteSpan(p, PrefixEnd(p)); !ok || s.Start != "q\x00r" || !s.Contains("q\x00r") {
+		t.Fatalf("prefix range: %s %v", s, ok)
+	}
+	if s, ok := RouteSpan(Encode(FamilyListItem, "q", "\x00\x01"), ""); !ok || !s.Contains("q") || s.Contains("r") {
+		t.Fatalf("point: %s %v", s, ok)
+	}
+	if _, ok := RouteSpan(p, PrefixEnd(p)+"x"); ok {
+		t.Fatal("a range past one key's rows")
+	}
+	if _, ok := RouteSpan("a", "b"); ok {
+		t.Fatal("a user-key range")
 	}
 }
