@@ -30,7 +30,7 @@ type Entry struct {
 
 // Extras are the catalog entries this project adds to PROPERTIES.md. The
 // catalog test accepts exactly these as absent from the document.
-var Extras = []Name{HPanic, KMLinearizable, MTxnSerializable, CLinearizable}
+var Extras = []Name{HPanic, KMLinearizable, MTxnSerializable, CLinearizable, LCountConsistent}
 
 var catalog = []Entry{
 	{KVLinearizable, Safety, "client KV operations, ambiguous writes allowed either way, linearize against etcd's KV semantics"},
@@ -83,6 +83,7 @@ var catalog = []Entry{
 	{LNoLostItem, Safety, "no pushed item disappears unless a pop returned it"},
 	{LNoDoublePop, Safety, "no item is returned by two pops"},
 	{LMetaConsistent, Safety, "base metadata plus the unapplied deltas equals the true head, tail and length"},
+	{LCountConsistent, Safety, "a hash, set or sorted set's count (base plus unapplied deltas) equals the number of its members"},
 	{HDeterministic, Harness, "same scenario, options and choices give the same trace digest anywhere"},
 	{HReplayable, Harness, "every corpus file replays to its recorded verdict and digest"},
 	{HBugsDetected, Harness, "every registered bug is detected within its sweep budget"},

@@ -82,6 +82,11 @@ const (
 	LNoLostItem     Name = "L.NoLostItem"
 	LNoDoublePop    Name = "L.NoDoublePop"
 	LMetaConsistent Name = "L.MetaConsistent"
+	// LCountConsistent is this project's addition (see Extras): a hash's,
+	// set's or sorted set's count (base plus unapplied deltas) equals the
+	// number of its members, the L.MetaConsistent of the counted
+	// collections.
+	LCountConsistent Name = "L.CountConsistent"
 )
 
 // The harness.
