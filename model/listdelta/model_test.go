@@ -20,7 +20,9 @@ type drawer interface {
 
 type rapidDraws struct{ t *rapid.T }
 
-func (d rapidDraws) intn(lo, hi int, label string) int { return rapid.IntRange(lo, hi).Draw(d.t, label) }
+func (d rapidDraws) intn(lo, hi int, label string) int {
+	return rapid.IntRange(lo, hi).Draw(d.t, label)
+}
 
 type seededDraws struct{ r *rand.Rand }
 

@@ -87,13 +87,13 @@ type Stats struct {
 // backend. Every command is one optimistic transaction, retried while it
 // conflicts.
 type Store struct {
-	be      Backend
-	cfg     Config
-	bugs    bugs.Set
-	lay     layout
-	name    string
-	seq     uint64
-	stats   Stats
+	be    Backend
+	cfg   Config
+	bugs  bugs.Set
+	lay   layout
+	name  string
+	seq   uint64
+	stats Stats
 
 	// OnTruncated, if set, is told every key whose resolution was
 	// truncated (the caller may hurry a compaction of it).
