@@ -48,7 +48,7 @@ func deltaSuffix(ts uint64, seq uint32) string {
 // and one delta, as seed 001's final layout says.
 func aList(k string, head int64, vals ...string) rows {
 	r := rows{
-		lenPrefixed("!lst|meta|", k):                        metaValue(head, 1),
+		lenPrefixed("!lst|meta|", k):                       metaValue(head, 1),
 		lenPrefixed("!lst|meta|d|", k) + deltaSuffix(9, 0): metaValue(0, int64(len(vals))-1),
 	}
 	for i, v := range vals {
