@@ -115,6 +115,11 @@ func TestMetaConsistent(t *testing.T) {
 	// A pop the truth cannot run means the store judged the list otherwise.
 	tr.Register("t2", "op2", "e", []Cmd{{Op: "LPOP"}})
 	wantProp(t, tr.Committed("t2", at(2)), property.LMetaConsistent)
+	// Inside a MULTI/EXEC it answers nil and changes nothing (Redis).
+	tr.Register("t3", "op3", "e", []Cmd{{Op: "LPOP"}, {Op: "RPUSH", Vals: []string{"v"}}})
+	if v := tr.Committed("t3", at(3)); v != nil || len(tr.List("e")) != 1 {
+		t.Fatalf("MULTI/EXEC popping an empty list: %v, list %v", v, tr.List("e"))
+	}
 }
 
 func TestCountConsistent(t *testing.T) {

@@ -62,9 +62,10 @@ func (t *Truth) CommittedAt(op string) (simclock.Time, bool) {
 }
 
 // Committed replays transaction txn, which the owning group just applied
-// (first time) at the given time. A command the truth cannot run (a pop
-// of an empty list, an LSET out of range) means the store judged the list
-// otherwise: an L.MetaConsistent violation.
+// (first time) at the given time. A standalone pop of a list the truth
+// holds empty means the store judged the list otherwise (it commits
+// nothing for a pop it finds empty): an L.MetaConsistent violation. Inside
+// a MULTI/EXEC such a pop, like an LSET out of range, changes nothing.
 func (t *Truth) Committed(txn string, at simclock.Time) *property.Violation {
 	r, ok := t.txns[txn]
 	if !ok {
@@ -79,7 +80,7 @@ func (t *Truth) Committed(txn string, at simclock.Time) *property.Violation {
 	l := slices.Clone(t.lists[r.list])
 	for _, c := range r.cmds {
 		var err string
-		l, err = t.replay(l, c, r.op)
+		l, err = t.replay(l, c, r.op, len(r.cmds) == 1)
 		if err != "" {
 			return &property.Violation{Property: property.LMetaConsistent, Subject: listSubject(r.list),
 				Detail: fmt.Sprintf("list %q: operation %s committed %s, %s (the list held %d items by the truth)", r.list, r.op, c, err, len(t.lists[r.list]))}
@@ -90,7 +91,7 @@ func (t *Truth) Committed(txn string, at simclock.Time) *property.Violation {
 }
 
 // replay runs one command on the truth's deque.
-func (t *Truth) replay(l []string, c Cmd, op string) ([]string, string) {
+func (t *Truth) replay(l []string, c Cmd, op string, alone bool) ([]string, string) {
 	switch c.Op {
 	case "RPUSH":
 		return append(l, c.Vals...), ""
@@ -100,8 +101,14 @@ func (t *Truth) replay(l []string, c Cmd, op string) ([]string, string) {
 		}
 		return l, ""
 	case "LPOP", "RPOP":
-		if len(l) == 0 {
+		if len(l) == 0 && alone {
 			return l, "but the list was empty"
+		}
+		if len(l) == 0 {
+			// Inside a MULTI/EXEC, Redis answers nil and changes nothing;
+			// whether the store judged the list empty too is for
+			// L.Linearizable (the answer) and the rows check.
+			return l, ""
 		}
 		i := 0
 		if c.Op == "RPOP" {
@@ -115,7 +122,7 @@ func (t *Truth) replay(l []string, c Cmd, op string) ([]string, string) {
 			i += int64(len(l))
 		}
 		if i < 0 || i >= int64(len(l)) {
-			return l, "but the index was out of range"
+			return l, "" // Redis answers an error and changes nothing (inside a MULTI/EXEC too)
 		}
 		t.fates[l[i]] = fate{how: "lset", op: op}
 		l[i] = c.Vals[0]
