@@ -19,6 +19,7 @@ const (
 	ListdeltaNoBoundaryRead       = "listdelta.no-boundary-read"
 	ListdeltaRangeTornSnapshot    = "listdelta.range-torn-snapshot"
 	ListdeltaPopRetryAmbiguous    = "listdelta.pop-retry-ambiguous"
+	ListdeltaPushOneEnd           = "listdelta.push-one-end"
 )
 
 func init() {
@@ -47,6 +48,8 @@ func init() {
 			[]property.Name{property.LLinearizable}, "lists", 500},
 		{ListdeltaPopRetryAmbiguous, "listdelta", "a pop whose commit answer was lost is retried as a new pop: the first may have taken an item no client ever receives [client retry of a non-idempotent command; the seed's Jepsen runs retry only reads]",
 			[]property.Name{property.LNoLostItem, property.LLinearizable}, "lists", 500},
+		{ListdeltaPushOneEnd, "listdelta", "a push, or an LSET, registers only the boundary rows of one end: an RPUSH and an LPUSH (or a pop at the other end) commit side by side and each answers a length that leaves out the other, and an LSET of a negative index writes a position an RPUSH just moved [this project's finding on seed 001's final flows: deltas never conflict, so the answered length is the snapshot's]",
+			[]property.Name{property.LLinearizable}, "lists", 500},
 	} {
 		register(b)
 	}

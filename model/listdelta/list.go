@@ -14,8 +14,10 @@ import (
 // Besides the rows it writes, each command puts into the read set the row
 // a concurrent command on the other side of its boundary would write:
 //
-//   - a push at the tail reads the claim of the last item (an RPOP of it
-//     writes that claim), a push at the head the claim of the first item;
+//   - a push at the tail reads the claim of the position before the tail
+//     (an RPOP of the last item writes it), a push at the head the claim
+//     of the head position (an LPOP writes it), also when the list is
+//     empty (another client's push and a pop of it move the end);
 //   - a pop at the head reads the item row just before the head (an LPUSH
 //     writes it), a pop at the tail the item row at the tail (an RPUSH).
 //
@@ -61,12 +63,17 @@ func (v *listView) push(right bool, vals []string) (int64, error) {
 	if !right {
 		lo = v.m.Head - n
 	}
-	if v.m.Len > 0 && v.boundaryReads() {
+	if v.boundaryReads() {
+		// Also for an empty list: an RPUSH then an LPOP of its item moves
+		// the head by writing this claim.
 		edge := v.m.Tail() - 1
 		if !right {
 			edge = v.m.Head
 		}
 		a.register(a.s.lay.claimKey(v.uk, edge))
+		if !a.s.bugs.Has(bugs.ListdeltaPushOneEnd) {
+			v.readOtherEnd(right)
+		}
 	}
 	stale, err := a.claims(v.uk, lo, lo+n, false)
 	if err != nil {
@@ -89,6 +96,19 @@ func (v *listView) push(right bool, vals []string) (int64, error) {
 	}
 	v.touched = true
 	return v.m.Len, nil
+}
+
+// readOtherEnd registers the rows a command at the other end writes: a
+// push answers the new length, which a concurrent push or pop at the
+// other end changes without touching this end's rows (an RPUSH and an
+// LPUSH on an empty list would both answer their own count).
+func (v *listView) readOtherEnd(right bool) {
+	a := v.a
+	if right {
+		a.register(a.s.lay.itemKey(v.uk, v.m.Head-1), a.s.lay.claimKey(v.uk, v.m.Head))
+		return
+	}
+	a.register(a.s.lay.itemKey(v.uk, v.m.Tail()), a.s.lay.claimKey(v.uk, v.m.Tail()-1))
 }
 
 // pop removes the first (or last) item and returns it: it claims the
@@ -246,6 +266,11 @@ func (v *listView) lset(i int64, val string) error {
 	}
 	if v.boundaryReads() {
 		a.register(a.s.lay.itemKey(v.uk, v.m.Head-1), a.s.lay.claimKey(v.uk, v.m.Head), a.s.lay.claimKey(v.uk, pos))
+		if !a.s.bugs.Has(bugs.ListdeltaPushOneEnd) {
+			// An index counts from one end: a push or pop at either end
+			// moves the position it names (LSET -3 under an RPUSH).
+			v.readOtherEnd(false)
+		}
 	}
 	a.put(a.s.lay.itemKey(v.uk, pos), val)
 	v.touched = true
