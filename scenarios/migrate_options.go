@@ -40,6 +40,29 @@ func drawMigrateOptions(sw *nemesis.Swarm, kind migrateKind) migrateOptions {
 	var o migrateOptions
 	o.clients = sw.Int("clients", 2, 4)
 	o.opsPer = sw.Int("ops_per_client", 25, 50)
+	drawDataPlane(sw, &o)
+	switch kind {
+	case splitOnce, splitAbandoned, splitStale:
+		o.split.at = sw.Duration("split_at", 50*time.Millisecond, time.Second)
+		o.split.route = 2
+		o.split.key = fmt.Sprintf("k%02d", sw.Enum("split_key", 2, 10))
+		o.split.target = 2
+		if kind == splitAbandoned {
+			o.split.abandonAt = job.Phase(sw.Enum("abandon_phase", int(job.Planned), int(job.DeltaCopy)))
+		}
+		if kind == splitStale {
+			staleOptions(sw, &o)
+		}
+	case hotspotSplits:
+		o.opsPer += hotspotOptions(sw, &o.proto, o.wl)
+	}
+	return o
+}
+
+// drawDataPlane draws what every world on the migrating data plane shares:
+// watcher lags, the workload of the key-value clients, the protocol's
+// tunables, the networks, the groups and the fault mix.
+func drawDataPlane(sw *nemesis.Swarm, o *migrateOptions) {
 	o.coordLag = sw.Duration("watch_lag", 20*time.Millisecond, time.Second)
 	nodeLagMax := sw.Duration("node_watch_lag", 10*time.Millisecond, 600*time.Millisecond)
 	o.wl = drawWorkload(sw)
@@ -67,22 +90,6 @@ func drawMigrateOptions(sw *nemesis.Swarm, kind migrateKind) migrateOptions {
 	for n := 0; n < migrateNodes; n++ {
 		o.nodeLag = append(o.nodeLag, sw.Duration(fmt.Sprintf("node%d_watch_lag", n), 0, nodeLagMax))
 	}
-	switch kind {
-	case splitOnce, splitAbandoned, splitStale:
-		o.split.at = sw.Duration("split_at", 50*time.Millisecond, time.Second)
-		o.split.route = 2
-		o.split.key = fmt.Sprintf("k%02d", sw.Enum("split_key", 2, 10))
-		o.split.target = 2
-		if kind == splitAbandoned {
-			o.split.abandonAt = job.Phase(sw.Enum("abandon_phase", int(job.Planned), int(job.DeltaCopy)))
-		}
-		if kind == splitStale {
-			staleOptions(sw, &o)
-		}
-	case hotspotSplits:
-		o.opsPer += hotspotOptions(sw, &o.proto, o.wl)
-	}
-	return o
 }
 
 // drawMigrateNets draws the request faults of the group network and of

@@ -28,7 +28,12 @@ const (
 	splitAbandoned                    // migrate-abandon: a split abandoned before CUTOVER
 	hotspotSplits                     // hotspot: the detector decides
 	splitStale                        // migrate-stale: slow watchers, read-heavy clients around the cutover
+	listsOnly                         // lists: collection clients and compactors, no split
+	listsSplit                        // lists-migrate: the same while the range holding them moves
 )
+
+// isLists reports whether the kind is one of the collection worlds.
+func (k migrateKind) isLists() bool { return k == listsOnly || k == listsSplit }
 
 // migrateWorld is one run of a migration scenario: the data plane (four nodes
 // hosting three groups of three voters each), the metadata store, clients
@@ -46,7 +51,8 @@ type migrateWorld struct {
 	rec     *migrateRecorder
 	chk     *migrateChecks
 	healAt  simclock.Time
-	opDone  bool // the operator finished its part
+	opDone  bool       // the operator finished its part
+	lists   *listsPart // the collection clients, compactors and checkers (lists worlds)
 }
 
 // splitPlan is what the operator of migrate and migrate-abandon does.
@@ -96,7 +102,13 @@ func newMigrateWorld(name string, kind migrateKind, cfg Config) (*migrateWorld, 
 	}
 	w := NewWorld(name, cfg, simclock.Budget{MaxTime: maxTime, MaxEvents: 4_000_000})
 	m := &migrateWorld{w: w, kind: kind, healAt: healAt, rec: newMigrateRecorder()}
-	m.opts = drawMigrateOptions(w.Swarm, kind)
+	if kind.isLists() {
+		var lo *listsOptions
+		m.opts, lo = drawListsOptions(w.Swarm, kind)
+		m.lists = newListsPart(m, lo)
+	} else {
+		m.opts = drawMigrateOptions(w.Swarm, kind)
+	}
 	if err := w.OptionsError(); err != nil {
 		return nil, err
 	}
@@ -166,7 +178,10 @@ func (m *migrateWorld) build(cfg Config) error {
 		m.cluster.ElectNow(g, g%migrateNodes)
 	}
 	metaActors = append(metaActors, m.spawnClients(cat)...)
-	if m.kind != hotspotSplits {
+	if m.lists != nil {
+		metaActors = append(metaActors, m.lists.spawn(m, cat)...)
+	}
+	if m.kind != hotspotSplits && m.kind != listsOnly {
 		w.Loop.Spawn("operator", &migrateOperator{m: m}, nil, w.Choices.Fork("operator"))
 	} else {
 		m.opDone = true
@@ -224,6 +239,9 @@ func (m *migrateWorld) spawnClients(cat catalog.Catalog) []simclock.ActorID {
 // bugs need an abandon, the rest need a migration that may run to the end.
 func migrateBugApplies(kind migrateKind, name string) bool {
 	b, ok := bugs.Lookup(name)
+	if ok && kind.isLists() {
+		return b.Protocol == "listdelta"
+	}
 	if !ok || b.Protocol != "migrate" {
 		return false
 	}
@@ -318,6 +336,9 @@ func (m *migrateWorld) done() bool {
 		if !c.done {
 			return false
 		}
+	}
+	if m.lists != nil && !m.lists.done() {
+		return false
 	}
 	if m.kind == hotspotSplits {
 		// Let the detector see the load die down.
