@@ -20,6 +20,7 @@ const (
 	ListdeltaRangeTornSnapshot    = "listdelta.range-torn-snapshot"
 	ListdeltaPopRetryAmbiguous    = "listdelta.pop-retry-ambiguous"
 	ListdeltaPushOneEnd           = "listdelta.push-one-end"
+	ListdeltaExecReadsUnguarded   = "listdelta.exec-reads-unguarded"
 )
 
 func init() {
@@ -49,6 +50,8 @@ func init() {
 		{ListdeltaPopRetryAmbiguous, "listdelta", "a pop whose commit answer was lost is retried as a new pop: the first may have taken an item no client ever receives [client retry of a non-idempotent command; the seed's Jepsen runs retry only reads]",
 			[]property.Name{property.LNoLostItem, property.LLinearizable}, "lists", 500},
 		{ListdeltaPushOneEnd, "listdelta", "a push, or an LSET, registers only the boundary rows of one end: an RPUSH and an LPUSH (or a pop at the other end) commit side by side and each answers a length that leaves out the other, and an LSET of a negative index writes a position an RPUSH just moved [this project's finding on seed 001's final flows: deltas never conflict, so the answered length is the snapshot's]",
+			[]property.Name{property.LLinearizable}, "lists", 500},
+		{ListdeltaExecReadsUnguarded, "listdelta", "LINDEX and LRANGE inside a MULTI/EXEC read items without putting them in the read set: an LSET (or a pop) since the snapshot commits first and the MULTI/EXEC answers the old item [this project's finding: seed 001's MULTI/EXEC guards only the delta range]",
 			[]property.Name{property.LLinearizable}, "lists", 500},
 	} {
 		register(b)

@@ -233,6 +233,12 @@ func (v *listView) lrange(start, stop int64) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Inside a MULTI/EXEC the answer must still hold at the commit: an
+	// LSET or a pop of a read item since the snapshot aborts it (a
+	// standalone read commits nothing, so the read set costs nothing).
+	if !a.s.bugs.Has(bugs.ListdeltaExecReadsUnguarded) {
+		a.reads = append(a.reads, readOf(span), readOf(a.s.lay.posSpan(keys.FamilyListClaim, v.uk, lo, hi)))
+	}
 	var out []string
 	for _, r := range rows {
 		if p, ok := posOf(r.Key); ok && !claimed[p] {
@@ -249,6 +255,10 @@ func (v *listView) lindex(i int64) (string, bool, error) {
 		return "", false, nil
 	}
 	it, err := v.a.item(v.uk, pos, false)
+	// Registered as LRANGE's reads are (an LSET since the snapshot).
+	if !v.a.s.bugs.Has(bugs.ListdeltaExecReadsUnguarded) {
+		v.a.register(v.a.s.lay.itemKey(v.uk, pos))
+	}
 	if err != nil || !it.Found {
 		return "", false, err
 	}
