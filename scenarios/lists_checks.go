@@ -183,7 +183,7 @@ func (p *listsPart) count() {
 		w.Count(c.name, int64(c.v))
 	}
 	for _, k := range []string{"list_ops_done", "list_ops_unknown", "list_ops_failed", "list_ops_truncated",
-		"counted_ops_done", "counted_ops_failed", "counted_ops_truncated", "compactions_racing_pushes", "longest_list_history"} {
+		"counted_ops_done", "counted_ops_failed", "counted_ops_truncated", "compactions_racing_pushes", "longest_list_history", "tombstones_written"} {
 		w.Count(k, p.counts[k])
 	}
 	if p.m.kind == listsSplit {

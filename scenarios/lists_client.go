@@ -22,6 +22,10 @@ type coordBackend struct {
 	coord *migrate.Coordinator
 	t     *simclock.Task
 	epoch uint64 // HLC epoch of node clocks (ms)
+	// offset is how far this client's own clock is from virtual time: the
+	// machines clients run on do not share one clock (only the
+	// shared-commit-ts variant reads it).
+	offset time.Duration
 }
 
 func (b *coordBackend) Get(raw string, ts hlc.TS) (mvcc.Read, hlc.TS, error) {
@@ -42,7 +46,7 @@ func (b *coordBackend) Commit(tx fsm.Txn) (hlc.TS, error) {
 // Now is the client's own clock in HLC form (only the shared-commit-ts
 // variant reads it).
 func (b *coordBackend) Now() hlc.TS {
-	return hlc.Make(b.epoch+uint64(max(int64(b.t.Local()), 0)/1e6), 0)
+	return hlc.Make(b.epoch+uint64(max(int64(b.t.Local())+int64(b.offset), 0)/1e6), 0)
 }
 
 func (b *coordBackend) Backoff(attempt int) {
@@ -84,7 +88,7 @@ func (c *listClient) Receive(ctx *simclock.Context, msg any) {
 // one runs one drawn operation.
 func (c *listClient) one(t *simclock.Task, ch *simclock.Choices) {
 	o := c.p.opts
-	if !ch.Chance(o.listShare) {
+	if ch.Chance(1 - o.listShare) { // phrased so the quiet run (all-zero draws) works on lists
 		c.counted(t, ch)
 		return
 	}
@@ -110,7 +114,7 @@ func (c *listClient) drawCmd(ch *simclock.Choices) listcheck.Cmd {
 		if ch.Chance(0.5) {
 			cmd.Op = "LPUSH"
 		}
-		for i, n := 0, 1+ch.Intn(3); i < n; i++ {
+		for i, n := 0, 1+ch.Intn(o.pushMax); i < n; i++ {
 			cmd.Vals = append(cmd.Vals, c.value())
 		}
 		return cmd

@@ -22,6 +22,8 @@ type listsOptions struct {
 	lset, del    float64 // shares of LSET and DEL
 	exec         float64 // chance a list operation is a MULTI/EXEC
 	watchLag     time.Duration
+	clockSpread  time.Duration // how far apart the clients' own clocks may be
+	pushMax      int           // most values one push carries
 }
 
 // countedKey is one hash, set or sorted set of the workload.
@@ -45,6 +47,8 @@ func drawListsOptions(sw *nemesis.Swarm, kind migrateKind) (migrateOptions, *lis
 	l.clients = sw.Int("list_clients", 3, 8)
 	l.ops = sw.Int("list_ops", 20, 60)
 	l.pace = sw.Duration("list_pace", 2*time.Millisecond, 60*time.Millisecond)
+	l.clockSpread = sw.Duration("list_clock_spread", 0, 40*time.Millisecond)
+	l.pushMax = sw.Int("push_max", 1, 3)
 	l.watchLag = sw.Duration("list_watch_lag", 10*time.Millisecond, 500*time.Millisecond)
 	for i, n := 0, sw.Int("hot_lists", 1, 3); i < n; i++ {
 		l.lists = append(l.lists, fmt.Sprintf("kq%d", i))
@@ -57,7 +61,7 @@ func drawListsOptions(sw *nemesis.Swarm, kind migrateKind) (migrateOptions, *lis
 	l.counted = []countedKey{{listdelta.Hash, "kh0"}, {listdelta.Hash, "kh0\x00y"}, {listdelta.Set, "ks0"}, {listdelta.ZSet, "kz0"}}
 	l.listShare = sw.Rate("list_share", 1, 0.6, 0.9)
 	l.push = sw.Rate("push_share", 1, 0.3, 0.5)
-	l.pop = sw.Rate("pop_share", 1, 0.25, 0.45)
+	l.pop = sw.Rate("pop_share", 1, 0.25, 0.55)
 	l.lset = sw.Rate("lset_share", 1, 0.02, 0.08)
 	l.del = sw.Rate("del_share", 1, 0.005, 0.03)
 	l.exec = sw.Rate("exec_share", 1, 0.02, 0.12)

@@ -86,7 +86,8 @@ func (p *listsPart) spawn(m *migrateWorld, cat catalog.Catalog) []simclock.Actor
 		ch := w.Choices.Fork("lists/" + name)
 		coord := migrate.NewCoordinator(m.env, name, cat, ch.Fork("watch"), p.opts.watchLag)
 		coord.OnView = m.chk.viewed
-		c := &listClient{idx: i, p: p, coord: coord, be: &coordBackend{coord: coord, epoch: m.env.Cfg.EpochMs}}
+		be := &coordBackend{coord: coord, epoch: m.env.Cfg.EpochMs, offset: ch.Fork("clock").Duration(0, p.opts.clockSpread)}
+		c := &listClient{idx: i, p: p, coord: coord, be: be}
 		c.store = p.store(name, c.be, &c.cur)
 		p.clients = append(p.clients, c)
 		out = append(out, w.Loop.Spawn(name, c, nil, ch))
@@ -223,6 +224,9 @@ func (c *listCompactor) compact(t *simclock.Task, k countedKey) {
 	res, err := c.store.Compact(k.kind, k.key)
 	if err == nil && res.Complete {
 		delete(c.p.due, k.key)
+		if k.kind == listdelta.List && res.Folded > 0 && res.Meta.Len == 0 {
+			c.p.counts["tombstones_written"]++ // the Len = 0 base row stays (seed 001 round 4)
+		}
 	}
 	t.Context().Rec("compaction").Str("kind", k.kind.String()).Bytes("key", []byte(k.key)).Int("folded", int64(res.Folded)).
 		Int("collected", int64(res.Collected)).Err("err", err).End()
