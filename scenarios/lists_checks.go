@@ -171,6 +171,7 @@ func (p *listsPart) count() {
 	for _, c := range p.compactors {
 		add(c.store.Stats())
 	}
+	p.reachCounts(st)
 	for _, c := range []struct {
 		name string
 		v    int

@@ -18,7 +18,7 @@ type listsOptions struct {
 	cfg          listdelta.Config
 	compactEvery time.Duration
 	listShare    float64 // chance an operation is on a list (else on a counted collection)
-	push, pop    float64 // shares of pushes and pops among list commands
+	push, pop    float64 // shares of pushes and pops among list commands (with LSET and DEL at most 0.99: reads get the rest)
 	lset, del    float64 // shares of LSET and DEL
 	exec         float64 // chance a list operation is a MULTI/EXEC
 	watchLag     time.Duration
@@ -60,9 +60,9 @@ func drawListsOptions(sw *nemesis.Swarm, kind migrateKind) (migrateOptions, *lis
 	}
 	l.counted = []countedKey{{listdelta.Hash, "kh0"}, {listdelta.Hash, "kh0\x00y"}, {listdelta.Set, "ks0"}, {listdelta.ZSet, "kz0"}}
 	l.listShare = sw.Rate("list_share", 1, 0.6, 0.9)
-	l.push = sw.Rate("push_share", 1, 0.3, 0.5)
-	l.pop = sw.Rate("pop_share", 1, 0.25, 0.55)
-	l.lset = sw.Rate("lset_share", 1, 0.02, 0.08)
+	l.push = sw.Rate("push_share", 1, 0.2, 0.4)
+	l.pop = sw.Rate("pop_share", 1, 0.35, 0.5)
+	l.lset = sw.Rate("lset_share", 1, 0.02, 0.06)
 	l.del = sw.Rate("del_share", 1, 0.005, 0.03)
 	l.exec = sw.Rate("exec_share", 1, 0.02, 0.12)
 	l.cfg = listdelta.Config{
