@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"shardsim/model/bugs"
 	"shardsim/property"
 	"shardsim/reach"
 )
@@ -65,5 +66,54 @@ func TestListsSweepCleanAndReaches(t *testing.T) {
 	}
 	if u := table.Undeclared(); len(u) > 0 {
 		t.Errorf("points reached but never declared: %s", strings.Join(u, ", "))
+	}
+}
+
+// listsShowcase pins, for every property the lists checkers judge, a bug
+// and seed whose world run is caught by exactly that property: every L.*
+// checker fails in the world (they fail on hand-built histories in
+// package listcheck).
+var listsShowcase = []struct {
+	property property.Name
+	bug      string
+	seed     uint64
+}{
+	{property.LMetaConsistent, bugs.ListdeltaNoTruncationCheck, 80},
+	{property.LCountConsistent, bugs.ListdeltaCompactDeletesMember, 118},
+	{property.LNoDoublePop, bugs.ListdeltaPopNoClaim, 105},
+	{property.LNoLostItem, bugs.ListdeltaPopRetryAmbiguous, 39},
+	{property.LLinearizable, bugs.ListdeltaPushOneEnd, 272},
+}
+
+func TestListsEveryPropertyFailsInTheWorld(t *testing.T) {
+	seen := map[property.Name]bool{}
+	for _, c := range listsShowcase {
+		res, err := Run("lists", Config{Seed: c.seed, Bugs: bugs.MustParse(c.bug)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Verdict != property.VerdictViolation || res.Property != c.property {
+			t.Errorf("lists seed %d with %s: %s %s, want a violation of %s", c.seed, c.bug, res.Verdict, res.Property, c.property)
+		}
+		seen[c.property] = true
+	}
+	for _, p := range listsProperties {
+		if !seen[p] {
+			t.Errorf("no world run shows %s failing", p)
+		}
+	}
+}
+
+// TestListsFailureReplays: a failing run replays from its seed to the same
+// verdict, property and digest.
+func TestListsFailureReplays(t *testing.T) {
+	cfg := Config{Seed: 80, Bugs: bugs.MustParse(bugs.ListdeltaNoTruncationCheck)}
+	a, err := Run("lists", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := Run("lists", cfg)
+	if a.Verdict != property.VerdictViolation || a.Verdict != b.Verdict || a.Property != b.Property || a.Digest != b.Digest {
+		t.Fatalf("replay differs: %s %s %s vs %s %s %s", a.Verdict, a.Property, a.Digest, b.Verdict, b.Property, b.Digest)
 	}
 }

@@ -2,6 +2,7 @@ package listdelta
 
 import (
 	"shardsim/model/bugs"
+	"shardsim/model/migrate/errs"
 	"shardsim/model/migrate/keys"
 )
 
@@ -236,9 +237,7 @@ func (v *listView) lrange(start, stop int64) ([]string, error) {
 	// Inside a MULTI/EXEC the answer must still hold at the commit: an
 	// LSET or a pop of a read item since the snapshot aborts it (a
 	// standalone read commits nothing, so the read set costs nothing).
-	if !a.s.bugs.Has(bugs.ListdeltaExecReadsUnguarded) {
-		a.reads = append(a.reads, readOf(span), readOf(a.s.lay.posSpan(keys.FamilyListClaim, v.uk, lo, hi)))
-	}
+	a.reads = append(a.reads, readOf(span), readOf(a.s.lay.posSpan(keys.FamilyListClaim, v.uk, lo, hi)))
 	var out []string
 	for _, r := range rows {
 		if p, ok := posOf(r.Key); ok && !claimed[p] {
@@ -256,9 +255,7 @@ func (v *listView) lindex(i int64) (string, bool, error) {
 	}
 	it, err := v.a.item(v.uk, pos, false)
 	// Registered as LRANGE's reads are (an LSET since the snapshot).
-	if !v.a.s.bugs.Has(bugs.ListdeltaExecReadsUnguarded) {
-		v.a.register(v.a.s.lay.itemKey(v.uk, pos))
-	}
+	v.a.register(v.a.s.lay.itemKey(v.uk, pos))
 	if err != nil || !it.Found {
 		return "", false, err
 	}
@@ -337,7 +334,7 @@ type popped struct {
 }
 
 func (s *Store) popCmd(uk string, right bool) (string, bool, error) {
-	out, err := s.run(func(a *attempt) (any, error) {
+	body := func(a *attempt) (any, error) {
 		v, err := a.openList(uk, s.cfg.MaxDeltaScanLimit)
 		if err != nil {
 			return nil, err
@@ -345,7 +342,14 @@ func (s *Store) popCmd(uk string, right bool) (string, bool, error) {
 		val, ok, err := v.pop(right)
 		v.finishDelta()
 		return popped{val, ok}, err
-	}, func() { s.stats.ClaimConflicts++ })
+	}
+	out, err := s.run(body, func() { s.stats.ClaimConflicts++ })
+	for i := 1; i < s.cfg.Attempts && errs.Ambiguous(err) && s.bugs.Has(bugs.ListdeltaPopRetryAmbiguous); i++ {
+		// The wrong client retries a pop whose answer was lost as a new
+		// pop: if the first one committed, its item reaches nobody.
+		s.be.Backoff(i)
+		out, err = s.run(body, func() { s.stats.ClaimConflicts++ })
+	}
 	if err != nil {
 		return "", false, err
 	}
