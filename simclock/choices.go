@@ -16,6 +16,31 @@ type Source interface {
 	Fork(name string) Source
 }
 
+// DrawKind says what a draw decides, for drivers that treat draws
+// differently: the model checker tries both outcomes of a chance, the
+// extremes of an amount and the first few values of a pick.
+type DrawKind uint8
+
+const (
+	// KindInt is a draw whose every value is its own outcome (Intn, Pick,
+	// Shuffle, Bytes, Uint64n).
+	KindInt DrawKind = iota
+	// KindChance is a Chance: every value below the threshold means "no",
+	// and the largest value always means "yes".
+	KindChance
+	// KindRange is an amount (Between, Duration): zero is the smallest, the
+	// largest value the largest.
+	KindRange
+)
+
+// KindSource is a Source that is told what each draw is for. Choices calls
+// DrawKind instead of Draw when its source implements it; the value must be
+// the one Draw would return, so a run replays through any driver.
+type KindSource interface {
+	Source
+	DrawKind(n uint64, kind DrawKind) uint64
+}
+
 // Choices is the single source of nondeterminism of a world. Everything that
 // could go more than one way (a message delay, a fault, the next workload
 // step) is drawn from a Choices, so a run is a pure function of its scenario,
@@ -27,7 +52,8 @@ type Source interface {
 // unusual happens" and what remains is the essence of the failure.
 type Choices struct {
 	src   Source
-	draws *uint64 // shared by a root and all its forks
+	kinds KindSource // src, when it wants to know each draw's kind
+	draws *uint64    // shared by a root and all its forks
 }
 
 // NewSeeded returns a Choices driven by a PRNG seeded from seed. Named forks
@@ -59,14 +85,21 @@ func DrawWidth(n uint64) int { return widthFor(n) }
 
 func newChoices(src Source) *Choices {
 	var n uint64
-	return &Choices{src: src, draws: &n}
+	return withSource(src, &n)
+}
+
+// withSource returns a Choices over src sharing the draw counter draws.
+func withSource(src Source, draws *uint64) *Choices {
+	c := &Choices{src: src, draws: draws}
+	c.kinds, _ = src.(KindSource)
+	return c
 }
 
 // Fork returns the named sub-stream. Use distinct names for distinct
 // consumers ("nemesis", "worker/3"); forking the same name twice yields the
 // same stream for seeded choices.
 func (c *Choices) Fork(name string) *Choices {
-	return &Choices{src: c.src.Fork(name), draws: c.draws}
+	return withSource(c.src.Fork(name), c.draws)
 }
 
 // Draws returns how many draws the root and all its forks have made.
@@ -74,10 +107,18 @@ func (c *Choices) Draws() uint64 { return *c.draws }
 
 // Uint64n returns a value in [0, n). n must be at least 1.
 func (c *Choices) Uint64n(n uint64) uint64 {
+	return c.draw(n, KindInt)
+}
+
+// draw makes one draw below n of the given kind.
+func (c *Choices) draw(n uint64, kind DrawKind) uint64 {
 	if n == 0 {
 		panic("simclock: Uint64n(0)")
 	}
 	*c.draws++
+	if c.kinds != nil {
+		return c.kinds.DrawKind(n, kind)
+	}
 	return c.src.Draw(n)
 }
 
@@ -94,7 +135,7 @@ func (c *Choices) Between(lo, hi int64) int64 {
 	if hi < lo {
 		panic("simclock: Between with hi < lo")
 	}
-	return lo + int64(c.Uint64n(uint64(hi-lo)+1))
+	return lo + int64(c.draw(uint64(hi-lo)+1, KindRange))
 }
 
 // Duration returns a duration in [lo, hi], inclusive; zeros pick lo.
@@ -119,7 +160,7 @@ func (c *Choices) Chance(p float64) bool {
 	if threshold == 0 {
 		threshold = 1
 	}
-	return c.Uint64n(chanceScale) >= chanceScale-threshold
+	return c.draw(chanceScale, KindChance) >= chanceScale-threshold
 }
 
 // Pick returns one element of xs; zeros pick the first. xs must not be empty.

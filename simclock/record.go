@@ -26,7 +26,7 @@ func (r *Recording) append(v uint64, width int) {
 // are not recorded, so wrap the root before anything forks it.
 func NewRecorder(c *Choices) (*Choices, *Recording) {
 	rec := &Recording{}
-	return &Choices{src: &recordingSource{inner: c.src, rec: rec}, draws: c.draws}, rec
+	return withSource(&recordingSource{inner: c.src, rec: rec}, c.draws), rec
 }
 
 type recordingSource struct {
@@ -36,6 +36,18 @@ type recordingSource struct {
 
 func (r *recordingSource) Draw(n uint64) uint64 {
 	v := r.inner.Draw(n)
+	r.rec.append(v, widthFor(n))
+	return v
+}
+
+// DrawKind passes the draw's kind on to a source that wants it.
+func (r *recordingSource) DrawKind(n uint64, kind DrawKind) uint64 {
+	var v uint64
+	if ks, ok := r.inner.(KindSource); ok {
+		v = ks.DrawKind(n, kind)
+	} else {
+		v = r.inner.Draw(n)
+	}
 	r.rec.append(v, widthFor(n))
 	return v
 }
