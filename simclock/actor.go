@@ -25,18 +25,30 @@ type actorSlot struct {
 	incarnation uint64
 	down        bool
 	paused      bool
-	held        []func()
+	held        []heldEvent
 	clock       *NodeClock
 	choices     *Choices
 	tasks       []*Task
 	ctx         *Context // the current incarnation's context, made on first use
+	chain       Digest   // the actor's history, when states are tracked
+}
+
+// heldEvent is an event that reached a paused actor: it runs again when the
+// actor resumes, under the same name.
+type heldEvent struct {
+	fn func()
+	id Digest
 }
 
 // Spawn adds an actor with its own clock and choice fork and delivers Started
 // to it now. choices may be nil when the actor draws nothing.
 func (l *Loop) Spawn(name string, a Actor, clock *NodeClock, choices *Choices) ActorID {
 	id := ActorID(len(l.actors))
-	l.actors = append(l.actors, &actorSlot{name: name, actor: a, clock: clock, choices: choices})
+	slot := &actorSlot{name: name, actor: a, clock: clock, choices: choices}
+	l.actors = append(l.actors, slot)
+	if l.st != nil {
+		l.st.reborn = append(l.st.reborn, slot)
+	}
 	l.Log("actor.spawn", name, "")
 	l.deliver(id, 0, 0, func(ctx *Context) { a.Receive(ctx, Started{}) })
 	return id
@@ -45,17 +57,53 @@ func (l *Loop) Spawn(name string, a Actor, clock *NodeClock, choices *Choices) A
 // Name returns the actor's name.
 func (l *Loop) Name(id ActorID) string { return l.actors[id].name }
 
-// Actor returns the current incarnation's actor value.
-func (l *Loop) Actor(id ActorID) Actor { return l.actors[id].actor }
+// Actor returns the current incarnation's actor value. With states
+// tracked, the running event's history takes in the actor's, since what it
+// reads of the actor's memory is a function of it.
+func (l *Loop) Actor(id ActorID) Actor {
+	s := l.actors[id]
+	if l.st != nil {
+		l.st.digest(tagRead, s.chain)
+	}
+	return s.actor
+}
 
 // Clock returns the actor's node clock (nil means virtual time itself).
-func (l *Loop) Clock(id ActorID) *NodeClock { return l.actors[id].clock }
+// The caller may change it, so with states tracked the running event
+// counts as shared.
+func (l *Loop) Clock(id ActorID) *NodeClock {
+	c := l.actors[id].clock
+	if l.st != nil {
+		l.st.touched = true
+		l.st.buf = appendClock(l.st.buf, c)
+	}
+	return c
+}
 
 // Up reports whether the actor is running (not crashed); a paused actor is up.
-func (l *Loop) Up(id ActorID) bool { return !l.actors[id].down }
+func (l *Loop) Up(id ActorID) bool {
+	up := !l.actors[id].down
+	if l.st != nil {
+		l.st.read(b2u(up))
+	}
+	return up
+}
 
 // Paused reports whether the actor is paused.
-func (l *Loop) Paused(id ActorID) bool { return l.actors[id].paused }
+func (l *Loop) Paused(id ActorID) bool {
+	p := l.actors[id].paused
+	if l.st != nil {
+		l.st.read(b2u(p))
+	}
+	return p
+}
+
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
 
 // Crash stops the actor: its volatile state, pending timers, in-flight
 // messages to it and running tasks are lost.
@@ -66,6 +114,9 @@ func (l *Loop) Crash(id ActorID) {
 	}
 	s.down, s.paused, s.held = true, false, nil
 	s.incarnation++
+	if l.st != nil {
+		l.st.touched = true // the tasks unwind: their deferred calls may touch anything
+	}
 	l.Log("actor.crash", s.name, "")
 	tasks := s.tasks
 	s.tasks = nil
@@ -82,6 +133,10 @@ func (l *Loop) Restart(id ActorID, a Actor) {
 		l.Crash(id)
 	}
 	s.down, s.actor = false, a
+	if l.st != nil {
+		l.st.touched = true
+		l.st.reborn = append(l.st.reborn, s)
+	}
 	l.Rec("actor.restart", s.name).Uint("incarnation", s.incarnation).End()
 	l.deliver(id, s.incarnation, 0, func(ctx *Context) { a.Receive(ctx, Started{}) })
 }
@@ -94,6 +149,9 @@ func (l *Loop) Pause(id ActorID) {
 		return
 	}
 	s.paused = true
+	if l.st != nil {
+		l.st.touched = true
+	}
 	l.Log("actor.pause", s.name, "")
 }
 
@@ -108,8 +166,14 @@ func (l *Loop) Resume(id ActorID) {
 	held := s.held
 	s.held = nil
 	l.Log("actor.resume", s.name, fmt.Sprintf("held=%d", len(held)))
-	for _, fn := range held {
-		l.At(l.now, fn)
+	if l.st != nil {
+		l.st.touched = true
+	}
+	for _, h := range held {
+		l.seq++
+		ev := l.free.get()
+		*ev = event{at: l.now, seq: l.seq, fn: h.fn, pending: true, owner: int32(id) + 1, id: h.id}
+		l.queue.push(ev) // keeps its name: the same event, delayed
 	}
 }
 
@@ -118,7 +182,7 @@ func (l *Loop) Resume(id ActorID) {
 // A delivery costs the caller's closure and a (reused) event: a busy world
 // delivers hundreds of thousands of events a second.
 func (l *Loop) deliver(id ActorID, inc uint64, d time.Duration, fn func(*Context)) Timer {
-	return l.schedule(l.now.Add(max(d, 0)), event{actor: id, inc: inc, call: fn})
+	return l.schedule(l.now.Add(max(d, 0)), event{actor: id, inc: inc, call: fn, owner: int32(id) + 1})
 }
 
 // run is one event of the actor's incarnation inc: fn with the actor's
@@ -127,10 +191,17 @@ func (l *Loop) deliver(id ActorID, inc uint64, d time.Duration, fn func(*Context
 func (l *Loop) run(id ActorID, inc uint64, fn func(*Context), msg any) {
 	s := l.actors[id]
 	if s.down || s.incarnation != inc {
+		if l.st != nil {
+			l.st.void = true // dropped: nothing changed but the queue
+		}
 		return
 	}
 	if s.paused {
-		s.held = append(s.held, func() { l.run(id, inc, fn, msg) })
+		h := heldEvent{fn: func() { l.run(id, inc, fn, msg) }}
+		if l.st != nil {
+			l.st.void, h.id = true, l.st.curID
+		}
+		s.held = append(s.held, h)
 		return
 	}
 	if fn != nil {
@@ -158,7 +229,7 @@ func (l *Loop) Send(to ActorID, msg any, delay time.Duration) {
 // post schedules msg for the actor's incarnation inc after d: deliver with
 // the actor's Receive as the callback, without a closure for it.
 func (l *Loop) post(id ActorID, inc uint64, d time.Duration, msg any) Timer {
-	return l.schedule(l.now.Add(max(d, 0)), event{actor: id, inc: inc, msg: msg})
+	return l.schedule(l.now.Add(max(d, 0)), event{actor: id, inc: inc, msg: msg, owner: int32(id) + 1})
 }
 
 // Context is an actor's handle on the world while it handles one event.

@@ -55,6 +55,8 @@ type event struct {
 	msg       any
 	pending   bool // scheduled, and neither run nor discarded
 	cancelled bool
+	owner     int32  // the actor the event runs on, plus one (0: none)
+	id        Digest // its name, when states are tracked (see TrackStates)
 }
 
 // Timer is a handle to a scheduled event; Cancel stops it from running.
@@ -94,7 +96,8 @@ type Loop struct {
 	trace     *Trace
 	observers []func()
 	actors    []*actorSlot
-	ids       uint64 // the last id NextID handed out
+	ids       uint64      // the last id NextID handed out
+	st        *stateTrack // nil unless a model checker tracks states
 }
 
 // NewLoop returns an empty loop at time zero writing to trace.
@@ -112,11 +115,22 @@ func (l *Loop) Now() Time { return l.now }
 func (l *Loop) Trace() *Trace { return l.trace }
 
 // Events returns how many events have run.
-func (l *Loop) Events() uint64 { return l.executed }
+func (l *Loop) Events() uint64 {
+	if l.st != nil {
+		l.st.read(l.executed)
+	}
+	return l.executed
+}
 
 // Pending returns how many events are queued (including cancelled ones not
 // yet discarded).
-func (l *Loop) Pending() int { return len(l.queue) + len(l.due) }
+func (l *Loop) Pending() int {
+	n := len(l.queue) + len(l.due)
+	if l.st != nil {
+		l.st.read(uint64(n))
+	}
+	return n
+}
 
 // OrderBy makes c decide the order of events due at the same virtual time:
 // whenever k > 1 such events are ready, one draw below k picks the next, and
@@ -142,6 +156,9 @@ func (l *Loop) schedule(at Time, e event) Timer {
 	ev := l.free.get()
 	*ev = e
 	l.queue.push(ev)
+	if l.st != nil {
+		l.st.scheduled(ev)
+	}
 	return Timer{ev: ev, seq: ev.seq}
 }
 
@@ -174,7 +191,13 @@ func (l *Loop) Step() (StopReason, bool) {
 	}
 	i := 0
 	if len(l.due) > 1 && l.order != nil {
+		if l.st != nil {
+			l.st.ordering = true
+		}
 		i = l.order.Intn(len(l.due))
+		if l.st != nil {
+			l.st.ordering = false
+		}
 	}
 	e := l.due[i]
 	copy(l.due[i:], l.due[i+1:])
@@ -182,15 +205,20 @@ func (l *Loop) Step() (StopReason, bool) {
 	l.due = l.due[:len(l.due)-1]
 	l.now = e.at
 	e.pending = false
-	if e.fn != nil {
-		e.fn()
+	if st := l.st; st != nil {
+		st.begin(l, e)
+		l.exec(e)
+		st.end()
 	} else {
-		l.run(e.actor, e.inc, e.call, e.msg)
+		l.exec(e)
 	}
 	l.free.put(e)
 	l.executed++
 	for _, o := range l.observers {
 		o()
+	}
+	if l.st != nil && l.st.visit != nil && !l.st.visit() {
+		l.stopped = true
 	}
 	return Idle, true
 }
@@ -243,6 +271,9 @@ func (l *Loop) Run() StopReason {
 			return Stopped
 		}
 		if l.budget.MaxEvents > 0 && l.executed >= l.budget.MaxEvents {
+			if l.st != nil {
+				l.st.budgetHit = true
+			}
 			return EventBudget
 		}
 		reason, ran := l.Step()
@@ -271,4 +302,13 @@ func (l *Loop) RunUntil(t Time) StopReason {
 		return Idle
 	}
 	return reason
+}
+
+// exec runs e: its callback, or its actor's event.
+func (l *Loop) exec(e *event) {
+	if e.fn != nil {
+		e.fn()
+		return
+	}
+	l.run(e.actor, e.inc, e.call, e.msg)
 }

@@ -1,0 +1,213 @@
+package simclock
+
+import (
+	"testing"
+	"time"
+)
+
+// scripted is an actor whose every message is a function run on it.
+type scripted struct{ log []string }
+
+func (s *scripted) Receive(ctx *Context, msg any) {
+	if f, ok := msg.(func(*Context)); ok {
+		f(ctx)
+	}
+}
+
+// trackedWorld builds a loop with states tracked, order draws from order
+// (a byte stream: the first draw orders the actors' Started messages) and
+// n scripted actors with forks of draws.
+func trackedWorld(order []byte, draws []byte, n int) (*Loop, []ActorID) {
+	l := NewLoop(nil, Budget{})
+	l.TrackStates(nil)
+	root := NewFromSource(l.TrackDraws(&byteSource{tape: &byteTape{data: draws}}))
+	l.OrderBy(NewBytes(order))
+	var ids []ActorID
+	for i := 0; i < n; i++ {
+		ids = append(ids, l.Spawn("a", &scripted{}, nil, root.Fork("a")))
+	}
+	return l, ids
+}
+
+// twoAt schedules f0 on actor 0 and f1 on actor 1, both at time 10ms.
+func twoAt(l *Loop, ids []ActorID, f0, f1 func(*Context)) {
+	l.Send(ids[0], f0, 10*time.Millisecond)
+	l.Send(ids[1], f1, 10*time.Millisecond)
+}
+
+// digestAfter runs the world to the end and returns its state digest.
+func digestAfter(l *Loop) Digest {
+	l.Run()
+	return l.StateDigest()
+}
+
+// tickAfter is a private event that draws a zero and schedules a message
+// to itself d later.
+func tickAfter(d time.Duration) func(*Context) {
+	return func(ctx *Context) {
+		ctx.Private()
+		ctx.Choices().Chance(0.5) // draws zero: no
+		ctx.After(d, "later")
+	}
+}
+
+func TestPrivateEventsCommute(t *testing.T) {
+	var got [2]Digest
+	for i, order := range [][]byte{{0, 0}, {0, 1}} {
+		l, ids := trackedWorld(order, nil, 2)
+		twoAt(l, ids, tickAfter(time.Second), tickAfter(2*time.Second))
+		l.RunUntil(Time(500 * time.Millisecond))
+		got[i] = l.StateDigest()
+	}
+	if got[0] != got[1] {
+		t.Fatal("two private events in either order should reach one state")
+	}
+}
+
+// Events due at one instant run in an order the loop's order draws pick by
+// scheduling order: two worlds whose pending events were scheduled in
+// different orders answer the same order draws differently, so they are
+// different states even when everything else agrees.
+func TestSchedulingOrderOfSimultaneousEventsIsState(t *testing.T) {
+	var got [2]Digest
+	for i, order := range [][]byte{{0, 0}, {0, 1}} {
+		l, ids := trackedWorld(order, nil, 2)
+		twoAt(l, ids, tickAfter(time.Second), tickAfter(time.Second))
+		l.RunUntil(Time(500 * time.Millisecond))
+		got[i] = l.StateDigest()
+	}
+	if got[0] == got[1] {
+		t.Fatal("follow-ups due together, scheduled in different orders, must stay apart")
+	}
+}
+
+func TestSharedEventsDoNotCommute(t *testing.T) {
+	shared := func(ctx *Context) {}
+	var got [2]Digest
+	for i, order := range [][]byte{{0, 0}, {0, 1}} {
+		l, ids := trackedWorld(order, nil, 2)
+		twoAt(l, ids, shared, shared)
+		got[i] = digestAfter(l)
+	}
+	if got[0] == got[1] {
+		t.Fatal("two shared events in different orders must stay apart: their effects need not commute")
+	}
+}
+
+func TestPrivateAndSharedCommute(t *testing.T) {
+	priv := func(ctx *Context) { ctx.Private() }
+	shared := func(ctx *Context) {}
+	var got [2]Digest
+	for i, order := range [][]byte{{0, 0}, {0, 1}} {
+		l, ids := trackedWorld(order, nil, 2)
+		twoAt(l, ids, priv, shared)
+		l.RunUntil(Time(500 * time.Millisecond))
+		got[i] = l.StateDigest()
+	}
+	if got[0] != got[1] {
+		t.Fatal("a private event commutes with a shared one")
+	}
+}
+
+// A private event commutes with a shared one (TestPrivateAndSharedCommute);
+// once its privacy is revoked it is shared, and two shared events do not.
+func TestPrivacyIsRevoked(t *testing.T) {
+	cases := map[string]func(*Context){
+		"non-zero draw": func(ctx *Context) { ctx.Private(); ctx.Choices().Intn(4) },
+		"crash":         func(ctx *Context) { ctx.Private(); ctx.Loop().Crash(2) },
+		"pause":         func(ctx *Context) { ctx.Private(); ctx.Loop().Pause(2) },
+		"shared hook":   func(ctx *Context) { ctx.Private(); ctx.Loop().Shared() },
+		"clock":         func(ctx *Context) { ctx.Private(); ctx.Loop().Clock(2) },
+	}
+	shared := func(ctx *Context) {}
+	for name, f := range cases {
+		var got [2]Digest
+		for i, order := range [][]byte{{0, 0}, {0, 1}} {
+			l, ids := trackedWorld(order, []byte{3}, 3)
+			twoAt(l, ids, f, shared)
+			l.RunUntil(Time(500 * time.Millisecond))
+			got[i] = l.StateDigest()
+		}
+		if got[0] == got[1] {
+			t.Errorf("%s: the event stayed private", name)
+		}
+	}
+}
+
+func TestStateSeesWhatDiffers(t *testing.T) {
+	base := func(mut func(l *Loop, ids []ActorID)) Digest {
+		l, ids := trackedWorld(nil, []byte{0, 0, 0, 0}, 2)
+		l.Send(ids[0], func(ctx *Context) { ctx.After(time.Second, "x") }, time.Millisecond)
+		l.Send(ids[1], func(ctx *Context) { ctx.After(time.Second, "y") }, time.Millisecond)
+		if mut != nil {
+			mut(l, ids)
+		}
+		l.RunUntil(Time(500 * time.Millisecond))
+		return l.StateDigest()
+	}
+	ref := base(nil)
+	if again := base(nil); again != ref {
+		t.Fatal("the same world must reach the same state")
+	}
+	muts := map[string]func(l *Loop, ids []ActorID){
+		"a draw": func(l *Loop, ids []ActorID) {
+			l.Send(ids[0], func(ctx *Context) { ctx.Choices().Intn(2) }, 2*time.Millisecond)
+		},
+		"an extra message": func(l *Loop, ids []ActorID) { l.Send(ids[1], "hello", 2*time.Millisecond) },
+		"a pending event":  func(l *Loop, ids []ActorID) { l.Send(ids[1], "hello", time.Hour) },
+		"a paused actor":   func(l *Loop, ids []ActorID) { l.Pause(ids[0]) },
+		"a crashed actor":  func(l *Loop, ids []ActorID) { l.Crash(ids[0]) },
+		"an extra event":   func(l *Loop, ids []ActorID) { l.Send(ids[0], func(ctx *Context) {}, 2*time.Millisecond) },
+	}
+	for name, mut := range muts {
+		if base(mut) == ref {
+			t.Errorf("%s: the state did not change", name)
+		}
+	}
+}
+
+func TestHeldEventsKeepTheirNames(t *testing.T) {
+	// Pausing an actor before its message arrives and resuming it after
+	// runs the same event as not pausing it at all: same state.
+	run := func(pause bool) Digest {
+		l, ids := trackedWorld(nil, nil, 1)
+		l.Send(ids[0], func(ctx *Context) { ctx.After(time.Second, "x") }, 10*time.Millisecond)
+		if pause {
+			l.At(Time(5*time.Millisecond), func() { l.Pause(ids[0]) })
+			l.At(Time(20*time.Millisecond), func() { l.Resume(ids[0]) })
+		}
+		l.RunUntil(Time(30 * time.Millisecond))
+		return l.StateDigest()
+	}
+	if run(false) == run(true) {
+		t.Fatal("a pause and a resume are shared events: they must show in the state")
+	}
+}
+
+func TestTrackingDoesNotChangeTheRun(t *testing.T) {
+	run := func(track bool) string {
+		l := NewLoop(nil, Budget{})
+		var src Source = &byteSource{tape: &byteTape{data: []byte{1, 2, 3, 4, 5, 6, 7, 8}}}
+		if track {
+			l.TrackStates(func() bool { return true })
+			src = l.TrackDraws(src)
+		}
+		root := NewFromSource(src)
+		l.OrderBy(root.Fork("order"))
+		for i := 0; i < 3; i++ {
+			l.Spawn("a", &scripted{}, NewNodeClock(time.Millisecond), root.Fork("a"))
+		}
+		for i := 0; i < 3; i++ {
+			i := i
+			l.Send(ActorID(i), func(ctx *Context) {
+				ctx.Log("draw", ctx.Choices().Duration(0, time.Second).String())
+				ctx.After(time.Millisecond, func(ctx *Context) { ctx.Log("late", "") })
+			}, time.Millisecond)
+		}
+		l.Run()
+		return l.Trace().Digest()
+	}
+	if run(false) != run(true) {
+		t.Fatal("tracking states changed what the run did")
+	}
+}
