@@ -87,6 +87,9 @@ func (k *Chaos) Receive(ctx *simclock.Context, msg any) {
 		}
 		ctx.Defer(k.HealAt.Sub(ctx.Now()), k.heal)
 	case chaosTick:
+		// A tick that strikes nothing changes nothing but the nemesis: it
+		// stays private for a model checker (a strike makes it shared).
+		ctx.Private()
 		if ctx.Now() >= k.HealAt || k.healed {
 			return
 		}
@@ -123,6 +126,7 @@ func (k *Chaos) Window(ctx *simclock.Context, max time.Duration) time.Duration {
 // Crash crashes t now; it restarts with a fresh actor after a window of at
 // most max (or at the heal).
 func (k *Chaos) Crash(ctx *simclock.Context, t Target, max time.Duration) {
+	ctx.Loop().Shared()
 	ctx.Loop().Crash(t.ID)
 	k.crashed = append(k.crashed, t.ID)
 	k.stats.Crashes++
@@ -134,6 +138,7 @@ func (k *Chaos) Crash(ctx *simclock.Context, t Target, max time.Duration) {
 
 // Pause pauses t now; it resumes, a zombie of its old beliefs, after d.
 func (k *Chaos) Pause(ctx *simclock.Context, t Target, d time.Duration) {
+	ctx.Loop().Shared()
 	ctx.Loop().Pause(t.ID)
 	k.paused = append(k.paused, t.ID)
 	k.stats.Pauses++
@@ -145,6 +150,7 @@ func (k *Chaos) Pause(ctx *simclock.Context, t Target, d time.Duration) {
 
 // Partition cuts actor id off server for a window of at most max.
 func (k *Chaos) Partition(ctx *simclock.Context, server *simkv.Server, id simclock.ActorID, max time.Duration) {
+	ctx.Loop().Shared()
 	server.Partition(id)
 	k.stats.Partitions++
 	ctx.After(k.Window(ctx, max), chaosEnd{kind: endPartition, id: id, server: server})
@@ -153,6 +159,7 @@ func (k *Chaos) Partition(ctx *simclock.Context, server *simkv.Server, id simclo
 // Skew jumps t's clock (by up to the clock's own bound either way) or sets
 // its drift, with even odds. A target without a clock is left alone.
 func (k *Chaos) Skew(ctx *simclock.Context, t Target) {
+	ctx.Loop().Shared()
 	loop, c := ctx.Loop(), ctx.Choices()
 	clock := loop.Clock(t.ID)
 	if clock == nil {
@@ -173,6 +180,7 @@ func (k *Chaos) Skew(ctx *simclock.Context, t Target) {
 // LeaderChange forces server's leader to change, with in-flight requests
 // resolved over a window of at most max.
 func (k *Chaos) LeaderChange(ctx *simclock.Context, server *simkv.Server, max time.Duration) {
+	ctx.Loop().Shared()
 	k.stats.LeaderChanges++
 	server.LeaderChange(ctx.Choices().Duration(time.Millisecond, max))
 }

@@ -24,6 +24,7 @@ func (f GroupLeaderMoves) Strike(k *Chaos, ctx *simclock.Context) {
 	if !c.Chance(f.Rate) {
 		return
 	}
+	ctx.Loop().Shared()
 	g := c.Intn(f.Cluster.Groups())
 	prefer := c.Intn(f.Cluster.Nodes())
 	k.stats.GroupLeaderMoves++

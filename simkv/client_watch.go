@@ -26,6 +26,7 @@ type WatchStream struct {
 func (c *Client) Watch(ctx *simclock.Context, req WatchRequest,
 	onResp func(*simclock.Context, WatchResponse), onErr func(*simclock.Context, error)) *WatchStream {
 	s := c.server
+	s.loop.Shared()
 	w := &WatchStream{server: s, client: c, ctx: ctx, storeID: -1, onResp: onResp, onErr: onErr}
 	if s.partitioned[c.owner] {
 		w.closed = true
@@ -54,6 +55,7 @@ func (c *Client) Watch(ctx *simclock.Context, req WatchRequest,
 
 // Cancel closes the stream from the client side.
 func (w *WatchStream) Cancel() {
+	w.server.loop.Shared()
 	if w.closed {
 		return
 	}

@@ -111,13 +111,19 @@ func (s *Server) Store() *Store { return s.store }
 func (s *Server) Observe(o Observer) { s.observers = append(s.observers, o) }
 
 // SetFaults replaces the fault configuration (the heal phase sets a quiet one).
-func (s *Server) SetFaults(f FaultConfig) { s.faults = f }
+func (s *Server) SetFaults(f FaultConfig) {
+	s.loop.Shared()
+	s.faults = f
+}
 
 // Faults returns the current fault configuration.
 func (s *Server) Faults() FaultConfig { return s.faults }
 
 // SetMutation switches on a deliberate server bug (tests of the checkers).
-func (s *Server) SetMutation(m Mutation) { s.mutate = m }
+func (s *Server) SetMutation(m Mutation) {
+	s.loop.Shared()
+	s.mutate = m
+}
 
 // call is one request in flight.
 type call struct {
@@ -138,6 +144,7 @@ func (s *Server) latency() time.Duration { return s.faults.Latency(s.choices) }
 
 // submit starts a call on behalf of the actor behind ctx.
 func (s *Server) submit(ctx *simclock.Context, c *Client, req Request, reply func(*simclock.Context, Response, error)) uint64 {
+	s.loop.Shared()
 	s.stats.Calls++
 	cl := &call{id: s.loop.NextID(), client: c, req: req, reply: reply, ctx: ctx}
 	for _, o := range s.observers {
@@ -272,6 +279,7 @@ func (s *Server) expireLeases() {
 
 // finish delivers the outcome of a call to its client, once.
 func (s *Server) finish(ctx *simclock.Context, cl *call, resp Response, err error) {
+	s.loop.Shared()
 	if cl.done {
 		return
 	}
@@ -309,6 +317,7 @@ func (s *Server) forget(cl *call) {
 // leader refreshes every lease's deadline, so no lease expires because of the
 // election.
 func (s *Server) LeaderChange(window time.Duration) {
+	s.loop.Shared()
 	s.loop.Rec("kv.leader-change", "").Uint("inflight", uint64(len(s.inflight))).Dur("window", window).End()
 	s.stats.LeaderChanges++
 	pending := s.inflight
@@ -341,6 +350,7 @@ func (s *Server) ElectionUntil() simclock.Time { return s.tookOffice }
 // Partition cuts the actor off from the cluster: its new requests are refused,
 // answers to it are lost and its watch streams break.
 func (s *Server) Partition(actor simclock.ActorID) {
+	s.loop.Shared()
 	if s.partitioned[actor] {
 		return
 	}
@@ -355,6 +365,7 @@ func (s *Server) Partition(actor simclock.ActorID) {
 
 // Heal reconnects the actor.
 func (s *Server) Heal(actor simclock.ActorID) {
+	s.loop.Shared()
 	if !s.partitioned[actor] {
 		return
 	}
@@ -367,6 +378,7 @@ func (s *Server) Partitioned(actor simclock.ActorID) bool { return s.partitioned
 
 // HealAll reconnects every actor and ends any election window.
 func (s *Server) HealAll() {
+	s.loop.Shared()
 	s.partitioned = map[simclock.ActorID]bool{}
 	s.electionUntil = 0
 	s.loop.Log("kv.heal-all", "", "")
