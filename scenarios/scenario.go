@@ -40,11 +40,16 @@ type Config struct {
 	// describe, when set, receives the run's option specs right after they
 	// are drawn, and the run stops there (Options).
 	describe *[]nemesis.OptionSpec
+
+	// Explorer, when set, drives the run for a model checker: it supplies
+	// the choices (Source is ignored) and sees the world's state after
+	// every event (see Explorer).
+	Explorer Explorer
 }
 
 // seed is the run's seed: none (0) when choices or a source drive it.
 func (c Config) seed() uint64 {
-	if c.Choices != nil || c.Source != nil {
+	if c.Choices != nil || c.Source != nil || c.Explorer != nil {
 		return 0
 	}
 	return c.Seed
@@ -63,6 +68,20 @@ func (c Config) choicesHash() string {
 func ChoicesHash(choices []byte) string {
 	sum := blake3.Sum256(choices)
 	return hex.EncodeToString(sum[:])
+}
+
+// Explorer is what a model checker plugs into a world (Config.Explorer).
+type Explorer interface {
+	// Begin receives the world's loop, with state tracking on
+	// (simclock.Loop.TrackStates), before anything is drawn or scheduled,
+	// and returns the source the world's choices come from (every draw of
+	// it is folded into the world's state).
+	Begin(l *simclock.Loop) simclock.Source
+	// Visit runs after every event, after the world's checkers. Returning
+	// false cuts the run there (the state was explored before): the world
+	// then stops, and whatever its end-of-run checks would say is not a
+	// finding (Result.Cut), since the run did not end.
+	Visit(l *simclock.Loop) bool
 }
 
 // showHistory hands a history to Config.Histories, if set.
@@ -100,6 +119,7 @@ type Result struct {
 	Draws       uint64            // how many draws the run made
 	Stats       []Stat            // what the run did (faults injected, operations), in a fixed order
 	Reach       []reach.Count     // the reachability points the run reached, by name
+	Cut         bool              // an Explorer cut the run short (its verdict covers only the steps it ran)
 }
 
 // Stat is one named counter of a run.

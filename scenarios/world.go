@@ -27,6 +27,20 @@ type World struct {
 
 	verdict property.Verdict
 	finding *property.Violation // the violation, or what could not be decided
+	cut     bool                // the Explorer cut the run: later findings do not count
+}
+
+// visit hands the state after an event to the Explorer. A step that failed
+// ends the run anyway and is not cut: its finding stands.
+func (w *World) visit() bool {
+	if w.verdict == property.VerdictViolation {
+		return true
+	}
+	if !w.Cfg.Explorer.Visit(w.Loop) {
+		w.cut = true
+		return false
+	}
+	return true
 }
 
 // tailSize is how many trace records a violation report shows.
@@ -39,7 +53,12 @@ func NewWorld(name string, cfg Config, budget simclock.Budget) *World {
 		tr.WriteJSON(cfg.TraceOut)
 	}
 	var root *simclock.Choices
+	w := &World{Name: name, Cfg: cfg, Trace: tr, Ops: &OpTrace{}, verdict: property.VerdictOK}
+	w.Loop = simclock.NewLoop(tr, budget)
 	switch {
+	case cfg.Explorer != nil:
+		w.Loop.TrackStates(w.visit)
+		root = simclock.NewFromSource(w.Loop.TrackDraws(cfg.Explorer.Begin(w.Loop)))
 	case cfg.Source != nil:
 		root = simclock.NewFromSource(cfg.Source)
 	case cfg.Choices != nil:
@@ -47,12 +66,10 @@ func NewWorld(name string, cfg Config, budget simclock.Budget) *World {
 	default:
 		root = simclock.NewSeeded(cfg.Seed)
 	}
-	w := &World{Name: name, Cfg: cfg, Trace: tr, Ops: &OpTrace{}, verdict: property.VerdictOK}
 	if cfg.Record {
 		root, w.recording = simclock.NewRecorder(root)
 	}
 	w.Choices = root
-	w.Loop = simclock.NewLoop(tr, budget)
 	w.Loop.OrderBy(root.Fork("loop/order"))
 	w.Swarm = nemesis.NewSwarm(root.Fork("swarm"), cfg.Options)
 	return w
@@ -61,7 +78,7 @@ func NewWorld(name string, cfg Config, budget simclock.Budget) *World {
 // Fail records v (the first violation wins) and stops the loop. A nil v
 // is no violation, so a checker's answer can be passed as it is.
 func (w *World) Fail(v *property.Violation) {
-	if v == nil || w.verdict == property.VerdictViolation {
+	if v == nil || w.verdict == property.VerdictViolation || w.cut {
 		return
 	}
 	w.verdict, w.finding = property.VerdictViolation, v
@@ -87,7 +104,7 @@ func (w *World) Judge(verdict property.Verdict, v *property.Violation) {
 // undecided records that a check could not decide (unless a violation is
 // already known).
 func (w *World) undecided(v *property.Violation) {
-	if w.verdict != property.VerdictOK || v == nil {
+	if w.verdict != property.VerdictOK || v == nil || w.cut {
 		return
 	}
 	w.verdict, w.finding = property.VerdictUnknown, v
@@ -135,7 +152,7 @@ func (w *World) Result() Result {
 	r := Result{
 		Scenario:    w.Name,
 		Seed:        w.Cfg.seed(),
-		FromBytes:   w.Cfg.Choices != nil || w.Cfg.Source != nil,
+		FromBytes:   w.Cfg.Choices != nil || w.Cfg.Source != nil || w.Cfg.Explorer != nil,
 		ChoicesHash: w.Cfg.choicesHash(),
 		Bugs:        w.Cfg.Bugs,
 		Verdict:     w.verdict,
@@ -148,6 +165,7 @@ func (w *World) Result() Result {
 		Draws:       w.Choices.Draws(),
 		Stats:       append([]Stat(nil), w.stats...),
 		Reach:       w.reach.Sorted(),
+		Cut:         w.cut,
 	}
 	if w.finding != nil {
 		r.Property, r.Detail, r.Subject = w.finding.Property, w.finding.Detail, w.finding.Subject
