@@ -1,0 +1,110 @@
+// Package modelcheck explores the choice streams of a world
+// systematically, breadth-first or by iterative deepening, within bounds,
+// and prunes every state it has explored before by a fingerprint of the
+// world's state. A world is the real scenario (ScenarioWorld): its protocol
+// code, nemesis and checkers, driven by an enumerator instead of a seed.
+// A path is the list of draws a run made, so a violation's witness encodes
+// (Stream) to a choice file that simrun run -choices replays.
+//
+// # The search
+//
+// A prefix fixes some draws to non-zero values; every other draw takes
+// zero, the quiet choice. One world is run per prefix, from the start (a
+// task's coroutine stack cannot be copied, so there are no snapshots). Its
+// children change one more draw made after the prefix to another value: a
+// chance its "yes", an integer its next lowest values and its largest, an
+// amount evenly spaced values up to its largest (Bounds.Values). Depth is
+// the number of non-zero draws on a path; Bounds also limit the draw
+// positions that branch, the forks that branch and the non-zero draws on
+// fault forks. BFS finds a violation with the fewest non-zero draws;
+// IDDFS finds one of the same depth with a stack instead of a queue.
+//
+// After every event the world's state is fingerprinted (the digest of
+// simclock.Loop.AppendState). A run that reaches a state some earlier run
+// reached having spent no more of every bound (depth, fault draws, draw
+// positions) is cut there: everything it could still do, the earlier run
+// or its children do or did. A run that is cut does not run its end-of-run
+// checks (liveness after the heal, linearizability of whole histories);
+// they are judged on the earlier run, whose history is the same (below).
+//
+// # Why pruning is sound
+//
+// Pruning is sound when two states with equal fingerprints have equal
+// futures under the same remaining choices: the same events, the same
+// draws, the same verdicts, including end-of-run ones. The fingerprint is
+// an over-approximation by design: it may tell equal states apart (which
+// costs pruning, never correctness) but must not merge different ones.
+//
+// simclock names a world's state by its history rather than encoding it,
+// because most of it cannot be read: coroutine stacks, closures in the
+// event queue, plain Go values shared by all (the KV store and its calls in
+// flight, the histories and checkers, a scenario's counters). The argument:
+//
+//  1. A world is a deterministic function of its configuration and its
+//     inputs: the draws and virtual time (the project's determinism rules:
+//     no goroutines, wall clock, global randomness or map order inside the
+//     simulated world). Porcupine's parallel search is outside it and its
+//     verdict is a function of the history it is given.
+//  2. Every event is shared unless the actor it runs on declares it
+//     private (simclock.Context.Private). A shared event folds its name,
+//     the time, its actor's history and every draw it made into the shared
+//     chain, and the actor's history becomes the shared chain. So
+//     everything outside actors' private memory (the store, calls in
+//     flight, histories, checkers, effect logs, scenario globals) and every
+//     actor's memory after its last shared event are functions of the
+//     chains, which a collision-free hash never lets converge once they
+//     differ.
+//  3. A private event folds its name, the time, the actor's clock and its
+//     draws into the actor's own history only. It stays private only if it
+//     drew nothing but zeros and touched nothing the loop or a hooked
+//     component can see (crash, pause, resume, restart, a clock, the KV
+//     server's controls); the actor's promise covers the rest. The one
+//     actor that declares private events is the nemesis, for ticks that
+//     inject nothing: by the design of Choices a zero draw injects no
+//     fault, and a fault that strikes without a draw strikes through a
+//     hooked mechanism (nemesis.Chaos, simkv.Server).
+//  4. A pending event's effect is determined by its name and the state
+//     when it runs: the name derives from the chain of the event that
+//     scheduled it, taken when that event ended, and its rank among the
+//     events that event scheduled. Events held by a paused actor keep their
+//     names. Events dropped because their actor crashed change nothing and
+//     fold nothing.
+//  5. The fingerprint lists virtual time (absolute), the shared chain,
+//     each actor's incarnation, liveness, pause, history, clock state and
+//     held events, and the pending events by time and, within one instant,
+//     in scheduling order, because the loop's order draw picks among
+//     simultaneous events by that order.
+//  6. Observers that run after every event (the scenarios' step checkers)
+//     only read, fail or stop the run, or reset per-step flags; the event
+//     budget (a count not in the state) must never end a run of a search
+//     (ScenarioWorld fails the search if it does); the time budget and the
+//     heal are absolute instants, covered by absolute time.
+//
+// Hence equal fingerprints mean equal configurations, equal histories of
+// everything shared, equal actor memories and equal pending work: equal
+// futures. TestPruningIsSound (on a toy world) and the scenario soundness
+// test compare a pruned search with an unpruned one that collects every
+// violation: they must reach the same distinct states and the same
+// violated properties; a fingerprint that merges different states (the
+// test's deliberately unsound one) loses both.
+//
+// # What it does not merge, and where symmetry is not used
+//
+// Naming states by history merges only states reached by the same inputs
+// in different orders: a private event and anything else, and equal
+// values of a draw. Two runs that wrote the same data in a different
+// order, or the same work shifted in time, are different states here,
+// though an explicit canonical encoding might merge some of them. In the
+// coordination and migration worlds that is the norm, not a loss: every
+// write bumps the store's single revision counter, durable records and
+// leases carry absolute logical times, the heal is an absolute instant and
+// the checkers judge whole histories, so such states really are different
+// states (their futures can differ) in all but a few cases.
+//
+// Symmetry reduction (renaming workers, or keys, to a canonical order) is
+// not done: a history digest cannot be renamed, and in the worlds as built
+// workers are not interchangeable anyway (each has its own id, written
+// into records and op ids, its own choice fork and clock; the admin is
+// distinct), nor are keys (cursors, splits and C.CursorMonotonicity depend
+// on key order; migrate's keys sit on different routes and groups).
+package modelcheck

@@ -1,0 +1,377 @@
+package modelcheck
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"shardsim/simclock"
+)
+
+// World runs one world driven by src: after every event it calls visit
+// with the digest of the world's state (see simclock.Loop.TrackStates),
+// and when visit returns false the world must cut the run there.
+type World func(src simclock.Source, visit func(simclock.Digest) bool) (Outcome, error)
+
+// Outcome is how one run ended.
+type Outcome struct {
+	Property string // the violated property ("" if none)
+	Unknown  string // a check that could not decide (porcupine ran out of time), if any
+	Cut      bool   // visit cut the run: its end-of-run checks did not run
+}
+
+// Bounds limit the search.
+type Bounds struct {
+	Depth int // non-zero choices per path
+	// Values is how many values an integer draw takes counting zero (the
+	// lowest ones), besides its largest; a duration or amount takes
+	// Values-1 evenly spaced non-zero values ending at its largest; a
+	// chance takes "no" (zero) and "yes" (its largest). At least 2.
+	Values int
+	Draws  int   // branch only at draw positions below this (0: at any)
+	Faults int   // non-zero choices on fault forks per path (negative: no limit)
+	Branch Forks // forks whose draws branch (nil: all)
+	Fault  Forks // forks whose non-zero choices count as faults
+	Max    int   // stop after this many distinct states (0: no limit)
+	// Time stops the search after this much wall time (0: no limit); like
+	// Max it leaves the search incomplete.
+	Time time.Duration
+	// NoPrune explores every path even through states seen before; with
+	// All it is the reference a pruned search must agree with.
+	NoPrune bool
+	// All goes on after a violation, collecting every violated property.
+	All bool
+}
+
+// Strategy is the order of the search.
+type Strategy int
+
+const (
+	// BFS explores by depth: the first violation found has the fewest
+	// non-zero choices.
+	BFS Strategy = iota
+	// IDDFS searches depth-first with the depth bound raised 0, 1, 2, ...;
+	// it finds a shallowest violation with a stack, not a queue.
+	IDDFS
+)
+
+// ParseStrategy reads "bfs" or "iddfs".
+func ParseStrategy(s string) (Strategy, error) {
+	switch s {
+	case "bfs":
+		return BFS, nil
+	case "iddfs":
+		return IDDFS, nil
+	}
+	return 0, fmt.Errorf("unknown strategy %q (bfs or iddfs)", s)
+}
+
+func (s Strategy) String() string {
+	if s == IDDFS {
+		return "iddfs"
+	}
+	return "bfs"
+}
+
+// Report is the outcome of a search.
+type Report struct {
+	States   int // states visited past their run's prefix (each visit counts)
+	Distinct int // distinct state digests
+	Runs     int // worlds run
+	Pruned   int // runs cut at a state explored before
+	Depth    int // the deepest depth searched
+	// Complete: the space within the bounds was explored to the end (no
+	// violation stopped it, nor Max or Time).
+	Complete bool
+	// Bounded: some path had more to explore than the bounds allowed
+	// (depth, draws, faults, values or forks that do not branch), so a
+	// complete search is not exhaustive.
+	Bounded   bool
+	Truncated bool   // stopped at Max or Time
+	Property  string // the first violated property, if any
+	Witness   []Draw // the path to it, up to the violation
+	// WitnessStates and WitnessRuns are how many states and runs the
+	// search had visited when it found the violation.
+	WitnessStates, WitnessRuns int
+	Violations                 map[string]int // with All: runs per violated property
+	Unknown                    string         // a check that could not decide, if one did not
+	Elapsed                    time.Duration
+}
+
+// WitnessDepth is the number of non-zero choices of the witness.
+func (r Report) WitnessDepth() int {
+	n := 0
+	for _, d := range r.Witness {
+		if d.Value != 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// StatesPerSec is the rate of state visits.
+func (r Report) StatesPerSec() float64 { return perSec(r.States, r.Elapsed) }
+
+// DistinctPerSec is the rate of new distinct states.
+func (r Report) DistinctPerSec() float64 { return perSec(r.Distinct, r.Elapsed) }
+
+func perSec(n int, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / d.Seconds()
+}
+
+// node is a prefix: its parent's choices plus one more, at a later draw
+// position. A queue of nodes costs a few words per prefix, not a slice.
+type node struct {
+	parent        *node
+	pos           int32
+	val           uint64
+	depth, faults uint16
+}
+
+// choices returns the prefix's non-zero draws by position.
+func (n *node) choices() []choice {
+	k := 0
+	for m := n; m != nil && m.parent != nil; m = m.parent {
+		k++
+	}
+	out := make([]choice, k)
+	for m := n; m != nil && m.parent != nil; m = m.parent {
+		k--
+		out[k] = choice{pos: int(m.pos), val: m.val}
+	}
+	return out
+}
+
+// errStop ends a search early (a violation, Max or Time).
+var errStop = errors.New("stop")
+
+// searcher is the state both strategies share.
+type searcher struct {
+	world  World
+	b      Bounds
+	seen   *seenSet
+	tape   tape
+	start  time.Time
+	report Report
+}
+
+// Search explores world's choice streams within b.
+func Search(world World, b Bounds, strategy Strategy) (Report, error) {
+	if b.Values < 2 {
+		b.Values = 2
+	}
+	s := &searcher{world: world, b: b, seen: newSeenSet(), start: time.Now()}
+	s.tape.fault = b.Fault.Match
+	if b.All {
+		s.report.Violations = map[string]int{}
+	}
+	var err error
+	if strategy == IDDFS {
+		err = s.iddfs()
+	} else {
+		err = s.bfs()
+	}
+	s.report.Elapsed = time.Since(s.start)
+	s.report.Distinct = s.seen.Len()
+	if errors.Is(err, errStop) {
+		err = nil
+	} else if err == nil {
+		s.report.Complete = true
+	}
+	return s.report, err
+}
+
+// bfs runs prefixes in order of depth.
+func (s *searcher) bfs() error {
+	queue := []*node{{}}
+	for head := 0; head < len(queue); head++ {
+		n := queue[head]
+		queue[head] = nil
+		s.report.Depth = max(s.report.Depth, int(n.depth))
+		if err := s.runNode(n); err != nil {
+			return err
+		}
+		queue = s.children(n, queue, s.b.Depth)
+		if head > 1<<16 && head*2 > len(queue) { // drop the consumed half
+			queue = append(queue[:0], queue[head+1:]...)
+			head = -1
+		}
+	}
+	return nil
+}
+
+// iddfs runs depth-first searches with the depth bound raised one by one.
+// Each round starts from an empty seen set: a state pruned in one round
+// was explored within that round's bound.
+func (s *searcher) iddfs() error {
+	for limit := 0; limit <= s.b.Depth; limit++ {
+		s.report.Depth = limit
+		s.seen = newSeenSet()
+		cut, err := s.dfs(&node{}, limit)
+		if err != nil {
+			return err
+		}
+		if !cut { // no path was cut by this limit: deeper finds nothing new
+			break
+		}
+	}
+	return nil
+}
+
+// dfs explores n and its descendants up to limit non-zero choices. It
+// reports whether the limit left some child unexplored.
+func (s *searcher) dfs(n *node, limit int) (bool, error) {
+	if err := s.runNode(n); err != nil {
+		return false, err
+	}
+	if int(n.depth) >= limit {
+		return len(s.children(n, nil, int(n.depth)+1)) > 0, nil
+	}
+	cut := false
+	for _, k := range s.children(n, nil, limit) {
+		c, err := s.dfs(k, limit)
+		if err != nil {
+			return false, err
+		}
+		cut = cut || c
+	}
+	return cut, nil
+}
+
+// runNode runs the world on n's prefix; the tape keeps its draws.
+func (s *searcher) runNode(n *node) error {
+	t := &s.tape
+	t.reset(n.choices())
+	s.report.Runs++
+	pruned, stop := false, false
+	visit := func(fp simclock.Digest) bool {
+		if !t.past() {
+			return true // still on the parent's path: nothing new yet
+		}
+		s.report.States++
+		covered, _ := s.seen.visit(fp, s.spent())
+		if covered && !s.b.NoPrune {
+			pruned = true
+			return false
+		}
+		if (s.b.Max > 0 && s.seen.Len() >= s.b.Max) || s.overTime() {
+			stop = true
+			return false
+		}
+		return true
+	}
+	out, err := s.world(view{t: t}, visit)
+	if err != nil {
+		return err
+	}
+	if pruned {
+		s.report.Pruned++
+	}
+	if out.Unknown != "" && s.report.Unknown == "" && t.past() && !out.Cut {
+		s.report.Unknown = out.Unknown
+	}
+	if out.Property != "" && t.past() && !out.Cut {
+		if s.report.Property == "" {
+			s.report.Property = out.Property
+			s.report.Witness = append([]Draw(nil), t.draws...)
+			s.report.WitnessStates, s.report.WitnessRuns = s.report.States, s.report.Runs
+		}
+		if !s.b.All {
+			return errStop
+		}
+		s.report.Violations[out.Property]++
+	}
+	if stop {
+		s.report.Truncated = true
+		return errStop
+	}
+	return nil
+}
+
+// spent is the budget the running path has spent so far. Dimensions
+// without a bound count as nothing spent, so they never stop pruning.
+func (s *searcher) spent() budget {
+	b := budget{depth: uint16(s.tape.depth)}
+	if s.b.Faults >= 0 {
+		b.faults = uint16(s.tape.faults)
+	}
+	if s.b.Draws > 0 {
+		b.pos = uint32(len(s.tape.draws))
+	}
+	return b
+}
+
+func (s *searcher) overTime() bool {
+	return s.b.Time > 0 && time.Since(s.start) > s.b.Time
+}
+
+// children appends to out the prefixes that differ from n's run in one
+// more draw made after its prefix (and before the run ended or was cut),
+// with at most limit non-zero choices. It notes whether a bound held some
+// back.
+func (s *searcher) children(n *node, out []*node, limit int) []*node {
+	t := &s.tape
+	end := len(t.draws)
+	if s.b.Draws > 0 && end > s.b.Draws {
+		end = s.b.Draws
+		s.report.Bounded = true
+	}
+	for i := t.plen; i < end; i++ {
+		d := t.draws[i]
+		if d.Bound < 2 {
+			continue
+		}
+		if (s.b.Branch != nil && !s.b.Branch.Match(d.Fork)) || int(n.depth) >= limit {
+			s.report.Bounded = true
+			continue
+		}
+		faults := n.faults
+		if s.b.Fault.Match(d.Fork) {
+			if s.b.Faults >= 0 && int(faults) >= s.b.Faults {
+				s.report.Bounded = true
+				continue
+			}
+			faults++
+		}
+		vals, all := alternatives(d, s.b.Values)
+		if !all {
+			s.report.Bounded = true
+		}
+		for _, v := range vals {
+			out = append(out, &node{parent: n, pos: int32(i), val: v, depth: n.depth + 1, faults: faults})
+		}
+	}
+	return out
+}
+
+// alternatives are the non-zero values draw d may take within values, and
+// whether they and zero are all its outcomes.
+func alternatives(d Draw, values int) ([]uint64, bool) {
+	top := d.Bound - 1
+	switch d.Kind {
+	case simclock.KindChance:
+		return []uint64{top}, true // every value below the threshold is "no", like zero
+	case simclock.KindRange:
+		var out []uint64
+		steps := uint64(values - 1)
+		for j := uint64(1); j <= steps; j++ {
+			v := top / steps * j
+			if j == steps {
+				v = top
+			}
+			if v > 0 && (len(out) == 0 || out[len(out)-1] != v) {
+				out = append(out, v)
+			}
+		}
+		return out, uint64(len(out)) >= top
+	}
+	var out []uint64
+	for v := uint64(1); v < uint64(values) && v < top; v++ {
+		out = append(out, v)
+	}
+	out = append(out, top)
+	return out, uint64(len(out)) >= top
+}
