@@ -82,6 +82,8 @@ type chaosEnd struct {
 func (k *Chaos) Receive(ctx *simclock.Context, msg any) {
 	switch m := msg.(type) {
 	case simclock.Started:
+		// Starting only sets the nemesis's own timers: private.
+		ctx.Private()
 		if len(k.Faults) > 0 {
 			ctx.After(k.Tick, chaosTick{})
 		}
