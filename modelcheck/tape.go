@@ -110,7 +110,9 @@ func Chosen(path []Draw) []string {
 }
 
 // Forks matches fork names against a list of patterns: a pattern ending
-// in "*" matches every name it begins, any other pattern only itself.
+// in "*" matches every name it begins, any other pattern only itself, and
+// a pattern written "-P" excludes what P matches ("*,-swarm": every fork
+// but the swarm's).
 type Forks []string
 
 // ParseForks reads a comma-separated pattern list ("" is none).
@@ -124,18 +126,26 @@ func ParseForks(s string) Forks {
 	return out
 }
 
-// Match reports whether some pattern matches fork.
+// Match reports whether some pattern matches fork and no exclusion does.
 func (f Forks) Match(fork string) bool {
+	in := false
 	for _, p := range f {
-		if pre, ok := strings.CutSuffix(p, "*"); ok {
-			if strings.HasPrefix(fork, pre) {
-				return true
+		if ex, ok := strings.CutPrefix(p, "-"); ok {
+			if matchFork(ex, fork) {
+				return false
 			}
-		} else if p == fork {
-			return true
+			continue
 		}
+		in = in || matchFork(p, fork)
 	}
-	return false
+	return in
+}
+
+func matchFork(pattern, fork string) bool {
+	if pre, ok := strings.CutSuffix(pattern, "*"); ok {
+		return strings.HasPrefix(fork, pre)
+	}
+	return pattern == fork
 }
 
 func (f Forks) String() string { return strings.Join(f, ",") }

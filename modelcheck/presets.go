@@ -1,0 +1,108 @@
+package modelcheck
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// Preset is a search a user can run without thinking: the scenario
+// options that make its world small enough to explore, and the bounds of
+// the exploration. Flags override any part of it.
+type Preset struct {
+	Name     string
+	About    string            // what the preset explores, in a sentence
+	Options  map[string]string // scenario option overrides (simrun -opt)
+	Bounds   Bounds
+	Strategy Strategy
+}
+
+// Defaults are the bounds of a search with no preset.
+var Defaults = Bounds{Depth: 2, Values: 2, Faults: -1, Branch: NotSwarm}
+
+// NotSwarm branches every fork but the swarm's: a search explores one
+// world's runs, not the option space (which -opt and the presets set).
+var NotSwarm = Forks{"*"}.without("swarm")
+
+// without is a pattern list that excludes some exact fork names; it is
+// kept as a list of patterns plus exclusions, written "*,-swarm".
+func (f Forks) without(names ...string) Forks {
+	out := append(Forks(nil), f...)
+	for _, n := range names {
+		out = append(out, "-"+n)
+	}
+	return out
+}
+
+// coordRates switch on every workload habit and worker stall of the
+// coordination worlds: under a search, a chance's value only decides
+// whether the draw can say yes, and the search tries both answers.
+// The values lie inside the ranges sweeps draw from, so a witness replays
+// in a world like any sweep's.
+var coordRates = map[string]string{
+	"split": "0.1", "park": "0.02", "mistakes": "0.02", "admin_mistakes": "0.1",
+	"list_acquire": "0.3", "sticky": "0.3", "stall": "0.01",
+	"unpark_budget": "1", "cooldown": "false",
+}
+
+// presets lists each scenario's presets, smallest first.
+var presets = map[string][]Preset{
+	"coord": {
+		{
+			Name: "small",
+			About: "two tenants with one one-shard run each (four keys), two workers of two task slots; " +
+				"workload habits and stalls on, network and process faults off; every decision of the workers " +
+				"and the admin branches, two of them per run",
+			Options:  with(coordRates, map[string]string{"tenants": "2", "runs": "1", "shards": "1", "keys": "4", "workers": "2", "slots": "2"}),
+			Bounds:   Bounds{Depth: 2, Values: 2, Faults: -1, Branch: Forks{"worker/*", "admin"}},
+			Strategy: BFS,
+		},
+		{
+			Name: "medium",
+			About: "the small world with lost requests and answers, pauses and crashes, and the order of " +
+				"simultaneous events, the network and the nemesis branching too; three non-zero choices per run, at most one a fault",
+			Options: with(coordRates, map[string]string{"tenants": "2", "runs": "1", "shards": "1", "keys": "4", "workers": "2", "slots": "2",
+				"lose_request": "0.01", "lose_response": "0.01", "pause": "0.02", "crash": "0.02"}),
+			Bounds: Bounds{Depth: 3, Values: 2, Faults: 1, Branch: Forks{"worker/*", "admin", "loop/order", "kv.net", "nemesis"},
+				Fault: Forks{"kv.net", "nemesis"}},
+			Strategy: BFS,
+		},
+	},
+}
+
+// with returns a merged copy of option maps (later ones win).
+func with(ms ...map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, m := range ms {
+		maps.Copy(out, m)
+	}
+	return out
+}
+
+// LookupPreset returns the named preset of a scenario.
+func LookupPreset(scenario, name string) (Preset, error) {
+	for _, p := range presets[scenario] {
+		if p.Name == name {
+			p.Options = maps.Clone(p.Options)
+			return p, nil
+		}
+	}
+	names := PresetNames(scenario)
+	if len(names) == 0 {
+		return Preset{}, fmt.Errorf("scenario %s has no presets (give the bounds as flags)", scenario)
+	}
+	return Preset{}, fmt.Errorf("scenario %s has no preset %q (it has %s)", scenario, name, strings.Join(names, ", "))
+}
+
+// PresetNames lists a scenario's presets, smallest first.
+func PresetNames(scenario string) []string {
+	var out []string
+	for _, p := range presets[scenario] {
+		out = append(out, p.Name)
+	}
+	return out
+}
+
+// PresetScenarios lists the scenarios that have presets.
+func PresetScenarios() []string { return slices.Sorted(maps.Keys(presets)) }

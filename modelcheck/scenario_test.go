@@ -1,0 +1,102 @@
+package modelcheck
+
+import (
+	"encoding/binary"
+	"testing"
+
+	"shardsim/model/bugs"
+	"shardsim/scenarios"
+	"shardsim/simclock"
+)
+
+// tinyCoord is the coord small world with a nemesis (pauses on, so its
+// start and its quiet ticks are private events) and only the order of
+// simultaneous events and the nemesis branching: a search of a second or
+// two in which some states meet (the nemesis starting before or after the
+// others at time zero).
+func tinyCoord(t *testing.T) (map[string]string, Bounds) {
+	t.Helper()
+	p, err := LookupPreset("coord", "small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := with(p.Options, map[string]string{"pause": "0.02"})
+	return opts, Bounds{Depth: 1, Values: 2, Faults: -1, Branch: Forks{"loop/order", "nemesis"}}
+}
+
+// coarseWorld is ScenarioWorld with an unsound fingerprint: virtual time
+// alone, which merges states that differ in everything else.
+func coarseWorld(name string, cfg scenarios.Config) World {
+	return func(src simclock.Source, visit func(simclock.Digest) bool) (Outcome, error) {
+		cfg.Explorer = &coarse{src: src, visit: visit}
+		res, err := scenarios.Run(name, cfg)
+		return Outcome{Property: string(res.Property), Cut: res.Cut}, err
+	}
+}
+
+type coarse struct {
+	src   simclock.Source
+	visit func(simclock.Digest) bool
+}
+
+func (c *coarse) Begin(*simclock.Loop) simclock.Source { return c.src }
+
+func (c *coarse) Visit(l *simclock.Loop) bool {
+	var d simclock.Digest
+	binary.LittleEndian.PutUint64(d[:], uint64(l.Now()))
+	return c.visit(d)
+}
+
+func TestScenarioPruningIsSound(t *testing.T) {
+	opts, b := tinyCoord(t)
+	world := ScenarioWorld("coord", scenarios.Config{Options: opts})
+	p, f, same := agree(t, world, b, BFS)
+	t.Logf("pruned: %d runs (%d cut), %d states, %d distinct; unpruned: %d runs, %d states, %d distinct",
+		p.Runs, p.Pruned, p.States, p.Distinct, f.Runs, f.States, f.Distinct)
+	if !same {
+		t.Fatalf("pruning changed what the search saw: %d distinct %v against %d %v", p.Distinct, p.Violations, f.Distinct, f.Violations)
+	}
+	if p.Pruned == 0 {
+		t.Fatal("nothing was pruned, so the comparison proves nothing")
+	}
+	p, f, same = agree(t, coarseWorld("coord", scenarios.Config{Options: opts}), b, BFS)
+	if same {
+		t.Fatalf("a fingerprint of the time alone went unnoticed: %d distinct against %d", p.Distinct, f.Distinct)
+	}
+}
+
+// The searches a user runs find real bugs through the real scenario, and
+// their witnesses replay through the bytes driver.
+func TestScenarioSearchFindsABugAndItsWitnessReplays(t *testing.T) {
+	p, err := LookupPreset("coord", "small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, _ := bugs.Parse(bugs.CoordCursorOutOfBounds)
+	cfg := scenarios.Config{Options: p.Options, Bugs: set}
+	rep, err := Search(ScenarioWorld("coord", cfg), p.Bounds, BFS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Property != "C.CursorBounds" || rep.WitnessDepth() != 1 {
+		t.Fatalf("got %q at depth %d (%v), want C.CursorBounds at depth 1", rep.Property, rep.WitnessDepth(), Chosen(rep.Witness))
+	}
+	cfg.Choices = Stream(rep.Witness)
+	res, err := scenarios.Run("coord", cfg)
+	if err != nil || string(res.Property) != rep.Property {
+		t.Fatalf("the witness replays to %q (%v), want %s", res.Property, err, rep.Property)
+	}
+}
+
+// A clean world passes a complete search.
+func TestScenarioSearchPassesClean(t *testing.T) {
+	opts, b := tinyCoord(t)
+	b.Branch = Forks{"worker/*", "admin"}
+	rep, err := Search(ScenarioWorld("coord", scenarios.Config{Options: opts}), b, BFS)
+	if err != nil || rep.Property != "" || !rep.Complete {
+		t.Fatalf("clean coord, depth 1: %+v %v", rep, err)
+	}
+	if rep.Distinct == 0 || rep.Runs < 10 {
+		t.Fatalf("the search hardly ran: %+v", rep)
+	}
+}
