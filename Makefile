@@ -10,7 +10,7 @@ MINTIME   ?= 3000x
 COORD_SCENARIO ?= coord-zombie
 BENCHTIME ?= 1s
 
-.PHONY: help test vet install bench bench-etcd fuzz sweep etcd-conformance etcd-oracle etcd36 corpus determinism bugtable sweep-coord fuzz-coord shrink-coord sweep-keymove shrink
+.PHONY: help test vet install bench bench-etcd fuzz sweep etcd-conformance etcd-oracle etcd36 corpus determinism bugtable sweep-coord fuzz-coord shrink-coord sweep-keymove shrink check-small
 
 ## help: list these targets with what each does (from the Makefile's ## comments)
 help:
@@ -115,3 +115,8 @@ sweep-keymove:
 ## shrink: minimise a failing run (a corpus entry) to a corpus entry (make shrink IN=corpus/kv/x.json OUT=small.json)
 shrink:
 	$(GO) run ./cmd/simrun shrink -in $(IN) -out $(OUT)
+
+## check-small: model-check coord and kv on their small presets with every bug off (make check-small CHECK_SCENARIOS=coord)
+CHECK_SCENARIOS ?= coord kv
+check-small:
+	@for s in $(CHECK_SCENARIOS); do echo "== simrun check -scenario $$s -bounds small"; $(GO) run ./cmd/simrun check -scenario $$s -bounds small || exit $$?; done

@@ -31,6 +31,8 @@ func init() {
 			aboutMerge, cmdMerge},
 		{"shrink", "-in FILE -out FILE [-scenario NAME -bug NAME... -opt K=V...] [flags]", "minimise a failing run (corpus entry or choices file) to a corpus entry",
 			aboutShrink, cmdShrink},
+		{"check", "-scenario NAME [-bounds small|medium] [-depth N] [-strategy bfs|iddfs] [flags]", "explore every choice stream within bounds, pruning states seen before",
+			aboutCheck, cmdCheck},
 		{"replay", "[-json] FILE.json", "replay a saved run (a corpus entry) and say whether it reproduced",
 			aboutReplay, cmdReplay},
 		{"report", "[-known DIR] [-json] DIR", "summarise the runs saved under DIR by property and bug signature, new or known",
