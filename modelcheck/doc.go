@@ -12,8 +12,11 @@
 // zero, the quiet choice. One world is run per prefix, from the start (a
 // task's coroutine stack cannot be copied, so there are no snapshots). Its
 // children change one more draw made after the prefix to another value: a
-// chance its "yes", an integer its next lowest values and its largest, an
-// amount evenly spaced values up to its largest (Bounds.Values). Depth is
+// chance its "yes" (every other value means "no", like zero), an integer
+// its lowest values, evenly spaced ones and its largest (a pick's first
+// choices, a percentile roll's middle cases), an amount evenly spaced
+// values up to its largest (Bounds.Values). Draws tell the enumerator
+// their kind (simclock.KindSource). Depth is
 // the number of non-zero draws on a path; Bounds also limit the draw
 // positions that branch, the forks that branch and the non-zero draws on
 // fault forks. BFS finds a violation with the fewest non-zero draws;

@@ -69,6 +69,56 @@ var presets = map[string][]Preset{
 			Strategy: BFS,
 		},
 	},
+	"kv": {
+		{
+			Name: "small",
+			About: "two clients of four operations each on two keys, requests and answers lost; every draw but the " +
+				"swarm's branches (operations, keys, the network, the order of simultaneous events), two of them per run",
+			Options:  map[string]string{"clients": "2", "ops_per_client": "4", "keys": "2", "lose_request": "0.02", "lose_response": "0.02"},
+			Bounds:   Bounds{Depth: 2, Values: 3, Faults: -1, Branch: NotSwarm},
+			Strategy: BFS,
+		},
+		{
+			Name:     "medium",
+			About:    "the small world with delays, leases and compaction, three non-zero draws per run",
+			Options:  map[string]string{"clients": "2", "ops_per_client": "4", "keys": "2", "lose_request": "0.02", "lose_response": "0.02", "delay": "0.02", "leases": "true", "compact": "true"},
+			Bounds:   Bounds{Depth: 3, Values: 3, Faults: -1, Branch: NotSwarm},
+			Strategy: BFS,
+		},
+	},
+	"migrate": {
+		{
+			Name: "small",
+			About: "one client of four operations while a split moves half of route 2 to group 2; the client's " +
+				"decisions (operation, key, family, version, timing) and the bootstrap data branch, two of them per run",
+			Options:  migrateRates,
+			Bounds:   Bounds{Depth: 2, Values: 2, Faults: -1, Branch: Forks{"workload/*", "bootstrap"}},
+			Strategy: BFS,
+		},
+		{
+			Name: "medium",
+			About: "the small world, three non-zero draws per run, with the order of simultaneous events " +
+				"branching too",
+			Options:  migrateRates,
+			Bounds:   Bounds{Depth: 3, Values: 2, Faults: -1, Branch: Forks{"workload/*", "bootstrap", "loop/order"}},
+			Strategy: BFS,
+		},
+	},
+	"migrate-abandon": {
+		{
+			Name:     "small",
+			About:    "the migrate small world with the split abandoned in FENCE",
+			Options:  with(migrateRates, map[string]string{"abandon_phase": "3"}),
+			Bounds:   Bounds{Depth: 2, Values: 2, Faults: -1, Branch: Forks{"workload/*", "bootstrap"}},
+			Strategy: BFS,
+		},
+	},
+}
+
+// migrateRates switch the migration clients' habits on (internal-family
+// rows, writes without a catalog version, TTLs) in a one-client world.
+var migrateRates = map[string]string{
+	"clients": "1", "ops_per_client": "4", "internal_keys": "0.3", "unversioned_writes": "0.3", "ttl_writes": "0.1",
 }
 
 // with returns a merged copy of option maps (later ones win).

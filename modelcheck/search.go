@@ -3,6 +3,7 @@ package modelcheck
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"shardsim/simclock"
@@ -23,10 +24,11 @@ type Outcome struct {
 // Bounds limit the search.
 type Bounds struct {
 	Depth int // non-zero choices per path
-	// Values is how many values an integer draw takes counting zero (the
-	// lowest ones), besides its largest; a duration or amount takes
-	// Values-1 evenly spaced non-zero values ending at its largest; a
-	// chance takes "no" (zero) and "yes" (its largest). At least 2.
+	// Values sets how many values a draw takes: an integer draw below n
+	// its Values lowest (counting zero), the multiples of n/Values below n
+	// and its largest; a duration or amount zero and Values-1 evenly spaced
+	// values ending at its largest; a chance "no" (zero) and "yes" (its
+	// largest). At least 2.
 	Values int
 	Draws  int   // branch only at draw positions below this (0: at any)
 	Faults int   // non-zero choices on fault forks per path (negative: no limit)
@@ -368,10 +370,20 @@ func alternatives(d Draw, values int) ([]uint64, bool) {
 		}
 		return out, uint64(len(out)) >= top
 	}
+	// An integer: its lowest values (a pick's first few choices), evenly
+	// spaced ones (a percentile roll's middle cases) and its largest.
 	var out []uint64
 	for v := uint64(1); v < uint64(values) && v < top; v++ {
 		out = append(out, v)
 	}
+	for j := uint64(1); j < uint64(values); j++ {
+		out = append(out, d.Bound*j/uint64(values))
+	}
 	out = append(out, top)
+	slices.Sort(out)
+	out = slices.Compact(out)
+	if out[0] == 0 {
+		out = out[1:]
+	}
 	return out, uint64(len(out)) >= top
 }

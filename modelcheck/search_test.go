@@ -247,9 +247,11 @@ func TestAlternatives(t *testing.T) {
 		all    bool
 	}{
 		{Draw{Bound: 65536, Kind: simclock.KindChance}, 2, []uint64{65535}, true},
-		{Draw{Bound: 65536, Kind: simclock.KindInt}, 2, []uint64{1, 65535}, false},
+		{Draw{Bound: 65536, Kind: simclock.KindInt}, 2, []uint64{1, 32768, 65535}, false},
+		{Draw{Bound: 100, Kind: simclock.KindInt}, 4, []uint64{1, 2, 3, 25, 50, 75, 99}, false},
 		{Draw{Bound: 2, Kind: simclock.KindInt}, 4, []uint64{1}, true},
 		{Draw{Bound: 3, Kind: simclock.KindInt}, 2, []uint64{1, 2}, true},
+		{Draw{Bound: 4, Kind: simclock.KindInt}, 2, []uint64{1, 2, 3}, true},
 		{Draw{Bound: 101, Kind: simclock.KindRange}, 2, []uint64{100}, false},
 		{Draw{Bound: 101, Kind: simclock.KindRange}, 3, []uint64{50, 100}, false},
 		{Draw{Bound: 2, Kind: simclock.KindRange}, 3, []uint64{1}, true},

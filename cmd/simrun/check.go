@@ -95,7 +95,7 @@ type checkJSON struct {
 	Bounded        bool     `json:"bounded"`
 	Verdict        string   `json:"verdict"`
 	Property       string   `json:"property"`
-	WitnessDepth   int      `json:"witness_depth,omitempty"`
+	WitnessDepth   int      `json:"witness_depth"`
 	WitnessStates  int      `json:"witness_states,omitempty"`
 	Choices        string   `json:"choices,omitempty"`
 	Replay         string   `json:"replay,omitempty"`
@@ -327,6 +327,9 @@ func printCheckResult(w io.Writer, rep modelcheck.Report, out checkJSON) {
 // to the same violation, and returns the file and the replay command.
 func saveWitness(w io.Writer, s checkSetup, cf *checkFlags, rep modelcheck.Report) (string, string, error) {
 	stream := modelcheck.Stream(rep.Witness)
+	if len(stream) == 0 {
+		stream = []byte{0} // the quiet run, asked for on purpose (simrun run refuses an empty file)
+	}
 	path, err := writeChoices(cf.out, fmt.Sprintf("check-%s-%s", s.name, rep.Property), stream, cf.force)
 	if err != nil {
 		return "", "", err
