@@ -89,6 +89,7 @@ func (f GroupMembership) Strike(k *Chaos, ctx *simclock.Context) {
 	if !c.Chance(f.Rate) {
 		return
 	}
+	ctx.Loop().Shared()
 	g := c.Intn(f.Cluster.Groups())
 	voters := f.Cluster.Voters(g)
 	add, remove := -1, -1
