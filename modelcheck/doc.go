@@ -104,10 +104,41 @@
 // the checkers judge whole histories, so such states really are different
 // states (their futures can differ) in all but a few cases.
 //
-// Symmetry reduction (renaming workers, or keys, to a canonical order) is
-// not done: a history digest cannot be renamed, and in the worlds as built
-// workers are not interchangeable anyway (each has its own id, written
-// into records and op ids, its own choice fork and clock; the admin is
-// distinct), nor are keys (cursors, splits and C.CursorMonotonicity depend
-// on key order; migrate's keys sit on different routes and groups).
+// # Symmetry reduction: not done, and why
+//
+// Symmetry reduction merges a state with its images under a permutation
+// of interchangeable things (TLC's SYMMETRY over workers and op ids): it
+// is sound only if the permutation maps the initial state to itself and
+// every transition to a transition, and it needs a state encoding to which
+// the permutation can be applied. Neither holds here.
+//
+//   - The fingerprint names a state by its history (a chain of digests),
+//     not by its content: there is nothing to rename. Renaming would need
+//     an explicit canonical encoding of every actor's memory, including
+//     task stacks (coroutines, which cannot be read), the store, the calls
+//     in flight and the checkers' state.
+//   - Workers are not interchangeable in the worlds as built. The loop
+//     runs simultaneous events in scheduling order unless the order draw
+//     says otherwise, and w0 is spawned before w1, so the quiet run favours
+//     w0; op ids carry the worker's index in their high bits, claim records
+//     and snapshots are sorted by worker id, and each worker has its own
+//     fork and clock. Measured on coord small bounds at depth 1, branching
+//     only worker/w0 explores 107 runs and 26,731 states, only worker/w1 63
+//     runs and 10,362 states; under a symmetry the two would be images of
+//     each other, equal in size.
+//   - Keys are ordered: cursors, split points, C.CursorMonotonicity and
+//     C.CursorBounds depend on key order, and migrate's keys sit on
+//     different routes and groups. No permutation of keys but the identity
+//     preserves the transitions.
+//   - Path-level shortcuts (skip a prefix whose first non-zero draw is on
+//     w1, as the mirror of one on w0) are unsound for the same reason: the
+//     mirror run is not the same run renamed.
+//
+// What it would take: worker ids as abstract values the protocol never
+// orders (op ids without the index, no sort by worker), the order of
+// simultaneous events always explored (loop/order branching) so the set of
+// runs is closed under renaming, per-worker tapes so a renamed path is a
+// path, and an explicit canonical state encoding of the world, minimised
+// over the permutations. That is a different checker (TLC's design), not a
+// pass on this one.
 package modelcheck
