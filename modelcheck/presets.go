@@ -38,13 +38,20 @@ func (f Forks) without(names ...string) Forks {
 // coordRates switch on every workload habit and worker stall of the
 // coordination worlds: under a search, a chance's value only decides
 // whether the draw can say yes, and the search tries both answers.
+// The claim cooldown is on at its longest (five units), so that one
+// worker's second claim in a tenant soon after its first meets it.
 // The values lie inside the ranges sweeps draw from, so a witness replays
 // in a world like any sweep's.
 var coordRates = map[string]string{
 	"split": "0.1", "park": "0.02", "mistakes": "0.02", "admin_mistakes": "0.1",
 	"list_acquire": "0.3", "sticky": "0.3", "stall": "0.01",
-	"unpark_budget": "1", "cooldown": "false",
+	"unpark_budget": "1", "cooldown": "true", "cooldown_units": "5",
 }
+
+// coordMenu is the longest menu of the coordination worlds' picks (a
+// residual split's ten kinds of mistake) with room to spare: every entry
+// of every menu is within reach.
+const coordMenu = 12
 
 // presets lists each scenario's presets, smallest first.
 var presets = map[string][]Preset{
@@ -52,10 +59,10 @@ var presets = map[string][]Preset{
 		{
 			Name: "small",
 			About: "two tenants with one one-shard run each (four keys), two workers of two task slots; " +
-				"workload habits and stalls on, network and process faults off; every decision of the workers " +
-				"and the admin branches, two of them per run",
+				"workload habits, stalls and the claim cooldown on, network and process faults off; every decision of the workers " +
+				"and the admin branches (every entry of a menu), two of them per run",
 			Options:  with(coordRates, map[string]string{"tenants": "2", "runs": "1", "shards": "1", "keys": "4", "workers": "2", "slots": "2"}),
-			Bounds:   Bounds{Depth: 2, Values: 2, Faults: -1, Branch: Forks{"worker/*", "admin"}},
+			Bounds:   Bounds{Depth: 2, Values: 2, Menu: coordMenu, Faults: -1, Branch: Forks{"worker/*", "admin"}},
 			Strategy: BFS,
 		},
 		{
@@ -64,7 +71,7 @@ var presets = map[string][]Preset{
 				"simultaneous events, the network and the nemesis branching too; three non-zero choices per run, at most one a fault",
 			Options: with(coordRates, map[string]string{"tenants": "2", "runs": "1", "shards": "1", "keys": "4", "workers": "2", "slots": "2",
 				"lose_request": "0.01", "lose_response": "0.01", "pause": "0.02", "crash": "0.02"}),
-			Bounds: Bounds{Depth: 3, Values: 2, Faults: 1, Branch: Forks{"worker/*", "admin", "loop/order", "kv.net", "nemesis"},
+			Bounds: Bounds{Depth: 3, Values: 2, Menu: coordMenu, Faults: 1, Branch: Forks{"worker/*", "admin", "loop/order", "kv.net", "nemesis"},
 				Fault: Forks{"kv.net", "nemesis"}},
 			Strategy: BFS,
 		},

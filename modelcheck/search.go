@@ -30,6 +30,10 @@ type Bounds struct {
 	// values ending at its largest; a chance "no" (zero) and "yes" (its
 	// largest). At least 2.
 	Values int
+	// Menu makes an integer draw with at most Menu outcomes (a pick from
+	// a short menu: which mistake, which operation) take every value, so
+	// no entry of a menu is out of reach whatever its index (0: none).
+	Menu   int
 	Draws  int   // branch only at draw positions below this (0: at any)
 	Faults int   // non-zero choices on fault forks per path (negative: no limit)
 	Branch Forks // forks whose draws branch (nil: all)
@@ -338,7 +342,7 @@ func (s *searcher) children(n *node, out []*node, limit int) []*node {
 			}
 			faults++
 		}
-		vals, all := alternatives(d, s.b.Values)
+		vals, all := alternatives(d, s.b.Values, s.b.Menu)
 		if !all {
 			s.report.Bounded = true
 		}
@@ -349,10 +353,17 @@ func (s *searcher) children(n *node, out []*node, limit int) []*node {
 	return out
 }
 
-// alternatives are the non-zero values draw d may take within values, and
-// whether they and zero are all its outcomes.
-func alternatives(d Draw, values int) ([]uint64, bool) {
+// alternatives are the non-zero values draw d may take within values (and
+// menu), and whether they and zero are all its outcomes.
+func alternatives(d Draw, values, menu int) ([]uint64, bool) {
 	top := d.Bound - 1
+	if d.Kind == simclock.KindInt && d.Bound <= uint64(menu) {
+		out := make([]uint64, 0, top)
+		for v := uint64(1); v <= top; v++ {
+			out = append(out, v)
+		}
+		return out, true
+	}
 	switch d.Kind {
 	case simclock.KindChance:
 		return []uint64{top}, true // every value below the threshold is "no", like zero

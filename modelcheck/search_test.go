@@ -245,19 +245,27 @@ func TestAlternatives(t *testing.T) {
 		values int
 		want   []uint64
 		all    bool
+		menu   int
 	}{
-		{Draw{Bound: 65536, Kind: simclock.KindChance}, 2, []uint64{65535}, true},
-		{Draw{Bound: 65536, Kind: simclock.KindInt}, 2, []uint64{1, 32768, 65535}, false},
-		{Draw{Bound: 100, Kind: simclock.KindInt}, 4, []uint64{1, 2, 3, 25, 50, 75, 99}, false},
-		{Draw{Bound: 2, Kind: simclock.KindInt}, 4, []uint64{1}, true},
-		{Draw{Bound: 3, Kind: simclock.KindInt}, 2, []uint64{1, 2}, true},
-		{Draw{Bound: 4, Kind: simclock.KindInt}, 2, []uint64{1, 2, 3}, true},
-		{Draw{Bound: 101, Kind: simclock.KindRange}, 2, []uint64{100}, false},
-		{Draw{Bound: 101, Kind: simclock.KindRange}, 3, []uint64{50, 100}, false},
-		{Draw{Bound: 2, Kind: simclock.KindRange}, 3, []uint64{1}, true},
+		{Draw{Bound: 65536, Kind: simclock.KindChance}, 2, []uint64{65535}, true, 0},
+		{Draw{Bound: 65536, Kind: simclock.KindInt}, 2, []uint64{1, 32768, 65535}, false, 0},
+		{Draw{Bound: 100, Kind: simclock.KindInt}, 4, []uint64{1, 2, 3, 25, 50, 75, 99}, false, 0},
+		{Draw{Bound: 2, Kind: simclock.KindInt}, 4, []uint64{1}, true, 0},
+		{Draw{Bound: 3, Kind: simclock.KindInt}, 2, []uint64{1, 2}, true, 0},
+		{Draw{Bound: 4, Kind: simclock.KindInt}, 2, []uint64{1, 2, 3}, true, 0},
+		{Draw{Bound: 101, Kind: simclock.KindRange}, 2, []uint64{100}, false, 0},
+		{Draw{Bound: 101, Kind: simclock.KindRange}, 3, []uint64{50, 100}, false, 0},
+		{Draw{Bound: 2, Kind: simclock.KindRange}, 3, []uint64{1}, true, 0},
+		// A short menu takes every entry; a longer pick, a chance or an
+		// amount does not.
+		{Draw{Bound: 7, Kind: simclock.KindInt}, 2, []uint64{1, 2, 3, 4, 5, 6}, true, 8},
+		{Draw{Bound: 7, Kind: simclock.KindInt}, 2, []uint64{1, 3, 6}, false, 0},
+		{Draw{Bound: 9, Kind: simclock.KindInt}, 2, []uint64{1, 4, 8}, false, 8},
+		{Draw{Bound: 65536, Kind: simclock.KindChance}, 2, []uint64{65535}, true, 8},
+		{Draw{Bound: 5, Kind: simclock.KindRange}, 2, []uint64{4}, false, 8},
 	}
 	for _, c := range cases {
-		got, all := alternatives(c.d, c.values)
+		got, all := alternatives(c.d, c.values, c.menu)
 		if len(got) != len(c.want) || all != c.all {
 			t.Errorf("%+v values %d: %v %v, want %v %v", c.d, c.values, got, all, c.want, c.all)
 			continue

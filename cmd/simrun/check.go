@@ -45,6 +45,7 @@ type checkFlags struct {
 	preset     string
 	depth      int
 	values     int
+	menu       int
 	draws      int
 	faults     int
 	branch     string
@@ -63,6 +64,7 @@ func (c *checkFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.preset, "bounds", "small", "preset `NAME` of options and bounds (small, medium; \"none\": flags only; \"list\": show them)")
 	fs.IntVar(&c.depth, "depth", 0, "at most `N` draws per path set to anything but zero (default: the preset's)")
 	fs.IntVar(&c.values, "values", 0, "an integer draw takes its `N` lowest values and its largest; an amount N-1 values up to its largest (default: the preset's)")
+	fs.IntVar(&c.menu, "menu", -1, "an integer draw with at most `N` outcomes (a pick from a short menu) takes every value (0: none; default: the preset's)")
 	fs.IntVar(&c.draws, "draws", -1, "branch only at the first `N` draws of a run (0: all; default: the preset's)")
 	fs.IntVar(&c.faults, "faults", -2, "at most `N` non-zero draws on fault forks per path (-1: no limit; default: the preset's)")
 	fs.StringVar(&c.branch, "branch", "", "the forks whose draws branch, comma-separated `PATTERNS` (\"worker/*\", \"*,-swarm\"; default: the preset's)")
@@ -204,6 +206,7 @@ func (cf *checkFlags) override(fs *flag.FlagSet, s *checkSetup) error {
 	for _, err := range []error{
 		set("depth", cf.depth >= 0, "must be at least 0"),
 		set("values", cf.values >= 2, "must be at least 2"),
+		set("menu", cf.menu >= 0, "must be at least 0"),
 		set("draws", cf.draws >= 0, "must be at least 0"),
 		set("faults", cf.faults >= -1, "must be -1 (no limit) or more"),
 		set("max-states", cf.maxStates >= 0, "must be at least 0"),
@@ -218,6 +221,9 @@ func (cf *checkFlags) override(fs *flag.FlagSet, s *checkSetup) error {
 	}
 	if flagGiven(fs, "values") {
 		b.Values = cf.values
+	}
+	if flagGiven(fs, "menu") {
+		b.Menu = cf.menu
 	}
 	if flagGiven(fs, "draws") {
 		b.Draws = cf.draws
@@ -289,7 +295,7 @@ func fmtBounds(b modelcheck.Bounds, st modelcheck.Strategy) string {
 	if b.Branch == nil {
 		branch = "all forks"
 	}
-	return fmt.Sprintf("depth %d  values %d  draws %s  faults %s  branch %s  strategy %s", b.Depth, b.Values, draws, faults, branch, st)
+	return fmt.Sprintf("depth %d  values %d  menu %d  draws %s  faults %s  branch %s  strategy %s", b.Depth, b.Values, b.Menu, draws, faults, branch, st)
 }
 
 func printCheckHead(w io.Writer, s checkSetup) {

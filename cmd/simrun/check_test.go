@@ -56,6 +56,7 @@ func TestCheckNeverOverwritesAndRejectsBadBounds(t *testing.T) {
 		{"check", "-scenario", "coord", "-bounds", "huge"},
 		{"check", "-scenario", "coord", "-depth", "-1"},
 		{"check", "-scenario", "coord", "-values", "1"},
+		{"check", "-scenario", "coord", "-menu", "-1"},
 		{"check", "-scenario", "coord", "-strategy", "dfs"},
 		{"check", "-scenario", "nope"},
 		{"check"},
