@@ -39,13 +39,15 @@ func (f Forks) without(names ...string) Forks {
 // coordination worlds: under a search, a chance's value only decides
 // whether the draw can say yes, and the search tries both answers.
 // The claim cooldown is on at its longest (five units), so that one
-// worker's second claim in a tenant soon after its first meets it.
+// worker's second claim in a tenant soon after its first meets it, and the
+// admin may end a run with shards in flight (abort), so that what an ended
+// run must refuse is tried.
 // The values lie inside the ranges sweeps draw from, so a witness replays
 // in a world like any sweep's.
 var coordRates = map[string]string{
 	"split": "0.1", "park": "0.02", "mistakes": "0.02", "admin_mistakes": "0.1",
 	"list_acquire": "0.3", "sticky": "0.3", "stall": "0.01",
-	"unpark_budget": "1", "cooldown": "true", "cooldown_units": "5",
+	"unpark_budget": "1", "cooldown": "true", "cooldown_units": "5", "abort": "0.04",
 }
 
 // coordMenu is the longest menu of the coordination worlds' picks (a
@@ -59,7 +61,7 @@ var presets = map[string][]Preset{
 		{
 			Name: "small",
 			About: "two tenants with one one-shard run each (four keys), two workers of two task slots; " +
-				"workload habits, stalls and the claim cooldown on, network and process faults off; every decision of the workers " +
+				"workload habits, stalls, runs ended early and the claim cooldown on, network and process faults off; every decision of the workers " +
 				"and the admin branches (every entry of a menu), two of them per run",
 			Options:  with(coordRates, map[string]string{"tenants": "2", "runs": "1", "shards": "1", "keys": "4", "workers": "2", "slots": "2"}),
 			Bounds:   Bounds{Depth: 2, Values: 2, Menu: coordMenu, Faults: -1, Branch: Forks{"worker/*", "admin"}},
