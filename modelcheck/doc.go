@@ -14,8 +14,9 @@
 // children change one more draw made after the prefix to another value: a
 // chance its "yes" (every other value means "no", like zero), an integer
 // its lowest values, evenly spaced ones and its largest (a pick's first
-// choices, a percentile roll's middle cases), an amount evenly spaced
-// values up to its largest (Bounds.Values). Draws tell the enumerator
+// choices, a percentile roll's middle cases), or every value when it picks
+// from a short menu (Bounds.Menu), an amount evenly spaced values up to
+// its largest (Bounds.Values). Draws tell the enumerator
 // their kind (simclock.KindSource). Depth is
 // the number of non-zero draws on a path; Bounds also limit the draw
 // positions that branch, the forks that branch and the non-zero draws on
@@ -123,8 +124,8 @@
 //     w0; op ids carry the worker's index in their high bits, claim records
 //     and snapshots are sorted by worker id, and each worker has its own
 //     fork and clock. Measured on coord small bounds at depth 1, branching
-//     only worker/w0 explores 107 runs and 26,731 states, only worker/w1 63
-//     runs and 10,362 states; under a symmetry the two would be images of
+//     only worker/w0 explores 107 runs and 24,734 states, only worker/w1 63
+//     runs and 9,586 states; under a symmetry the two would be images of
 //     each other, equal in size.
 //   - Keys are ordered: cursors, split points, C.CursorMonotonicity and
 //     C.CursorBounds depend on key order, and migrate's keys sit on
