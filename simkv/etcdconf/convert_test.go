@@ -2,14 +2,13 @@ package etcdconf
 
 import (
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
-	"go.etcd.io/etcd/api/v3/mvccpb"
 
 	"shardsim/simkv"
 )
 
-// Conversions between simkv's plain types and etcd's protobuf types. Going
-// to protobuf is exact; coming back, empty byte slices and lists become nil
-// (the wire cannot tell them apart) and absent headers become zero.
+// Conversions from simkv's plain requests to etcd's protobuf types, which
+// are exact. The answers come back through simkv/etcdpb, shared with the
+// client adapter simkv/etcdkv.
 
 func toRange(r *simkv.RangeRequest) *pb.RangeRequest {
 	return &pb.RangeRequest{
@@ -80,85 +79,4 @@ func toWatch(w simkv.WatchRequest) *pb.WatchCreateRequest {
 		out.Filters = append(out.Filters, pb.WatchCreateRequest_FilterType(f))
 	}
 	return out
-}
-
-func bs(b []byte) []byte {
-	if len(b) == 0 {
-		return nil
-	}
-	return b
-}
-
-func hdr(h *pb.ResponseHeader) simkv.ResponseHeader {
-	if h == nil {
-		return simkv.ResponseHeader{}
-	}
-	return simkv.ResponseHeader{Revision: h.Revision}
-}
-
-func fromKV(kv *mvccpb.KeyValue) simkv.KeyValue {
-	return simkv.KeyValue{Key: bs(kv.Key), Value: bs(kv.Value), CreateRevision: kv.CreateRevision,
-		ModRevision: kv.ModRevision, Version: kv.Version, Lease: kv.Lease}
-}
-
-func fromKVs(kvs []*mvccpb.KeyValue) []simkv.KeyValue {
-	var out []simkv.KeyValue
-	for _, kv := range kvs {
-		out = append(out, fromKV(kv))
-	}
-	return out
-}
-
-func fromRange(r *pb.RangeResponse) *simkv.RangeResponse {
-	return &simkv.RangeResponse{Header: hdr(r.Header), Kvs: fromKVs(r.Kvs), More: r.More, Count: r.Count}
-}
-
-func fromPut(r *pb.PutResponse) *simkv.PutResponse {
-	out := &simkv.PutResponse{Header: hdr(r.Header)}
-	if r.PrevKv != nil {
-		kv := fromKV(r.PrevKv)
-		out.PrevKv = &kv
-	}
-	return out
-}
-
-func fromDelete(r *pb.DeleteRangeResponse) *simkv.DeleteRangeResponse {
-	return &simkv.DeleteRangeResponse{Header: hdr(r.Header), Deleted: r.Deleted, PrevKvs: fromKVs(r.PrevKvs)}
-}
-
-func fromTxn(r *pb.TxnResponse) *simkv.TxnResponse {
-	out := &simkv.TxnResponse{Header: hdr(r.Header), Succeeded: r.Succeeded}
-	for _, op := range r.Responses {
-		var o simkv.ResponseOp
-		switch v := op.Response.(type) {
-		case *pb.ResponseOp_ResponseRange:
-			o.Range = fromRange(v.ResponseRange)
-		case *pb.ResponseOp_ResponsePut:
-			o.Put = fromPut(v.ResponsePut)
-		case *pb.ResponseOp_ResponseDeleteRange:
-			o.DeleteRange = fromDelete(v.ResponseDeleteRange)
-		case *pb.ResponseOp_ResponseTxn:
-			o.Txn = fromTxn(v.ResponseTxn)
-		}
-		out.Responses = append(out.Responses, o)
-	}
-	return out
-}
-
-func fromEvents(evs []*mvccpb.Event) []simkv.Event {
-	var out []simkv.Event
-	for _, ev := range evs {
-		e := simkv.Event{Type: simkv.EventType(ev.Type), Kv: fromKV(ev.Kv)}
-		if ev.PrevKv != nil {
-			p := fromKV(ev.PrevKv)
-			e.PrevKv = &p
-		}
-		out = append(out, e)
-	}
-	return out
-}
-
-func fromWatch(r *pb.WatchResponse) simkv.WatchResponse {
-	return simkv.WatchResponse{Header: hdr(r.Header), WatchID: r.WatchId, Created: r.Created, Canceled: r.Canceled,
-		CompactRevision: r.CompactRevision, CancelReason: r.CancelReason, Events: fromEvents(r.Events)}
 }

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"shardsim/simkv"
+	"shardsim/simkv/etcdpb"
 )
 
 // wireErr is an error as a client sees it: gRPC code and message.
@@ -76,7 +77,7 @@ func (c *client) recvWatches() {
 			c.mu.Unlock()
 			return
 		}
-		c.watches[r.WatchId] = append(c.watches[r.WatchId], fromWatch(r))
+		c.watches[r.WatchId] = append(c.watches[r.WatchId], etcdpb.Watch(r))
 		c.mu.Unlock()
 	}
 }
@@ -120,49 +121,49 @@ func (c *client) do(req simkv.Request) (simkv.Response, *wireErr) {
 	case req.Range != nil:
 		var r *pb.RangeResponse
 		if r, err = s.kv.Range(ctx, toRange(req.Range)); err == nil {
-			out.Range = fromRange(r)
+			out.Range = etcdpb.Range(r)
 		}
 	case req.Put != nil:
 		var r *pb.PutResponse
 		if r, err = s.kv.Put(ctx, toPut(req.Put)); err == nil {
-			out.Put = fromPut(r)
+			out.Put = etcdpb.Put(r)
 		}
 	case req.DeleteRange != nil:
 		var r *pb.DeleteRangeResponse
 		if r, err = s.kv.DeleteRange(ctx, toDelete(req.DeleteRange)); err == nil {
-			out.DeleteRange = fromDelete(r)
+			out.DeleteRange = etcdpb.Delete(r)
 		}
 	case req.Txn != nil:
 		var r *pb.TxnResponse
 		if r, err = s.kv.Txn(ctx, toTxn(req.Txn)); err == nil {
-			out.Txn = fromTxn(r)
+			out.Txn = etcdpb.Txn(r)
 		}
 	case req.Compact != nil:
 		var r *pb.CompactionResponse
 		if r, err = s.kv.Compact(ctx, &pb.CompactionRequest{Revision: req.Compact.Revision, Physical: req.Compact.Physical}); err == nil {
-			out.Compact = &simkv.CompactResponse{Header: hdr(r.Header)}
+			out.Compact = &simkv.CompactResponse{Header: etcdpb.Header(r.Header)}
 		}
 	case req.LeaseGrant != nil:
 		var r *pb.LeaseGrantResponse
 		if r, err = s.lease.LeaseGrant(ctx, &pb.LeaseGrantRequest{ID: req.LeaseGrant.ID, TTL: req.LeaseGrant.TTL}); err == nil {
-			out.LeaseGrant = &simkv.LeaseGrantResponse{Header: hdr(r.Header), ID: r.ID, TTL: r.TTL}
+			out.LeaseGrant = &simkv.LeaseGrantResponse{Header: etcdpb.Header(r.Header), ID: r.ID, TTL: r.TTL}
 		}
 	case req.LeaseRevoke != nil:
 		var r *pb.LeaseRevokeResponse
 		if r, err = s.lease.LeaseRevoke(ctx, &pb.LeaseRevokeRequest{ID: req.LeaseRevoke.ID}); err == nil {
-			out.LeaseRevoke = &simkv.LeaseRevokeResponse{Header: hdr(r.Header)}
+			out.LeaseRevoke = &simkv.LeaseRevokeResponse{Header: etcdpb.Header(r.Header)}
 		}
 	case req.LeaseKeepAlive != nil:
 		if err = c.ka.Send(&pb.LeaseKeepAliveRequest{ID: req.LeaseKeepAlive.ID}); err == nil {
 			var r *pb.LeaseKeepAliveResponse
 			if r, err = c.ka.Recv(); err == nil {
-				out.LeaseKeepAlive = &simkv.LeaseKeepAliveResponse{Header: hdr(r.Header), ID: r.ID, TTL: r.TTL}
+				out.LeaseKeepAlive = &simkv.LeaseKeepAliveResponse{Header: etcdpb.Header(r.Header), ID: r.ID, TTL: r.TTL}
 			}
 		}
 	case req.LeaseTimeToLive != nil:
 		var r *pb.LeaseTimeToLiveResponse
 		if r, err = s.lease.LeaseTimeToLive(ctx, &pb.LeaseTimeToLiveRequest{ID: req.LeaseTimeToLive.ID, Keys: req.LeaseTimeToLive.Keys}); err == nil {
-			t := &simkv.LeaseTimeToLiveResponse{Header: hdr(r.Header), ID: r.ID, TTL: r.TTL, GrantedTTL: r.GrantedTTL, Keys: r.Keys}
+			t := &simkv.LeaseTimeToLiveResponse{Header: etcdpb.Header(r.Header), ID: r.ID, TTL: r.TTL, GrantedTTL: r.GrantedTTL, Keys: r.Keys}
 			// etcd lists a lease's keys in map order.
 			sort.Slice(t.Keys, func(i, j int) bool { return string(t.Keys[i]) < string(t.Keys[j]) })
 			out.LeaseTimeToLive = t
@@ -170,7 +171,7 @@ func (c *client) do(req simkv.Request) (simkv.Response, *wireErr) {
 	case req.LeaseLeases != nil:
 		var r *pb.LeaseLeasesResponse
 		if r, err = s.lease.LeaseLeases(ctx, &pb.LeaseLeasesRequest{}); err == nil {
-			l := &simkv.LeaseLeasesResponse{Header: hdr(r.Header)}
+			l := &simkv.LeaseLeasesResponse{Header: etcdpb.Header(r.Header)}
 			for _, st := range r.Leases {
 				l.Leases = append(l.Leases, st.ID)
 			}

@@ -2,14 +2,13 @@ package etcdkv
 
 import (
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
-	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"shardsim/simkv"
 )
 
-// Requests become the client's ops; answers come back from etcd's
-// protobuf types. Empty byte slices and lists come back as nil (the wire
+// Requests become the client's ops; answers come back through
+// simkv/etcdpb. Empty byte slices and lists come back as nil (the wire
 // cannot tell them apart), as over the simulated store's gRPC mirror.
 
 func rangeOp(r *simkv.RangeRequest) clientv3.Op {
@@ -102,67 +101,4 @@ func txnOp(t *simkv.TxnRequest) clientv3.Op {
 		cmps[i] = compare(c)
 	}
 	return clientv3.OpTxn(cmps, ops(t.Success), ops(t.Failure))
-}
-
-func bs(b []byte) []byte {
-	if len(b) == 0 {
-		return nil
-	}
-	return b
-}
-
-func hdr(h *pb.ResponseHeader) simkv.ResponseHeader {
-	if h == nil {
-		return simkv.ResponseHeader{}
-	}
-	return simkv.ResponseHeader{Revision: h.Revision}
-}
-
-func fromKV(kv *mvccpb.KeyValue) simkv.KeyValue {
-	return simkv.KeyValue{Key: bs(kv.Key), Value: bs(kv.Value), CreateRevision: kv.CreateRevision,
-		ModRevision: kv.ModRevision, Version: kv.Version, Lease: kv.Lease}
-}
-
-func fromKVs(kvs []*mvccpb.KeyValue) []simkv.KeyValue {
-	var out []simkv.KeyValue
-	for _, kv := range kvs {
-		out = append(out, fromKV(kv))
-	}
-	return out
-}
-
-func fromRange(r *pb.RangeResponse) *simkv.RangeResponse {
-	return &simkv.RangeResponse{Header: hdr(r.Header), Kvs: fromKVs(r.Kvs), More: r.More, Count: r.Count}
-}
-
-func fromPut(r *pb.PutResponse) *simkv.PutResponse {
-	out := &simkv.PutResponse{Header: hdr(r.Header)}
-	if r.PrevKv != nil {
-		kv := fromKV(r.PrevKv)
-		out.PrevKv = &kv
-	}
-	return out
-}
-
-func fromDelete(r *pb.DeleteRangeResponse) *simkv.DeleteRangeResponse {
-	return &simkv.DeleteRangeResponse{Header: hdr(r.Header), Deleted: r.Deleted, PrevKvs: fromKVs(r.PrevKvs)}
-}
-
-func fromTxn(r *pb.TxnResponse) *simkv.TxnResponse {
-	out := &simkv.TxnResponse{Header: hdr(r.Header), Succeeded: r.Succeeded}
-	for _, op := range r.Responses {
-		var o simkv.ResponseOp
-		switch v := op.Response.(type) {
-		case *pb.ResponseOp_ResponseRange:
-			o.Range = fromRange(v.ResponseRange)
-		case *pb.ResponseOp_ResponsePut:
-			o.Put = fromPut(v.ResponsePut)
-		case *pb.ResponseOp_ResponseDeleteRange:
-			o.DeleteRange = fromDelete(v.ResponseDeleteRange)
-		case *pb.ResponseOp_ResponseTxn:
-			o.Txn = fromTxn(v.ResponseTxn)
-		}
-		out.Responses = append(out.Responses, o)
-	}
-	return out
 }

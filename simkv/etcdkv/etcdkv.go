@@ -26,6 +26,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"shardsim/simkv"
+	"shardsim/simkv/etcdpb"
 )
 
 // KV is a simkv.KV over an etcd client.
@@ -62,7 +63,7 @@ func (k *KV) Range(r simkv.RangeRequest) (*simkv.RangeResponse, error) {
 	if err != nil {
 		return nil, err
 	}
-	return fromRange((*pb.RangeResponse)(resp.Get())), nil
+	return etcdpb.Range((*pb.RangeResponse)(resp.Get())), nil
 }
 
 // Put implements simkv.KV.
@@ -71,7 +72,7 @@ func (k *KV) Put(r simkv.PutRequest) (*simkv.PutResponse, error) {
 	if err != nil {
 		return nil, err
 	}
-	return fromPut((*pb.PutResponse)(resp.Put())), nil
+	return etcdpb.Put((*pb.PutResponse)(resp.Put())), nil
 }
 
 // DeleteRange implements simkv.KV.
@@ -80,7 +81,7 @@ func (k *KV) DeleteRange(r simkv.DeleteRangeRequest) (*simkv.DeleteRangeResponse
 	if err != nil {
 		return nil, err
 	}
-	return fromDelete((*pb.DeleteRangeResponse)(resp.Del())), nil
+	return etcdpb.Delete((*pb.DeleteRangeResponse)(resp.Del())), nil
 }
 
 // Txn implements simkv.KV.
@@ -89,7 +90,7 @@ func (k *KV) Txn(r simkv.TxnRequest) (*simkv.TxnResponse, error) {
 	if err != nil {
 		return nil, err
 	}
-	return fromTxn((*pb.TxnResponse)(resp.Txn())), nil
+	return etcdpb.Txn((*pb.TxnResponse)(resp.Txn())), nil
 }
 
 // Compact implements simkv.KV.
@@ -104,7 +105,7 @@ func (k *KV) Compact(r simkv.CompactRequest) (*simkv.CompactResponse, error) {
 	if err != nil {
 		return nil, mapErr(err)
 	}
-	return &simkv.CompactResponse{Header: hdr(resp.Header)}, nil
+	return &simkv.CompactResponse{Header: etcdpb.Header(resp.Header)}, nil
 }
 
 // LeaseGrant implements simkv.KV. A request naming its own id goes
@@ -120,13 +121,13 @@ func (k *KV) LeaseGrant(r simkv.LeaseGrantRequest) (*simkv.LeaseGrantResponse, e
 		if resp.Error != "" {
 			return nil, mapErr(errors.New(resp.Error))
 		}
-		return &simkv.LeaseGrantResponse{Header: hdr(resp.Header), ID: resp.ID, TTL: resp.TTL}, nil
+		return &simkv.LeaseGrantResponse{Header: etcdpb.Header(resp.Header), ID: resp.ID, TTL: resp.TTL}, nil
 	}
 	resp, err := k.cli.Grant(ctx, r.TTL)
 	if err != nil {
 		return nil, mapErr(err)
 	}
-	return &simkv.LeaseGrantResponse{Header: hdr(resp.ResponseHeader), ID: int64(resp.ID), TTL: resp.TTL}, nil
+	return &simkv.LeaseGrantResponse{Header: etcdpb.Header(resp.ResponseHeader), ID: int64(resp.ID), TTL: resp.TTL}, nil
 }
 
 // LeaseRevoke implements simkv.KV.
@@ -137,7 +138,7 @@ func (k *KV) LeaseRevoke(r simkv.LeaseRevokeRequest) (*simkv.LeaseRevokeResponse
 	if err != nil {
 		return nil, mapErr(err)
 	}
-	return &simkv.LeaseRevokeResponse{Header: hdr(resp.Header)}, nil
+	return &simkv.LeaseRevokeResponse{Header: etcdpb.Header(resp.Header)}, nil
 }
 
 // LeaseKeepAlive implements simkv.KV: one keep-alive, answered with TTL 0
@@ -152,7 +153,7 @@ func (k *KV) LeaseKeepAlive(r simkv.LeaseKeepAliveRequest) (*simkv.LeaseKeepAliv
 		}
 		return nil, mapErr(err)
 	}
-	return &simkv.LeaseKeepAliveResponse{Header: hdr(resp.ResponseHeader), ID: int64(resp.ID), TTL: resp.TTL}, nil
+	return &simkv.LeaseKeepAliveResponse{Header: etcdpb.Header(resp.ResponseHeader), ID: int64(resp.ID), TTL: resp.TTL}, nil
 }
 
 // LeaseTimeToLive implements simkv.KV.
@@ -167,9 +168,9 @@ func (k *KV) LeaseTimeToLive(r simkv.LeaseTimeToLiveRequest) (*simkv.LeaseTimeTo
 	if err != nil {
 		return nil, mapErr(err)
 	}
-	out := &simkv.LeaseTimeToLiveResponse{Header: hdr(resp.ResponseHeader), ID: int64(resp.ID), TTL: resp.TTL, GrantedTTL: resp.GrantedTTL}
+	out := &simkv.LeaseTimeToLiveResponse{Header: etcdpb.Header(resp.ResponseHeader), ID: int64(resp.ID), TTL: resp.TTL, GrantedTTL: resp.GrantedTTL}
 	for _, key := range resp.Keys {
-		out.Keys = append(out.Keys, bs(key))
+		out.Keys = append(out.Keys, etcdpb.Bytes(key))
 	}
 	return out, nil
 }
