@@ -1,5 +1,6 @@
 // Package checker holds what the per-protocol checkers share: turning a
-// porcupine result into a property verdict. The checkers themselves live
+// porcupine result into a property verdict, and bounding a check by its
+// time budget (CheckWithin). The checkers themselves live
 // in one package per protocol (kvcheck, coordcheck, migratecheck, keymovecheck), apart
 // from the code they judge: a protocol package never imports a checker.
 //
@@ -10,6 +11,8 @@
 package checker
 
 import (
+	"time"
+
 	"github.com/anishathalye/porcupine"
 
 	"shardsim/property"
@@ -26,4 +29,21 @@ func Verdict(r porcupine.CheckResult) property.Verdict {
 		return property.VerdictViolation
 	}
 	return property.VerdictUnknown
+}
+
+// CheckWithin runs porcupine's check of history against model with the
+// wall-time budget timeout and maps the result onto a verdict (Verdict).
+// A check that found no violation but ran past its budget is Unknown:
+// porcupine races its answer against its timer, so an overrun check could
+// otherwise come back either way, and a run's verdict would depend on the
+// scheduler. A violation found late is still a violation (the
+// counterexample is real). The wall clock bounds the checker only; it
+// never feeds the world.
+func CheckWithin(model porcupine.Model, history []porcupine.Operation, timeout time.Duration) property.Verdict {
+	start := time.Now()
+	verdict := Verdict(porcupine.CheckOperationsTimeout(model, history, timeout))
+	if verdict == property.VerdictOK && time.Since(start) > timeout {
+		return property.VerdictUnknown
+	}
+	return verdict
 }

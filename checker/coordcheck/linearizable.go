@@ -262,7 +262,7 @@ func (c *Linearizable) Check(ops []*Request, timeout time.Duration) (property.Ve
 		if left <= 0 {
 			return property.VerdictUnknown, undecided
 		}
-		switch checker.Verdict(porcupine.CheckOperationsTimeout(coordModel(c.initial[s]), hist, left)) {
+		switch checker.CheckWithin(coordModel(c.initial[s]), hist, left) {
 		case property.VerdictViolation:
 			return property.VerdictViolation, diagnose(c.initial[s], part)
 		case property.VerdictUnknown:

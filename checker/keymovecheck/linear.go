@@ -108,9 +108,9 @@ func (d *Durable) CheckLinearizable(ops []Op, timeout time.Duration) (property.V
 			return property.VerdictUnknown, property.Violated(property.KMLinearizable, "porcupine ran out of time before key %q", k)
 		}
 		start := time.Now() // wall time bounds the checker only; it never feeds the world
-		res := porcupine.CheckOperationsTimeout(keyModel, byKey[k], timeout-spent)
+		verdict := checker.CheckWithin(keyModel, byKey[k], timeout-spent)
 		spent += time.Since(start)
-		switch checker.Verdict(res) {
+		switch verdict {
 		case property.VerdictViolation:
 			return property.VerdictViolation, violation(property.KMLinearizable, k, "the %d client operations on key %q have no linearization", len(byKey[k]), k)
 		case property.VerdictUnknown:

@@ -214,7 +214,7 @@ func (r *Recorder) History() []porcupine.Operation {
 // time.
 func Check(history []porcupine.Operation, timeout time.Duration) (property.Verdict, *property.Violation) {
 	start := time.Now()
-	verdict := checker.Verdict(porcupine.CheckOperationsTimeout(Model, history, timeout))
+	verdict := checker.CheckWithin(Model, history, timeout)
 	switch verdict {
 	case property.VerdictViolation:
 		// The verbose search repeats the check while noting partial

@@ -8,6 +8,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
+	"shardsim/checker"
 	"shardsim/model/migrate/hlc"
 	"shardsim/property"
 	"shardsim/simclock"
@@ -150,12 +151,12 @@ func CheckLinearizable(ops []KeyOp, oracle *VersionOracle, timeout time.Duration
 			return property.VerdictUnknown, property.Violated(property.MLinearizable, "porcupine ran out of time")
 		}
 		start := time.Now() // wall time bounds the checker only; it never feeds the world
-		res := porcupine.CheckOperationsTimeout(single, part, left)
+		verdict := checker.CheckWithin(single, part, left)
 		deadline += time.Since(start)
-		switch res {
-		case porcupine.Illegal:
+		switch verdict {
+		case property.VerdictViolation:
 			return property.VerdictViolation, property.Violated(property.MLinearizable, "the %d operations on %q have no linearization", len(part), part[0].Metadata)
-		case porcupine.Unknown:
+		case property.VerdictUnknown:
 			return property.VerdictUnknown, property.Violated(property.MLinearizable, "porcupine ran out of time")
 		}
 	}
