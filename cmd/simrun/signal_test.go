@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -52,10 +54,32 @@ func simrunBinary(t *testing.T) string {
 	return binaryPath
 }
 
-// startSweep starts a long sweep as a real process and waits until its
-// progress shows on stderr (so it is under way), then returns it with its
-// stdout and the rest of its stderr.
-func startSweep(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+// progressDone and progressViolations read a sweep's progress line.
+var (
+	progressDone       = regexp.MustCompile(`^sweep [^:]*: (\d+)/`)
+	progressViolations = regexp.MustCompile(` violations (\d+) `)
+)
+
+// progressAtLeast says whether a progress line shows at least runs seeds
+// done and violations found. The progress ticks on wall time, so what the
+// first tick shows depends on the machine's speed: the signal tests wait
+// for the state they need rather than for the first tick.
+func progressAtLeast(line string, runs, violations int) bool {
+	d, v := progressDone.FindStringSubmatch(line), progressViolations.FindStringSubmatch(line)
+	if d == nil || v == nil {
+		return false
+	}
+	nd, _ := strconv.Atoi(d[1])
+	nv, _ := strconv.Atoi(v[1])
+	return nd >= runs && nv >= violations
+}
+
+// startSweep starts a long sweep as a real process and waits until a
+// progress line on stderr shows at least runs seeds done and violations
+// found, then returns it with its stdout and the rest of its stderr, and
+// a wait that returns the process's end once its stderr is read to the end
+// (exec: Wait before the reads finish may lose the last lines).
+func startSweep(t *testing.T, runs, violations int, args ...string) (*exec.Cmd, func() error, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
 	cmd := exec.Command(simrunBinary(t), append([]string{"sweep", "-progress", "always"}, args...)...)
 	var stdout, rest bytes.Buffer
@@ -67,12 +91,13 @@ func startSweep(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	started := make(chan struct{})
+	started, read := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(read)
 		sc := bufio.NewScanner(pipe)
 		once := false
 		for sc.Scan() {
-			if !once && strings.HasPrefix(sc.Text(), "sweep ") {
+			if !once && progressAtLeast(sc.Text(), runs, violations) {
 				once = true
 				close(started)
 			}
@@ -81,11 +106,15 @@ func startSweep(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.
 	}()
 	select {
 	case <-started:
-	case <-time.After(60 * time.Second):
+	case <-time.After(5 * time.Minute): // a hang guard only, generous for a loaded machine
 		cmd.Process.Kill()
-		t.Fatal("the sweep showed no progress in a minute")
+		t.Fatalf("the sweep showed no %d runs and %d violations in five minutes", runs, violations)
 	}
-	return cmd, &stdout, &rest
+	wait := func() error {
+		<-read
+		return cmd.Wait()
+	}
+	return cmd, wait, &stdout, &rest
 }
 
 func exitStatus(err error) int {
@@ -104,11 +133,11 @@ func exitStatus(err error) int {
 // exit status says a violation was found.
 func TestSIGINTStopsASweepCleanly(t *testing.T) {
 	dir := t.TempDir()
-	cmd, stdout, stderr := startSweep(t, "-scenario", "coord", "-seeds", "1-100000000", "-bug", "coord.split-two-txns", "-corpus", dir, "-parallel", "2")
+	cmd, wait, stdout, stderr := startSweep(t, 1, 1, "-scenario", "coord", "-seeds", "1-100000000", "-bug", "coord.split-two-txns", "-corpus", dir, "-parallel", "2")
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	code := exitStatus(cmd.Wait())
+	code := exitStatus(wait())
 	out := stdout.String()
 	if code != exitViolation {
 		t.Fatalf("exit %d, want 1:\n%s\n%s", code, out, stderr)
@@ -136,11 +165,11 @@ func TestSIGINTStopsASweepCleanly(t *testing.T) {
 // SIGTERM stops a clean sweep: not a pass (exit 143), the JSON result
 // says it was interrupted and covers a prefix of the range.
 func TestSIGTERMStopsASweepCleanly(t *testing.T) {
-	cmd, stdout, stderr := startSweep(t, "-scenario", "kv", "-seeds", "1-100000000", "-no-save", "-json", "-parallel", "2")
+	cmd, wait, stdout, stderr := startSweep(t, 1, 0, "-scenario", "kv", "-seeds", "1-100000000", "-no-save", "-json", "-parallel", "2")
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	code := exitStatus(cmd.Wait())
+	code := exitStatus(wait())
 	sum := decodeOne[sweepSummary](t, stdout.String())
 	if code != exitSIGTERM || sum.Interrupted != "SIGTERM" || sum.Complete || sum.Violations != 0 {
 		t.Fatalf("exit %d, %+v\n%s", code, sum, stderr)
