@@ -11,27 +11,41 @@ import (
 // accept a superset of the checked ones. Seed inputs live in
 // testdata/fuzz/<FuzzName>/ so plain `go test` replays them.
 
+// record is a pointer to a stored record type with its invariants.
+type record[R any] interface {
+	*R
+	AssertInvariants() error
+}
+
+// checkRecordDecoders is the property both record fuzz targets check on
+// one input: the checked decoder accepts exactly what the unchecked one
+// accepts and finds valid, and what it accepts is valid and re-encodes to
+// the input.
+func checkRecordDecoders[R any, P record[R]](t *testing.T, in []byte, unchecked, checked func([]byte) (R, error), encode func(*R) []byte) {
+	loose, lerr := unchecked(in)
+	r, err := checked(in)
+	if err != nil {
+		if lerr == nil && P(&loose).AssertInvariants() == nil {
+			t.Fatalf("checked decode refused a valid record: %v", err)
+		}
+		return
+	}
+	if lerr != nil {
+		t.Fatalf("unchecked decode refused what checked accepted: %v", lerr)
+	}
+	if err := P(&r).AssertInvariants(); err != nil {
+		t.Fatalf("accepted record breaks invariants: %v", err)
+	}
+	if out := encode(&r); !bytes.Equal(out, in) {
+		t.Fatalf("re-encoding differs:\n in %x\nout %x", in, out)
+	}
+}
+
 func FuzzDecodeShardRecord(f *testing.F) {
 	r := validRecord()
 	f.Add(EncodeShardRecord(&r))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		loose, lerr := DecodeShardRecordUnchecked(in)
-		r, err := decodeShardRecord(in)
-		if err != nil {
-			if lerr == nil && loose.AssertInvariants() == nil {
-				t.Fatalf("checked decode refused a valid record: %v", err)
-			}
-			return
-		}
-		if lerr != nil {
-			t.Fatalf("unchecked decode refused what checked accepted: %v", lerr)
-		}
-		if err := r.AssertInvariants(); err != nil {
-			t.Fatalf("accepted record breaks invariants: %v", err)
-		}
-		if out := EncodeShardRecord(&r); !bytes.Equal(out, in) {
-			t.Fatalf("re-encoding differs:\n in %x\nout %x", in, out)
-		}
+		checkRecordDecoders(t, in, DecodeShardRecordUnchecked, decodeShardRecord, EncodeShardRecord)
 	})
 }
 
@@ -39,23 +53,7 @@ func FuzzDecodeRunRecord(f *testing.F) {
 	r := RunRecord{Tenant: tenantA, Run: run1, Config: RunConfig{LeaseDuration: 5}, Status: RunActive, RootShards: []ShardID{1}}
 	f.Add(EncodeRunRecord(&r))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		loose, lerr := DecodeRunRecordUnchecked(in)
-		r, err := decodeRunRecord(in)
-		if err != nil {
-			if lerr == nil && loose.AssertInvariants() == nil {
-				t.Fatalf("checked decode refused a valid record: %v", err)
-			}
-			return
-		}
-		if lerr != nil {
-			t.Fatalf("unchecked decode refused what checked accepted: %v", lerr)
-		}
-		if err := r.AssertInvariants(); err != nil {
-			t.Fatalf("accepted record breaks invariants: %v", err)
-		}
-		if out := EncodeRunRecord(&r); !bytes.Equal(out, in) {
-			t.Fatalf("re-encoding differs:\n in %x\nout %x", in, out)
-		}
+		checkRecordDecoders(t, in, DecodeRunRecordUnchecked, decodeRunRecord, EncodeRunRecord)
 	})
 }
 
