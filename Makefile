@@ -9,8 +9,9 @@ SEED      ?= 15
 MINTIME   ?= 3000x
 COORD_SCENARIO ?= coord-zombie
 BENCHTIME ?= 1s
+TEST_TIMEOUT ?= 20m
 
-.PHONY: help test vet install bench bench-etcd fuzz sweep etcd-conformance etcd-oracle etcd36 corpus determinism bugtable sweep-coord fuzz-coord shrink-coord sweep-keymove shrink check-small
+.PHONY: help test test-long vet install bench bench-etcd fuzz sweep etcd-conformance etcd-oracle etcd36 corpus determinism bugtable sweep-coord fuzz-coord shrink-coord sweep-keymove shrink check-small
 
 ## help: list these targets with what each does (from the Makefile's ## comments)
 help:
@@ -20,9 +21,15 @@ help:
 	              else printf "\n  %-16s %s", "", text } \
 	     END { print "" }' $(firstword $(MAKEFILE_LIST)) $(firstword $(MAKEFILE_LIST))
 
-## test: vet, then every test (the real-etcd conformance test runs when etcd is installed)
+## test: vet, then every test (the real-etcd conformance test runs when etcd is installed); the clean sweeps run
+## their CI sizes; each package's tests are bounded by TEST_TIMEOUT (a hang guard, generous for a loaded 2-core machine)
 test: vet
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+## test-long: every test with the long clean sweeps (SHARDSIM_LONG=1: 1000-4000 seeds each) and 1000 real-etcd
+## conformance sequences; for before a release or after a protocol change, not for every push
+test-long: vet
+	SHARDSIM_LONG=1 SHARDSIM_CONF_SEQS=1000 $(GO) test -count=1 -timeout 180m ./...
 
 ## vet: gofmt and go vet over the module
 vet:

@@ -5,8 +5,10 @@ import (
 	"testing"
 )
 
-// determinismSeeds is how many seeds TestDeterminism runs per scenario.
-var determinismSeeds = map[string]int{"kv": 50, "coord": 100, "migrate": 100, "migrate-abandon": 100, "migrate-stale": 100, "hotspot": 100, "keymove": 100, "keymove-resume": 100}
+// determinismLongSeeds is how many seeds TestDeterminism runs per
+// scenario with SHARDSIM_LONG=1 (default 50); CI runs 20 of each, every
+// one four times. (.ci/run also runs every scenario twice through the CLI.)
+var determinismLongSeeds = map[string]int{"kv": 50, "coord": 100, "migrate": 100, "migrate-abandon": 100, "migrate-stale": 100, "hotspot": 100, "keymove": 100, "keymove-resume": 100}
 
 // TestDeterminism is H.Deterministic for every registered scenario: each
 // seed, run twice at GOMAXPROCS 1 and twice at 2, gives one digest, and
@@ -15,13 +17,11 @@ var determinismSeeds = map[string]int{"kv": 50, "coord": 100, "migrate": 100, "m
 func TestDeterminism(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	for _, sc := range All() {
-		seeds, ok := determinismSeeds[sc.Name]
+		long, ok := determinismLongSeeds[sc.Name]
 		if !ok {
-			seeds = 50
+			long = 50
 		}
-		if testing.Short() {
-			seeds = 10
-		}
+		seeds := sweepSeeds(t, 20, long)
 		t.Run(sc.Name, func(t *testing.T) {
 			digests := map[uint64]string{}
 			for _, procs := range []int{1, 2} {
