@@ -72,27 +72,6 @@ func TestDifferentialOracleRealEtcd(t *testing.T) {
 	}
 }
 
-// runOracleOn is runOracle over a real etcd.
-func runOracleOn(t *rapid.T, cfg Config, withFaults bool, stats *oracleStats, real *realEtcd) {
-	cfg = oracleConfig(t, cfg)
-	ecfg := testEtcdConfig(cfg)
-	opts := pairOptions{real: real}
-	if withFaults {
-		rate := func(label string) float64 { return rapid.SampledFrom([]float64{0, 0.05, 0.15, 0.3}).Draw(t, label) }
-		opts.faults = &simkv.DirectFaults{LoseRequest: rate("lose request"), LoseResponse: rate("lose response"), Refuse: rate("refuse")}
-		ecfg.MaxAttempts = rapid.IntRange(2, 8).Draw(t, "attempts")
-		opts.choices = simclock.NewSeeded(rapid.Uint64().Draw(t, "fault seed"))
-	}
-	p, err := newPair(cfg, ecfg, opts, stats)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.finish()
-	m := &machine{p: p}
-	m.bootstrap(t)
-	t.Repeat(m.actions(!withFaults))
-}
-
 // lossyKV injects request faults at the client over any KV: a lost
 // request never reaches the server, a lost answer is dropped after the
 // server applied the request (both ErrDeadlineExceeded: the client cannot

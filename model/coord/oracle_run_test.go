@@ -35,14 +35,24 @@ func oracleConfig(t *rapid.T, cfg Config) Config {
 
 // runOracle is one rapid check of the differential state machine.
 func runOracle(t *rapid.T, cfg Config, withFaults bool, stats *oracleStats) {
+	runOracleOn(t, cfg, withFaults, stats, nil)
+}
+
+// runOracleOn is runOracle over a real etcd (nil: the simulated store).
+// A real etcd's leader cannot be moved from here, so over one the fault
+// mix draws no leader changes.
+func runOracleOn(t *rapid.T, cfg Config, withFaults bool, stats *oracleStats, real *realEtcd) {
 	cfg = oracleConfig(t, cfg)
 	ecfg := testEtcdConfig(cfg)
-	var opts pairOptions
+	opts := pairOptions{real: real}
 	if withFaults {
 		// Swarm testing: each check draws its own fault mix and retry
 		// budget; a short budget lets transient failures reach the oracle.
 		rate := func(label string) float64 { return rapid.SampledFrom([]float64{0, 0.05, 0.15, 0.3}).Draw(t, label) }
-		opts.faults = &simkv.DirectFaults{LoseRequest: rate("lose request"), LoseResponse: rate("lose response"), Refuse: rate("refuse"), LeaderChange: rate("leader change")}
+		opts.faults = &simkv.DirectFaults{LoseRequest: rate("lose request"), LoseResponse: rate("lose response"), Refuse: rate("refuse")}
+		if real == nil {
+			opts.faults.LeaderChange = rate("leader change")
+		}
 		ecfg.MaxAttempts = rapid.IntRange(2, 8).Draw(t, "attempts")
 		// A seeded stream: rapid's byte slices lean to zeros, which
 		// would draw almost no faults.
