@@ -21,32 +21,14 @@ var coordScenarios = []string{"coord", "coord-zombie", "coord-churn"}
 // long. (The coord scenario's seeds 1-1000 also run clean in
 // TestCoordReachesEveryRule.)
 func TestCoordSweepsPass(t *testing.T) {
+	t.Parallel() // independent worlds: parallelism cannot change a run
 	seeds := sweepSeeds(t, 60, 1000)
 	for _, name := range coordScenarios {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel() // independent worlds: parallelism cannot change a run
-			totals := map[string]int64{}
-			for s := 1; s <= seeds; s++ {
-				res, err := Run(name, Config{Seed: uint64(s)})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if res.Verdict != property.VerdictOK {
-					t.Fatalf("seed %d: %s %s: %s", s, res.Verdict, res.Property, res.Detail)
-				}
-				for _, st := range res.Stats {
-					totals[st.Name] += st.Value
-				}
-			}
-			t.Logf("%d seeds passed; totals %v", seeds, totals)
-			for _, c := range []string{"lost_requests", "lost_responses", "indeterminate", "op_ambiguous", "fenced_out",
-				"refused_stale_fence", "stalls", "effects", "op_split_replace", "op_split_residual", "op_park", "op_unpark",
-				"refused_cursor_regression", "refused_tenant_mismatch", "refused_op_id_reused_with_a_different_payload"} {
-				if totals[c] == 0 {
-					t.Errorf("no run counted %s: the sweep did not exercise it", c)
-				}
-			}
-		})
+		s := sweepClean(t, name, seeds)
+		t.Logf("%s: %s", name, s.summary())
+		requireCounters(t, name, s, "lost_requests", "lost_responses", "indeterminate", "op_ambiguous", "fenced_out",
+			"refused_stale_fence", "stalls", "effects", "op_split_replace", "op_split_residual", "op_park", "op_unpark",
+			"refused_cursor_regression", "refused_tenant_mismatch", "refused_op_id_reused_with_a_different_payload")
 	}
 }
 

@@ -15,29 +15,13 @@ func TestKeymoveClean(t *testing.T) {
 	t.Parallel() // independent worlds: parallelism cannot change a run
 	seeds := sweepSeeds(t, 60, 1000)
 	for _, name := range []string{"keymove", "keymove-resume"} {
-		totals := map[string]int64{}
-		for s := 1; s <= seeds; s++ {
-			res, err := Run(name, Config{Seed: uint64(s)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.Verdict != property.VerdictOK {
-				t.Fatalf("%s seed %d: %s %s: %s", name, s, res.Verdict, res.Property, res.Detail)
-			}
-			for _, st := range res.Stats {
-				totals[st.Name] += st.Value
-			}
-		}
-		need := []string{"retries", "resumes", "verification_failures", "racing_writes", "keys_moved", "keys_failed", "writes_acked", "writes_ambiguous", "torn_copies", "executor_restarts", "progress_events"}
+		s := sweepClean(t, name, seeds)
+		t.Logf("%s: %s", name, s.summary())
+		requireCounters(t, name, s, "retries", "resumes", "verification_failures", "racing_writes", "keys_moved", "keys_failed",
+			"writes_acked", "writes_ambiguous", "torn_copies", "executor_restarts", "progress_events")
 		if name == "keymove" {
-			need = append(need, "rollbacks")
+			requireCounters(t, name, s, "rollbacks")
 		}
-		for _, c := range need {
-			if totals[c] == 0 {
-				t.Errorf("%s: %d seeds never exercised %s", name, seeds, c)
-			}
-		}
-		t.Logf("%s over %d seeds: %v", name, seeds, totals)
 	}
 }
 

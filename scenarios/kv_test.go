@@ -31,26 +31,9 @@ func TestKVRecordingReplays(t *testing.T) {
 // fault kind first shows by seed 3; 100 seeds in CI, 500 long.
 func TestKVSweepPasses(t *testing.T) {
 	t.Parallel() // independent worlds: parallelism cannot change a run
-	seeds := sweepSeeds(t, 100, 500)
-	totals := map[string]int64{}
-	for s := 1; s <= seeds; s++ {
-		res, err := Run("kv", Config{Seed: uint64(s)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Verdict != property.VerdictOK {
-			t.Fatalf("seed %d: %s %s: %s", s, res.Verdict, res.Property, res.Detail)
-		}
-		for _, st := range res.Stats {
-			totals[st.Name] += st.Value
-		}
-	}
-	t.Logf("%d seeds passed; totals %v", seeds, totals)
-	for _, fault := range []string{"lost_requests", "lost_responses", "refused", "delayed", "leader_changes", "indeterminate", "lease_expiries"} {
-		if totals[fault] == 0 {
-			t.Errorf("no run injected %s: the sweep did not test it", fault)
-		}
-	}
+	s := sweepClean(t, "kv", sweepSeeds(t, 100, 500))
+	t.Logf("kv: %s", s.summary())
+	requireCounters(t, "kv", s, "lost_requests", "lost_responses", "refused", "delayed", "leader_changes", "indeterminate", "lease_expiries")
 }
 
 // Each deliberately wrong simkv variant is caught by the checkers.

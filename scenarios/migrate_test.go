@@ -1,83 +1,13 @@
 package scenarios
 
 import (
-	"fmt"
-	"sort"
-	"sync"
 	"testing"
-	"time"
 
 	"shardsim/model/bugs"
 	"shardsim/property"
 )
 
 var migrateScenarios = []string{"migrate", "migrate-abandon", "migrate-stale", "hotspot"}
-
-// migrateSweep is the outcome of a sweep of one migration scenario.
-type migrateSweep struct {
-	mu       sync.Mutex
-	runs     int
-	events   uint64
-	totals   map[string]int64
-	runsWith map[string]int
-	wall     time.Duration
-}
-
-func (s *migrateSweep) add(r Result) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.runs++
-	s.events += r.Events
-	for _, st := range r.Stats {
-		s.totals[st.Name] += st.Value
-		if st.Value > 0 {
-			s.runsWith[st.Name]++
-		}
-	}
-}
-
-func (s *migrateSweep) summary() string {
-	names := make([]string, 0, len(s.totals))
-	for k := range s.totals {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	out := fmt.Sprintf("%d runs, %.0f seeds/s, %.0f events/s, %d events/run\n", s.runs,
-		float64(s.runs)/s.wall.Seconds(), float64(s.events)/s.wall.Seconds(), s.events/uint64(max(s.runs, 1)))
-	for _, k := range names {
-		out += fmt.Sprintf("  %-22s total %7d  in %4d runs\n", k, s.totals[k], s.runsWith[k])
-	}
-	return out
-}
-
-// sweepMigrate runs seeds 1..n of scenario with bugs set, in parallel
-// chunks (each world is single-threaded and independent), and fails the
-// test on any verdict but ok.
-func sweepMigrate(t *testing.T, scenario string, n int) *migrateSweep {
-	s := &migrateSweep{totals: map[string]int64{}, runsWith: map[string]int{}}
-	const chunk = 25
-	start := time.Now()
-	t.Run(scenario, func(t *testing.T) {
-		for lo := 1; lo <= n; lo += chunk {
-			lo := lo
-			t.Run(fmt.Sprintf("seeds-%d", lo), func(t *testing.T) {
-				t.Parallel()
-				for seed := lo; seed < lo+chunk && seed <= n; seed++ {
-					res, err := Run(scenario, Config{Seed: uint64(seed)})
-					if err != nil {
-						t.Fatal(err)
-					}
-					if res.Verdict != property.VerdictOK {
-						t.Fatalf("seed %d: %s %s: %s\nreplay: simrun run -scenario %s -seed %d", seed, res.Verdict, res.Property, res.Detail, scenario, seed)
-					}
-					s.add(res)
-				}
-			})
-		}
-	})
-	s.wall = time.Since(start)
-	return s
-}
 
 // migrateSweepSeeds is each migration scenario's clean sweep in CI: at
 // least twice the seeds its needs (below, and migrateGuardCounters) take to
@@ -94,7 +24,7 @@ var migrateSweepSeeds = map[string]int{"migrate": 100, "migrate-abandon": 300, "
 func TestMigrateSweeps(t *testing.T) {
 	union := map[string]int64{}
 	for _, sc := range migrateScenarios {
-		s := sweepMigrate(t, sc, sweepSeeds(t, migrateSweepSeeds[sc], 1000))
+		s := sweepClean(t, sc, sweepSeeds(t, migrateSweepSeeds[sc], 1000))
 		if t.Failed() {
 			return
 		}
@@ -121,11 +51,7 @@ func TestMigrateSweeps(t *testing.T) {
 				t.Errorf("hotspot: the detector split in only %d of %d runs", s.runsWith["hotspot_splits"], s.runs)
 			}
 		}
-		for _, k := range need {
-			if s.totals[k] == 0 {
-				t.Errorf("%s: no run had any %s; the sweep did not exercise it", sc, k)
-			}
-		}
+		requireCounters(t, sc, s, need...)
 	}
 	for _, k := range migrateGuardCounters {
 		if union[k] == 0 {
