@@ -136,13 +136,7 @@ var nonConvergent = map[string]string{"keys": "20000", "abort": "0", "retry_limi
 // coordShowcase is, for every property the coordination scenarios judge,
 // a world run that reports exactly that property: a registered bug (or an
 // option that makes the world impossible to finish) and the seed.
-var coordShowcase = []struct {
-	property property.Name
-	scenario string
-	bug      string
-	options  map[string]string
-	seed     uint64
-}{
+var coordShowcase = []showcaseRun{
 	{property.CMutualExclusion, "coord", bugs.CoordAcquireLiveLease, nil, 16},
 	{property.CMutualExclusion, "coord-zombie", bugs.CoordAcquireOwnLiveLease, nil, 8},
 	{property.CZombieRejection, "coord-zombie", bugs.CoordNoFenceCheck, nil, 15},
@@ -173,23 +167,5 @@ func TestEveryCoordPropertyFailsInTheWorld(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a world per property")
 	}
-	seen := map[property.Name]bool{}
-	for _, c := range coordShowcase {
-		res, err := Run(c.scenario, Config{Seed: c.seed, Bugs: bugs.MustParse(c.bug), Options: c.options})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Verdict != property.VerdictViolation || res.Property != c.property {
-			t.Errorf("%s seed %d with %q: %s %s, want a violation of %s", c.scenario, c.seed, c.bug, res.Verdict, res.Property, c.property)
-		}
-		seen[c.property] = true
-	}
-	for _, p := range coordProperties {
-		if !property.Known(p) {
-			t.Errorf("%s is not in the property catalog", p)
-		}
-		if !seen[p] {
-			t.Errorf("no world run shows %s failing", p)
-		}
-	}
+	checkShowcase(t, coordShowcase, coordProperties)
 }

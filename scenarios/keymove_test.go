@@ -28,37 +28,18 @@ func TestKeymoveClean(t *testing.T) {
 // kmShowcase pins, for every property the key-migration checkers judge, a
 // bug and seed whose world run is caught by exactly that property: every
 // KM.* checker fails in the world.
-var kmShowcase = []struct {
-	property      property.Name
-	scenario, bug string
-	seed          uint64
-}{
-	{property.KMSingleSwap, "keymove", bugs.KeymoveCompensatingRollback, 26},
-	{property.KMNoDualMapping, "keymove", bugs.KeymoveMapBeforeCopy, 1},
-	{property.KMVerifiedBeforeSwap, "keymove", bugs.KeymoveSwapBeforeVerify, 1},
-	{property.KMNoLoss, "keymove", bugs.KeymoveSwapIgnoresSourceRevision, 1},
-	{property.KMLinearizable, "keymove", bugs.KeymoveSwapIgnoresSourceRevision, 2},
-	{property.KMIdempotent, "keymove-resume", bugs.KeymoveCheckpointBeforeEffect, 19},
-	{property.KMCompletes, "keymove", bugs.KeymoveRetryUnbounded, 5},
+var kmShowcase = []showcaseRun{
+	{property.KMSingleSwap, "keymove", bugs.KeymoveCompensatingRollback, nil, 26},
+	{property.KMNoDualMapping, "keymove", bugs.KeymoveMapBeforeCopy, nil, 1},
+	{property.KMVerifiedBeforeSwap, "keymove", bugs.KeymoveSwapBeforeVerify, nil, 1},
+	{property.KMNoLoss, "keymove", bugs.KeymoveSwapIgnoresSourceRevision, nil, 1},
+	{property.KMLinearizable, "keymove", bugs.KeymoveSwapIgnoresSourceRevision, nil, 2},
+	{property.KMIdempotent, "keymove-resume", bugs.KeymoveCheckpointBeforeEffect, nil, 19},
+	{property.KMCompletes, "keymove", bugs.KeymoveRetryUnbounded, nil, 5},
 }
 
 func TestKeymoveEveryPropertyFailsInTheWorld(t *testing.T) {
-	seen := map[property.Name]bool{}
-	for _, c := range kmShowcase {
-		res, err := Run(c.scenario, Config{Seed: c.seed, Bugs: bugs.MustParse(c.bug)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Verdict != property.VerdictViolation || res.Property != c.property {
-			t.Errorf("%s seed %d with %s: %s %s, want a violation of %s", c.scenario, c.seed, c.bug, res.Verdict, res.Property, c.property)
-		}
-		seen[c.property] = true
-	}
-	for _, p := range kmProperties {
-		if !seen[p] {
-			t.Errorf("no world run shows %s failing", p)
-		}
-	}
+	checkShowcase(t, kmShowcase, kmProperties)
 }
 
 // TestKeymoveFailureReplays: a failing run replays from its seed to the

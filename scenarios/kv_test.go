@@ -75,19 +75,15 @@ func ExampleRun() {
 
 // kvShowcase is, for every property the kv scenario judges, a world run
 // (a server mutation, and the seed) that reports exactly that property.
-var kvShowcase = []struct {
-	property property.Name
-	bug      string
-	seed     uint64
-}{
-	{property.KVLinearizable, bugs.KVStaleTxnCompare, 1},
-	{property.KVRevisionMonotone, bugs.KVStaleHeader, 1},
-	{property.KVLeaseExpiry, bugs.KVLateLeaseExpiry, 1},
-	{property.KVWatchOrdered, bugs.KVWatchReorder, 1},
-	{property.KVWatchUnique, bugs.KVWatchDuplicate, 1},
-	{property.KVWatchAtomic, bugs.KVWatchSplitTxn, 1},
-	{property.KVWatchReliable, bugs.KVWatchDrop, 1},
-	{property.KVWatchResumable, bugs.KVResumeSkips, 1},
+var kvShowcase = []showcaseRun{
+	{property.KVLinearizable, "kv", bugs.KVStaleTxnCompare, nil, 1},
+	{property.KVRevisionMonotone, "kv", bugs.KVStaleHeader, nil, 1},
+	{property.KVLeaseExpiry, "kv", bugs.KVLateLeaseExpiry, nil, 1},
+	{property.KVWatchOrdered, "kv", bugs.KVWatchReorder, nil, 1},
+	{property.KVWatchUnique, "kv", bugs.KVWatchDuplicate, nil, 1},
+	{property.KVWatchAtomic, "kv", bugs.KVWatchSplitTxn, nil, 1},
+	{property.KVWatchReliable, "kv", bugs.KVWatchDrop, nil, 1},
+	{property.KVWatchResumable, "kv", bugs.KVResumeSkips, nil, 1},
 }
 
 // Every property the kv scenario judges is reported, as that very
@@ -97,20 +93,5 @@ func TestEveryKVPropertyFailsInTheWorld(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seen := map[property.Name]bool{}
-	for _, c := range kvShowcase {
-		res, err := Run("kv", Config{Seed: c.seed, Bugs: bugs.MustParse(c.bug)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Verdict != property.VerdictViolation || res.Property != c.property {
-			t.Errorf("kv seed %d with %s: %s %s, want a violation of %s", c.seed, c.bug, res.Verdict, res.Property, c.property)
-		}
-		seen[c.property] = true
-	}
-	for _, p := range sc.Properties {
-		if !seen[p] {
-			t.Errorf("no world run shows %s failing", p)
-		}
-	}
+	checkShowcase(t, kvShowcase, sc.Properties)
 }
