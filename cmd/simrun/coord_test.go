@@ -70,27 +70,8 @@ func TestCoordRunJSON(t *testing.T) {
 // A coordination violation prints the property, the requests on the
 // shard it names and the replay command, and the command reproduces it.
 func TestCoordViolationReplays(t *testing.T) {
-	var failing string
-	for seed := 1; seed <= 60 && failing == ""; seed++ {
-		code, out, _ := simrun(t, "run", "-scenario", "coord-zombie", "-seed", itoa(seed), "-bug", "coord.no-fence-check")
-		if code == 1 {
-			failing = out
-		}
-	}
-	if failing == "" {
-		t.Fatal("coord.no-fence-check not caught in 60 seeds")
-	}
-	for _, want := range []string{"verdict  violation  C.", "last events", "coord.", "replay   simrun run -scenario coord-zombie -seed"} {
-		if !strings.Contains(failing, want) {
-			t.Fatalf("report lacks %q:\n%s", want, failing)
-		}
-	}
-	replay := failing[strings.Index(failing, "replay   ")+len("replay   "):]
-	args := strings.Fields(strings.SplitN(replay, "\n", 2)[0])[1:]
-	code, again, _ := simrun(t, args...)
-	if code != 1 || digestOf(again) != digestOf(failing) {
-		t.Fatalf("replay gave exit %d digest %s, want 1 and %s", code, digestOf(again), digestOf(failing))
-	}
+	checkViolationReplays(t, "coord-zombie", "coord.no-fence-check", 60,
+		"verdict  violation  C.", "last events", "coord.", "replay   simrun run -scenario coord-zombie -seed")
 }
 
 // A saved failing run replays to its recorded violation; a tampered record

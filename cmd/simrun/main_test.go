@@ -93,19 +93,28 @@ func TestRunJSONContract(t *testing.T) {
 // A failing run prints the property, the last events and the exact replay
 // command; running that command reproduces the same digest.
 func TestViolationPrintsReplayThatReproduces(t *testing.T) {
+	checkViolationReplays(t, "kv", "kv.phantom-ack", 100, "verdict  violation", "last events", "replay   simrun run -scenario kv -seed")
+}
+
+// checkViolationReplays runs scenario with bug from seed 1 until a run
+// fails (within seeds), requires its report to contain each of want, and
+// runs the replay command the report prints: it must fail again with the
+// same digest.
+func checkViolationReplays(t *testing.T, scenario, bug string, seeds int, want ...string) {
+	t.Helper()
 	var failing string
-	for seed := 1; seed <= 100 && failing == ""; seed++ {
-		code, out, _ := simrun(t, "run", "-scenario", "kv", "-seed", itoa(seed), "-bug", "kv.phantom-ack")
+	for seed := 1; seed <= seeds && failing == ""; seed++ {
+		code, out, _ := simrun(t, "run", "-scenario", scenario, "-seed", itoa(seed), "-bug", bug)
 		if code == 1 {
 			failing = out
 		}
 	}
 	if failing == "" {
-		t.Fatal("kv.phantom-ack was not caught in 100 seeds")
+		t.Fatalf("%s was not caught in %d seeds of %s", bug, seeds, scenario)
 	}
-	for _, want := range []string{"verdict  violation", "last events", "replay   simrun run -scenario kv -seed"} {
-		if !strings.Contains(failing, want) {
-			t.Fatalf("report lacks %q:\n%s", want, failing)
+	for _, w := range want {
+		if !strings.Contains(failing, w) {
+			t.Fatalf("report lacks %q:\n%s", w, failing)
 		}
 	}
 	replay := failing[strings.Index(failing, "replay   ")+len("replay   "):]
