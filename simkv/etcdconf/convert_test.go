@@ -4,6 +4,7 @@ import (
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 
 	"shardsim/simkv"
+	"shardsim/simkv/etcdpb"
 )
 
 // Conversions from simkv's plain requests to etcd's protobuf types, which
@@ -28,23 +29,6 @@ func toDelete(d *simkv.DeleteRangeRequest) *pb.DeleteRangeRequest {
 	return &pb.DeleteRangeRequest{Key: d.Key, RangeEnd: d.RangeEnd, PrevKv: d.PrevKv}
 }
 
-func toCompare(c simkv.Compare) *pb.Compare {
-	out := &pb.Compare{Result: pb.Compare_CompareResult(c.Result), Target: pb.Compare_CompareTarget(c.Target), Key: c.Key, RangeEnd: c.RangeEnd}
-	switch c.Target {
-	case simkv.CompareVersion:
-		out.TargetUnion = &pb.Compare_Version{Version: c.Version}
-	case simkv.CompareCreate:
-		out.TargetUnion = &pb.Compare_CreateRevision{CreateRevision: c.CreateRevision}
-	case simkv.CompareMod:
-		out.TargetUnion = &pb.Compare_ModRevision{ModRevision: c.ModRevision}
-	case simkv.CompareValue:
-		out.TargetUnion = &pb.Compare_Value{Value: c.Value}
-	case simkv.CompareLease:
-		out.TargetUnion = &pb.Compare_Lease{Lease: c.Lease}
-	}
-	return out
-}
-
 func toOps(ops []simkv.RequestOp) []*pb.RequestOp {
 	var out []*pb.RequestOp
 	for _, op := range ops {
@@ -67,7 +51,7 @@ func toOps(ops []simkv.RequestOp) []*pb.RequestOp {
 func toTxn(t *simkv.TxnRequest) *pb.TxnRequest {
 	out := &pb.TxnRequest{Success: toOps(t.Success), Failure: toOps(t.Failure)}
 	for _, c := range t.Compare {
-		out.Compare = append(out.Compare, toCompare(c))
+		out.Compare = append(out.Compare, etcdpb.Compare(c))
 	}
 	return out
 }

@@ -1,10 +1,10 @@
 package etcdkv
 
 import (
-	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"shardsim/simkv"
+	"shardsim/simkv/etcdpb"
 )
 
 // Requests become the client's ops; answers come back through
@@ -62,20 +62,7 @@ func deleteOp(d *simkv.DeleteRangeRequest) clientv3.Op {
 }
 
 func compare(c simkv.Compare) clientv3.Cmp {
-	out := pb.Compare{Result: pb.Compare_CompareResult(c.Result), Target: pb.Compare_CompareTarget(c.Target), Key: c.Key, RangeEnd: c.RangeEnd}
-	switch c.Target {
-	case simkv.CompareVersion:
-		out.TargetUnion = &pb.Compare_Version{Version: c.Version}
-	case simkv.CompareCreate:
-		out.TargetUnion = &pb.Compare_CreateRevision{CreateRevision: c.CreateRevision}
-	case simkv.CompareMod:
-		out.TargetUnion = &pb.Compare_ModRevision{ModRevision: c.ModRevision}
-	case simkv.CompareValue:
-		out.TargetUnion = &pb.Compare_Value{Value: c.Value}
-	case simkv.CompareLease:
-		out.TargetUnion = &pb.Compare_Lease{Lease: c.Lease}
-	}
-	return clientv3.Cmp(out)
+	return clientv3.Cmp(*etcdpb.Compare(c))
 }
 
 func ops(in []simkv.RequestOp) []clientv3.Op {

@@ -1,9 +1,9 @@
 // Package etcdpb converts etcd's protobuf answers into simkv's plain
-// types. It is the one conversion both the etcd client adapter
-// (simkv/etcdkv) and the conformance tests against a real etcd
-// (simkv/etcdconf) use, so the two cannot drift apart. Empty byte slices
-// and lists come back as nil, since the wire cannot tell them apart, and
-// an absent header becomes the zero header.
+// types, and simkv's compares into etcd's. It is the one conversion both
+// the etcd client adapter (simkv/etcdkv) and the conformance tests against
+// a real etcd (simkv/etcdconf) use, so the two cannot drift apart. Empty
+// byte slices and lists come back as nil, since the wire cannot tell them
+// apart, and an absent header becomes the zero header.
 package etcdpb
 
 import (
@@ -102,4 +102,22 @@ func Events(evs []*mvccpb.Event) []simkv.Event {
 func Watch(r *pb.WatchResponse) simkv.WatchResponse {
 	return simkv.WatchResponse{Header: Header(r.Header), WatchID: r.WatchId, Created: r.Created, Canceled: r.Canceled,
 		CompactRevision: r.CompactRevision, CancelReason: r.CancelReason, Events: Events(r.Events)}
+}
+
+// Compare converts a transaction compare into etcd's (exact).
+func Compare(c simkv.Compare) *pb.Compare {
+	out := &pb.Compare{Result: pb.Compare_CompareResult(c.Result), Target: pb.Compare_CompareTarget(c.Target), Key: c.Key, RangeEnd: c.RangeEnd}
+	switch c.Target {
+	case simkv.CompareVersion:
+		out.TargetUnion = &pb.Compare_Version{Version: c.Version}
+	case simkv.CompareCreate:
+		out.TargetUnion = &pb.Compare_CreateRevision{CreateRevision: c.CreateRevision}
+	case simkv.CompareMod:
+		out.TargetUnion = &pb.Compare_ModRevision{ModRevision: c.ModRevision}
+	case simkv.CompareValue:
+		out.TargetUnion = &pb.Compare_Value{Value: c.Value}
+	case simkv.CompareLease:
+		out.TargetUnion = &pb.Compare_Lease{Lease: c.Lease}
+	}
+	return out
 }
