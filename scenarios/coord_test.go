@@ -17,8 +17,8 @@ var coordScenarios = []string{"coord", "coord-zombie", "coord-churn"}
 // effects.
 //
 // Every counter first shows by seed 18 (coord-zombie's
-// refused_op_id_reused_with_a_different_payload): 60 seeds in CI, 1000
-// long. (The coord scenario's seeds 1-1000 also run clean in
+// refused_op_id_reused_with_a_different_payload, coord-churn's stalls):
+// 60 seeds in CI, 1000 long. (The coord scenario's seeds 1-1000 also run clean in
 // TestCoordReachesEveryRule.)
 func TestCoordSweepsPass(t *testing.T) {
 	t.Parallel() // independent worlds: parallelism cannot change a run
