@@ -159,11 +159,7 @@ func TestSweepSummary(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	var sum sweepSummary
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); err != nil {
-		t.Fatal(err)
-	}
+	sum := decodeOne[sweepSummary](t, out)
 	if sum.Runs != 6 || sum.Violations != 0 || sum.SeedsPerSec <= 0 {
 		t.Fatalf("summary %+v", sum)
 	}
