@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"runtime"
+	"sync"
 	"testing"
 )
 
@@ -12,8 +13,11 @@ var determinismLongSeeds = map[string]int{"kv": 50, "coord": 100, "migrate": 100
 
 // TestDeterminism is H.Deterministic for every registered scenario: each
 // seed, run twice at GOMAXPROCS 1 and twice at 2, gives one digest, and
-// distinct seeds give distinct runs. (CI also compares digests through the
-// CLI, in .ci/run.)
+// distinct seeds give distinct runs. The two rounds at GOMAXPROCS 2 run at
+// the same time, so two worlds of each seed run side by side: state they
+// shared would show as a digest that differs. (CI also compares digests
+// through the CLI, in .ci/run.) GOMAXPROCS is the process's, so the
+// scenarios run one after another, not as parallel subtests.
 func TestDeterminism(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	for _, sc := range All() {
@@ -26,16 +30,12 @@ func TestDeterminism(t *testing.T) {
 			digests := map[uint64]string{}
 			for _, procs := range []int{1, 2} {
 				runtime.GOMAXPROCS(procs)
-				for round := 0; round < 2; round++ {
+				for round, got := range determinismRounds(t, sc.Name, seeds, procs == 2) {
 					for s := uint64(1); s <= uint64(seeds); s++ {
-						res, err := sc.Run(Config{Seed: s})
-						if err != nil {
-							t.Fatal(err)
+						if d, ok := digests[s]; ok && d != got[s] {
+							t.Fatalf("seed %d: digest %s at GOMAXPROCS=%d round %d, earlier %s", s, got[s], procs, round, d)
 						}
-						if d, ok := digests[s]; ok && d != res.Digest {
-							t.Fatalf("seed %d: digest %s at GOMAXPROCS=%d round %d, earlier %s", s, res.Digest, procs, round, d)
-						}
-						digests[s] = res.Digest
+						digests[s] = got[s]
 					}
 				}
 			}
@@ -48,4 +48,40 @@ func TestDeterminism(t *testing.T) {
 			}
 		})
 	}
+}
+
+// determinismRounds runs seeds 1..n of scenario in two rounds, one after
+// the other or (concurrently) at the same time, and returns each round's
+// digests by seed. A run that errs fails the test.
+func determinismRounds(t *testing.T, scenario string, n int, concurrently bool) [2][]string {
+	var rounds [2][]string
+	var failed [2]error
+	var wg sync.WaitGroup
+	for round := range rounds {
+		rounds[round] = make([]string, n+1)
+		run := func() {
+			defer wg.Done()
+			for s := 1; s <= n; s++ {
+				res, err := Run(scenario, Config{Seed: uint64(s)})
+				if err != nil {
+					failed[round] = err
+					return
+				}
+				rounds[round][s] = res.Digest
+			}
+		}
+		wg.Add(1)
+		if concurrently {
+			go run()
+		} else {
+			run()
+		}
+	}
+	wg.Wait()
+	for _, err := range failed {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return rounds
 }
