@@ -1,0 +1,790 @@
+------------------------------ MODULE ShardCoordination ------------------------------
+(***************************************************************************)
+(* The shard coordination protocol of model/coord (seed 004): runs, shards, *)
+(* leases with fence epochs, the bounded op-log and its replay tiers,      *)
+(* split_replace, split_residual, park/unpark, the run lifecycle and       *)
+(* claims with a cooldown.                                                 *)
+(*                                                                         *)
+(* One step of this spec is one committed transaction of the etcd backend  *)
+(* (model/coord/etcd*.go), which runs the pure steps of step_shard.go and  *)
+(* step_run.go; requests the coordinator refuses change nothing and are    *)
+(* left out (they are stuttering steps).  Acquire is split into its read   *)
+(* and its compare-and-swap commit, so that the race the mod-revision      *)
+(* compare prevents (bug coord.etcd-blind-write) can happen.               *)
+(*                                                                         *)
+(* Time is relative: a lease holds the ticks left until its deadline (ttl; *)
+(* 0 = expired) and a claim record the ticks since the claim, so time can  *)
+(* run forever in a finite state space (needed for the liveness checks).   *)
+(*                                                                         *)
+(* Property names: catalog name "C.X" is operator C_X here.  State         *)
+(* properties are invariants (INVARIANT); properties of a step are action  *)
+(* properties [][A]_vars (PROPERTY); liveness properties are temporal      *)
+(* formulas under the fairness of LiveSpec.  README.md maps each to its Go *)
+(* checker.                                                                *)
+(***************************************************************************)
+EXTENDS Naturals, Sequences, FiniteSets, TLC
+
+CONSTANTS
+    Workers,        \* worker ids (model values; a symmetry set)
+    Tenants,        \* tenant ids
+    Runs,           \* run ids
+    HomeTenant,     \* the tenant owning the runs (the others only appear as callers)
+    NKeys,          \* user keys are 1..NKeys; a range end of NKeys+1 is unbounded
+    OpIds,          \* op ids clients use (model values; a symmetry set)
+    ShardOpLogCap,  \* ShardOpLogCap of oplog.go (16 in Go)
+    RunOpLogCap,    \* RunOpLogCap of oplog.go (8 in Go)
+    MaxSpawned,     \* MaxSpawnedPerShard of limits.go (1024 in Go)
+    LeaseDuration,  \* a run's RunConfig.LeaseDuration, in ticks
+    ClaimCooldown,  \* Config.ClaimCooldown, in ticks (0: none)
+    MaxFence,       \* state bound: no acquire or unpark beyond this fence, before heal
+    MaxAcquires,    \* state bound: acquisitions over all shards, before heal
+    MaxWrites,      \* state bound: accepted lease-gated writes over all shards, before heal
+    NoWorker,       \* model value: no lease holder
+    Liveness,       \* TRUE: a heal phase, after which workers behave and are fair
+    Bugs            \* the injected bugs, by their model/bugs names (BUGS.md)
+
+ASSUME LeaseDuration \in Nat \ {0} /\ ClaimCooldown \in Nat /\ NKeys \in Nat \ {0}
+ASSUME ShardOpLogCap \in Nat \ {0} /\ RunOpLogCap \in Nat \ {0} /\ MaxFence \in Nat \ {0}
+ASSUME HomeTenant \in Tenants /\ Liveness \in BOOLEAN
+
+RunTenant == [r \in Runs |-> HomeTenant]
+
+Has(bug) == bug \in Bugs
+
+VARIABLES
+    runs,       \* run id -> RunRecord: [status, opLog]
+    shards,     \* shard id -> ShardRecord (the domain grows as shards are created)
+    held,       \* leases workers received (lease.go's Lease, deadline left out), with ghost grant
+    inflight,   \* worker -> its acquire between read and compare-and-swap commit
+    claims,     \* worker -> claim record (etcd_claim.go): ticks since its last claim
+    pending,    \* children written by split_replace's second transaction (bug only)
+    grant,      \* ghost: shard -> number of acquisitions so far (ownership periods)
+    progress,   \* ghost: shard -> the last lease-gated write the shard accepted
+    healed,     \* the heal phase has begun (only when Liveness)
+    writes      \* accepted lease-gated writes before heal (for the MaxWrites bound)
+
+vars == <<runs, shards, held, inflight, claims, pending, grant, progress, healed, writes>>
+
+-----------------------------------------------------------------------------
+(* Values *)
+
+ShardStatus == {"Active", "Done", "Split", "Parked"}
+RunStatus == {"Initializing", "Active", "Done", "Failed", "Cancelled"}
+RunTerminal(st) == st \in {"Done", "Failed", "Cancelled"}
+
+Inf == NKeys + 1                      \* the unbounded range end
+Keys == 1..NKeys
+NoKey == 0                            \* a cursor without last_key
+Range(s, e) == [start |-> s, end |-> e]
+WellFormed(sp) == sp.start < sp.end
+Contains(sp, k) == sp.start <= k /\ k < sp.end
+WholeRange == Range(1, Inf)
+
+\* Shard ids: the root of run r is <<r>>; the i-th shard a shard spawned
+\* (children and residuals, in creation order) is its id with i appended.
+\* Go derives the id from (run, parent, op, kind, index) with blake3; the
+\* index alone already makes it unique.
+RunOf(s) == s[1]
+TenantOf(s) == RunTenant[s[1]]
+IsDerived(s) == Len(s) > 1
+ParentOf(s) == SubSeq(s, 1, Len(s) - 1)
+ChildId(s, i) == Append(s, i)
+
+NoLease == [set |-> FALSE, owner |-> NoWorker, ttl |-> 0]
+LeaseOf(w) == [set |-> TRUE, owner |-> w, ttl |-> LeaseDuration]
+Live(h) == h.set /\ h.ttl > 0
+
+\* Op-log entries: (op, kind, payload); the payload stands for the payload
+\* hash and is always a tuple of integers.
+Entry(op, kind, payload) == [op |-> op, kind |-> kind, payload |-> payload]
+Entries(log) == {log[i] : i \in 1..Len(log)}
+FindOp(log, op) == {e \in Entries(log) : e.op = op}
+Remove(log, op) == SelectSeq(log, LAMBDA e : e.op # op)
+\* recordShardOp / recordRunOp: forget op (only a let-through conflict has
+\* it), then push, evicting the oldest entry when full.
+Push(log, e, cap) ==
+    LET l == Remove(log, e.op)
+    IN IF Len(l) < cap THEN Append(l, e) ELSE Append(Tail(l), e)
+
+\* ClassifyOp of idempotency.go.
+Classify(log, op, kind, payload) ==
+    LET found == FindOp(log, op) IN
+    IF found = {} THEN "new"
+    ELSE IF \E e \in found : e.kind = kind /\ e.payload = payload THEN "replay"
+    ELSE IF Has("coord.opid-conflict-ignored") THEN "new"
+    ELSE "conflict"
+
+NoFlight == [busy |-> FALSE]
+\* A claim record: ticks since the worker's last claim, kept while the
+\* cooldown runs (afterwards it is as good as none), and the ghost fact
+\* that this claim was made while the previous one's cooldown still ran.
+NoClaim == [set |-> FALSE, age |-> 0, early |-> FALSE]
+NoProgress == [high |-> 0, late |-> FALSE, stale |-> FALSE, foreign |-> FALSE]
+
+-----------------------------------------------------------------------------
+(* Initial state: every run created (create_run), none registered. *)
+
+Init ==
+    /\ runs = [r \in Runs |-> [status |-> "Initializing", opLog |-> <<>>]]
+    /\ shards = <<>>        \* the empty function: no shard exists
+    /\ held = {}
+    /\ inflight = [w \in Workers |-> NoFlight]
+    /\ claims = [w \in Workers |-> NoClaim]
+    /\ pending = {}
+    /\ grant = <<>>
+    /\ progress = <<>>
+    /\ healed = FALSE
+    /\ writes = 0
+
+Faulty == ~healed            \* faults and client mistakes happen only before heal
+
+-----------------------------------------------------------------------------
+(* Writing a shard record.  Every write bumps the record's mod revision in *)
+(* etcd: an acquire that read s before it fails its compare.               *)
+
+Touch(s) ==
+    inflight' = [w \in Workers |->
+                    IF inflight[w].busy /\ inflight[w].shard = s
+                    THEN [inflight[w] EXCEPT !.stale = TRUE] ELSE inflight[w]]
+
+Write(s, rec) ==
+    /\ shards' = [shards EXCEPT ![s] = rec]
+    /\ Touch(s)
+
+\* Adds new shard records (children, residuals, roots) to the domain.
+Extend(f, new) == [x \in DOMAIN f \cup DOMAIN new |-> IF x \in DOMAIN new THEN new[x] ELSE f[x]]
+
+NewShard(sp, parent) ==
+    [spec |-> sp, status |-> "Active", parkReason |-> "none", lease |-> NoLease,
+     fence |-> 1, cursor |-> NoKey, parent |-> parent, spawned |-> <<>>, opLog |-> <<>>]
+
+-----------------------------------------------------------------------------
+(* Run management (step_run.go).  Admin requests are not lease-gated. *)
+
+\* The admin's decision to end a run: in the liveness model it acts like the
+\* scenario's admin (only once every shard of the run has settled).
+Settled(r) == \A s \in DOMAIN shards : RunOf(s) = r => shards[s].status # "Active"
+AnyParked(r) == \E s \in DOMAIN shards : RunOf(s) = r /\ shards[s].status = "Parked"
+
+RegisterShards(r, op) ==
+    LET run == runs[r] IN
+    /\ Classify(run.opLog, op, "register_shards", <<>>) = "new"
+    /\ run.status = "Initializing"
+    /\ runs' = [runs EXCEPT ![r] = [status |-> "Active",
+                   opLog |-> Push(run.opLog, Entry(op, "register_shards", <<>>), RunOpLogCap)]]
+    /\ shards' = Extend(shards, <<r>> :> NewShard(WholeRange, <<>>))
+    /\ grant' = Extend(grant, <<r>> :> 0)
+    /\ progress' = Extend(progress, <<r>> :> NoProgress)
+    /\ UNCHANGED <<held, inflight, claims, pending, healed, writes>>
+
+\* StepRunTransition: complete_run (Active -> Done), fail_run (Active ->
+\* Failed), cancel_run (Initializing or Active -> Cancelled).  Bug
+\* coord.run-reopen lets complete_run move any terminal run to Done.
+RunAllowed(kind, st) ==
+    CASE kind = "complete_run" -> st = "Active" \/ (RunTerminal(st) /\ Has("coord.run-reopen"))
+      [] kind = "fail_run"     -> st = "Active"
+      [] kind = "cancel_run"   -> st \in {"Initializing", "Active"}
+
+RunTarget(kind) ==
+    CASE kind = "complete_run" -> "Done" [] kind = "fail_run" -> "Failed" [] kind = "cancel_run" -> "Cancelled"
+
+RunTransition(r, kind, op) ==
+    LET run == runs[r] IN
+    /\ Classify(run.opLog, op, kind, <<>>) = "new"
+    /\ RunAllowed(kind, run.status)
+    /\ runs' = [runs EXCEPT ![r] = [status |-> RunTarget(kind),
+                   opLog |-> Push(run.opLog, Entry(op, kind, <<>>), RunOpLogCap)]]
+    /\ UNCHANGED <<shards, held, inflight, claims, pending, grant, progress, healed, writes>>
+
+\* What the admin asks for, as the scenario's admin does: it ends a run once
+\* every shard has settled (completes it when none is parked, fails it
+\* otherwise) and cancels only runs not yet registered.  Before heal it
+\* slips: it may send either to a run that already ended.
+Slip(r) == Faulty /\ RunTerminal(runs[r].status)
+
+CompleteRun(r, op) ==
+    /\ (Settled(r) /\ ~AnyParked(r)) \/ Slip(r)
+    /\ RunTransition(r, "complete_run", op)
+
+FailRun(r, op) ==
+    /\ (Settled(r) /\ AnyParked(r)) \/ Slip(r)
+    /\ RunTransition(r, "fail_run", op)
+
+CancelRun(r, op) ==
+    /\ runs[r].status = "Initializing" \/ Slip(r)
+    /\ RunTransition(r, "cancel_run", op)
+
+-----------------------------------------------------------------------------
+(* Acquire (StepAcquire), as the etcd backend runs it: read the record,    *)
+(* compute, then commit comparing the record's mod revision.  Bug          *)
+(* coord.etcd-blind-write commits without the compare.                     *)
+
+AcquireNext(rec, w) ==
+    [rec EXCEPT !.fence = IF Has("coord.no-fence-bump-on-acquire") THEN @ ELSE @ + 1,
+                !.lease = LeaseOf(w)]
+
+AcquireOK(rec, w) ==
+    /\ rec.status = "Active" \/ Has("coord.acquire-terminal")
+    /\ ~(Live(rec.lease) /\ rec.lease.owner # w) \/ Has("coord.acquire-live-lease")
+
+\* State bound (not protocol): fences and ownership periods stay below
+\* MaxFence before heal; after heal the well-behaved workers bound them.
+RECURSIVE SumGrants(_)
+SumGrants(D) == IF D = {} THEN 0 ELSE LET x == CHOOSE y \in D : TRUE IN grant[x] + SumGrants(D \ {x})
+Acquisitions == SumGrants(DOMAIN grant)
+FenceRoom(s) == healed \/ shards[s].fence < MaxFence
+Bounded(s) == FenceRoom(s) /\ (healed \/ Acquisitions < MaxAcquires)
+
+AcquireRead(w, s) ==
+    /\ Faulty
+    /\ ~inflight[w].busy
+    /\ s \in DOMAIN shards
+    /\ Bounded(s)
+    /\ AcquireOK(shards[s], w)
+    /\ inflight' = [inflight EXCEPT ![w] = [busy |-> TRUE, shard |-> s, stale |-> FALSE,
+                                            next |-> AcquireNext(shards[s], w)]]
+    /\ UNCHANGED <<runs, shards, held, claims, pending, grant, progress, healed, writes>>
+
+\* The granted lease; delivered = FALSE when the answer is lost.
+\* A worker's copy of a lease.  Its deadline is left out: validation judges
+\* the record's lease, never the presented deadline, and C.MutualExclusion
+\* is judged on the record (a live lease is never handed to another worker).
+NewLease(s, w, rec, g) == [shard |-> s, owner |-> w, fence |-> rec.fence, grant |-> g]
+
+AcquireCommit(w, delivered) ==
+    LET f == inflight[w]
+        s == f.shard
+        g == grant[s] + 1
+    IN
+    /\ f.busy
+    /\ ~f.stale \/ Has("coord.etcd-blind-write")
+    /\ delivered \/ Faulty
+    /\ shards' = [shards EXCEPT ![s] = f.next]
+    /\ inflight' = [x \in Workers |->
+                      IF x = w THEN NoFlight
+                      ELSE IF inflight[x].busy /\ inflight[x].shard = s
+                           THEN [inflight[x] EXCEPT !.stale = TRUE] ELSE inflight[x]]
+    /\ grant' = [grant EXCEPT ![s] = g]
+    /\ held' = IF delivered THEN held \cup {NewLease(s, w, f.next, g)} ELSE held
+    /\ UNCHANGED <<runs, claims, pending, progress, healed, writes>>
+
+\* The commit's compare failed (or the request was lost): nothing changes
+\* but the worker's memory of the attempt.
+AcquireFail(w) ==
+    /\ inflight[w].busy
+    /\ inflight' = [inflight EXCEPT ![w] = NoFlight]
+    /\ UNCHANGED <<runs, shards, held, claims, pending, grant, progress, healed, writes>>
+
+\* A behaving worker holds s when it has the lease of s's current ownership
+\* period, unexpired; it is idle when it holds no Active shard.
+Holds(w, s) == /\ Live(shards[s].lease) /\ shards[s].lease.owner = w
+               /\ \E l \in held : l.owner = w /\ l.shard = s /\ l.grant = grant[s]
+Idle(w) == ~\E s \in DOMAIN shards : shards[s].status = "Active" /\ Holds(w, s)
+
+\* ClaimNextAvailable: CheckClaimCooldown on the worker's claim record, then
+\* acquire an available shard of an Active run, writing the claim record in
+\* the same transaction.  (Go takes the first available shard in id order;
+\* any is taken here.)
+Available(s) ==
+    /\ s \in DOMAIN shards
+    /\ runs[RunOf(s)].status = "Active"
+    /\ shards[s].status = "Active"
+    /\ ~Live(shards[s].lease)
+
+CooldownOK(c) == ~c.set
+
+ClaimNextAvailable(w, s, delivered) ==
+    LET g == grant[s] + 1
+        next == AcquireNext(shards[s], w)
+    IN
+    /\ Faulty \/ Idle(w)
+    /\ CooldownOK(claims[w])
+    /\ Available(s)
+    /\ Bounded(s)
+    /\ delivered \/ Faulty
+    /\ Write(s, next)
+    /\ grant' = [grant EXCEPT ![s] = g]
+    /\ claims' = [claims EXCEPT ![w] = IF ClaimCooldown = 0 THEN NoClaim
+                                       ELSE [set |-> TRUE, age |-> 0, early |-> ~CooldownOK(claims[w])]]
+    /\ held' = IF delivered THEN held \cup {NewLease(s, w, next, g)} ELSE held
+    /\ UNCHANGED <<runs, pending, progress, healed, writes>>
+
+-----------------------------------------------------------------------------
+(* Lease-gated operations.  A worker presents a lease it holds (perhaps an *)
+(* old one: a zombie) as caller tenant `caller` (a client mistake when it  *)
+(* is not the lease's tenant).                                             *)
+
+\* CheckLeaseScope then ValidateLease (lease.go); bugs coord.no-tenant-check
+\* and coord.no-fence-check skip their comparisons.
+LeaseValid(rec, l, caller) ==
+    LET t == TenantOf(l.shard) IN
+    /\ (caller = t) \/ Has("coord.no-tenant-check")
+    /\ rec.status = "Active"
+    /\ (l.fence = rec.fence) \/ Has("coord.no-fence-check")
+    /\ Live(rec.lease)
+    /\ rec.lease.owner = l.owner
+
+\* The ghost `progress` of a shard after it accepted a lease-gated write
+\* from ownership period l.grant: the latest period that has written
+\* (high), and three facts about this write: it came from an older period
+\* than one that already wrote (late), with a fence below the shard's
+\* (stale), or from a request scoped to another tenant (foreign).
+AcceptedRec(s, l, caller) ==
+    [high |-> IF l.grant > progress[s].high THEN l.grant ELSE progress[s].high,
+     late |-> l.grant < progress[s].high,
+     stale |-> l.fence < shards[s].fence,
+     foreign |-> caller # TenantOf(s)]
+Accepted(s, l, caller) == progress' = [progress EXCEPT ![s] = AcceptedRec(s, l, caller)]
+
+\* State bound (not protocol): at most MaxWrites lease-gated writes before heal.
+Spend == /\ healed \/ writes < MaxWrites
+         /\ writes' = IF healed THEN writes ELSE writes + 1
+
+\* Requests a worker can make: before heal anything it holds, as any
+\* tenant; after heal only its current lease, as its own tenant.
+Presentable(l, caller) ==
+    /\ l.shard \in DOMAIN shards
+    /\ Faulty \/ (caller = TenantOf(l.shard) /\ l.grant = grant[l.shard] /\ Holds(l.owner, l.shard))
+
+StepRenew(l, caller) ==
+    LET s == l.shard
+        rec == shards[s]
+    IN
+    /\ Faulty
+    /\ Presentable(l, caller)
+    /\ LeaseValid(rec, l, caller)
+    /\ Write(s, [rec EXCEPT !.lease = LeaseOf(l.owner)])
+    /\ Accepted(s, l, caller)
+    /\ UNCHANGED <<runs, held, claims, pending, grant, healed>>
+    /\ Spend
+
+\* CheckCursorUpdate of cursor.go; bugs skip the regression and bounds rules.
+CursorOK(sp, old, new, requireKey) ==
+    IF new = NoKey
+    THEN ~requireKey /\ old = NoKey
+    ELSE /\ old = NoKey \/ new >= old \/ Has("coord.cursor-regression")
+         /\ Contains(sp, new) \/ Has("coord.cursor-out-of-bounds")
+
+\* The common shape of an idempotent lease-gated step: classify first (a
+\* replay or a conflict changes nothing), then the lease, then op's checks.
+Gate(s, l, caller, op, kind, payload) ==
+    /\ Presentable(l, caller)
+    /\ LeaseValid(shards[s], l, caller)
+    /\ Classify(shards[s].opLog, op, kind, payload) = "new"
+
+Logged(rec, op, kind, payload) == Push(rec.opLog, Entry(op, kind, payload), ShardOpLogCap)
+
+StepCheckpoint(l, caller, key, op) ==
+    LET s == l.shard
+        rec == shards[s]
+    IN
+    /\ Faulty
+    /\ Gate(s, l, caller, op, "checkpoint", <<key>>)
+    /\ CursorOK(rec.spec, rec.cursor, key, TRUE)
+    /\ Write(s, [rec EXCEPT !.cursor = key, !.opLog = Logged(rec, op, "checkpoint", <<key>>)])
+    /\ Accepted(s, l, caller)
+    /\ UNCHANGED <<runs, held, claims, pending, grant, healed>>
+    /\ Spend
+
+\* complete: final cursor, lease released (bug coord.complete-keeps-lease
+\* keeps it), Done.
+StepComplete(l, caller, key, op) ==
+    LET s == l.shard
+        rec == shards[s]
+    IN
+    /\ Gate(s, l, caller, op, "complete", <<key>>)
+    /\ CursorOK(rec.spec, rec.cursor, key, FALSE)
+    /\ Write(s, [rec EXCEPT !.cursor = key, !.status = "Done",
+                            !.lease = IF Has("coord.complete-keeps-lease") THEN @ ELSE NoLease,
+                            !.opLog = Logged(rec, op, "complete", <<key>>)])
+    /\ Accepted(s, l, caller)
+    /\ UNCHANGED <<runs, held, claims, pending, grant, healed>>
+    /\ Spend
+
+StepPark(l, caller, op) ==
+    LET s == l.shard
+        rec == shards[s]
+    IN
+    /\ Faulty
+    /\ Gate(s, l, caller, op, "park", <<>>)
+    /\ Write(s, [rec EXCEPT !.status = "Parked", !.parkReason = "other", !.lease = NoLease,
+                            !.opLog = Logged(rec, op, "park", <<>>)])
+    /\ Accepted(s, l, caller)
+    /\ UNCHANGED <<runs, held, claims, pending, grant, healed>>
+    /\ Spend
+
+\* coverage of split.go: pieces, in key order, exactly partition old; bug
+\* coord.split-gap lets gaps through (never overlaps or pieces outside).
+Coverage(old, pieces) ==
+    /\ \A i \in 1..Len(pieces) : WellFormed(pieces[i])
+    /\ pieces[1].start >= old.start
+    /\ pieces[Len(pieces)].end <= old.end
+    /\ \A i \in 1..Len(pieces) - 1 : pieces[i].end <= pieces[i + 1].start
+    /\ \/ Has("coord.split-gap")
+       \/ /\ pieces[1].start = old.start
+          /\ pieces[Len(pieces)].end = old.end
+          /\ \A i \in 1..Len(pieces) - 1 : pieces[i].end = pieces[i + 1].start
+
+\* Plans a client may send for a shard of range sp: two ranges inside it, in
+\* key order (overlapping or outside plans are refused under every bug).
+AllPlans == {<<a, b, c, d>> \in (1..Inf) \X (1..Inf) \X (1..Inf) \X (1..Inf) : a < b /\ b <= c /\ c < d}
+TwoPieces(sp) == {p \in AllPlans : sp.start <= p[1] /\ p[4] <= sp.end}
+Pieces(p) == <<Range(p[1], p[2]), Range(p[3], p[4])>>
+
+\* split_replace: validate, retire the parent as Split, create two children.
+\* Bug coord.split-two-txns writes the parent first and the children in a
+\* second transaction (SplitWriteChildren).
+StepSplitReplace(l, caller, plan, op) ==
+    LET s == l.shard
+        rec == shards[s]
+        n == Len(rec.spawned)
+        kids == [i \in 1..2 |-> ChildId(s, n + i)]
+        new == [k \in {kids[1], kids[2]} |->
+                  NewShard(Pieces(plan)[IF k = kids[1] THEN 1 ELSE 2], s)]
+    IN
+    /\ Faulty
+    /\ Gate(s, l, caller, op, "split_replace", plan)
+    /\ Coverage(rec.spec, Pieces(plan))
+    /\ n + 2 <= MaxSpawned
+    /\ LET parent == [rec EXCEPT !.status = "Split", !.lease = NoLease,
+                                 !.spawned = @ \o <<[op |-> op, kind |-> "child"], [op |-> op, kind |-> "child"]>>,
+                                 !.opLog = Logged(rec, op, "split_replace", plan)]
+           done == [progress EXCEPT ![s] = AcceptedRec(s, l, caller)]
+       IN IF Has("coord.split-two-txns")
+          THEN /\ Write(s, parent)
+               /\ pending' = pending \cup {[id |-> k, rec |-> new[k]] : k \in DOMAIN new}
+               /\ progress' = done
+               /\ UNCHANGED grant
+          ELSE /\ shards' = Extend([shards EXCEPT ![s] = parent], new)
+               /\ Touch(s)
+               /\ grant' = Extend(grant, [k \in DOMAIN new |-> 0])
+               /\ progress' = Extend(done, [k \in DOMAIN new |-> NoProgress])
+               /\ UNCHANGED pending
+    /\ UNCHANGED <<runs, held, claims, healed>>
+    /\ Spend
+
+\* The second transaction of the wrong two-transaction split_replace.
+SplitWriteChildren(c) ==
+    /\ c \in pending
+    /\ pending' = pending \ {c}
+    /\ shards' = Extend(shards, c.id :> c.rec)
+    /\ grant' = Extend(grant, c.id :> 0)
+    /\ progress' = Extend(progress, c.id :> NoProgress)
+    /\ UNCHANGED <<runs, held, inflight, claims, healed, writes>>
+
+\* split_residual's second replay tier: a residual this op id spawned,
+\* found in the spawned list after the op-log evicted the op.
+ResidualsOf(rec, s, op) ==
+    {ChildId(s, i) : i \in {j \in 1..Len(rec.spawned) : rec.spawned[j] = [op |-> op, kind |-> "residual"]}}
+
+\* split_residual: the parent keeps its start (and its lease) and shrinks to
+\* plan's first range; a new residual shard gets the second.
+StepSplitResidual(l, caller, plan, op) ==
+    LET s == l.shard
+        rec == shards[s]
+        n == Len(rec.spawned)
+        rid == ChildId(s, n + 1)
+        probe == ResidualsOf(rec, s, op)
+    IN
+    /\ Faulty
+    /\ Presentable(l, caller)
+    /\ Classify(rec.opLog, op, "split_residual", plan) = "new"
+    \* the probe: a replay when the found residual starts where plan's does,
+    \* otherwise a conflict (executed again under coord.opid-conflict-ignored)
+    /\ probe = {} \/ (Has("coord.opid-conflict-ignored")
+                      /\ \A p \in probe : shards[p].spec.start # Pieces(plan)[2].start)
+    /\ LeaseValid(rec, l, caller)
+    /\ Pieces(plan)[1].start = rec.spec.start
+    /\ Coverage(rec.spec, Pieces(plan))
+    /\ rec.cursor = NoKey \/ Contains(Pieces(plan)[1], rec.cursor)
+    /\ n + 1 <= MaxSpawned
+    /\ shards' = Extend([shards EXCEPT ![s] =
+                          [rec EXCEPT !.spec = Pieces(plan)[1],
+                                      !.spawned = Append(@, [op |-> op, kind |-> "residual"]),
+                                      !.opLog = Logged(rec, op, "split_residual", plan)]],
+                        rid :> NewShard(Pieces(plan)[2], s))
+    /\ Touch(s)
+    /\ grant' = Extend(grant, rid :> 0)
+    /\ progress' = Extend([progress EXCEPT ![s] = AcceptedRec(s, l, caller)], rid :> NoProgress)
+    /\ UNCHANGED <<runs, held, claims, pending, healed>>
+    /\ Spend
+
+\* unpark_shard (admin): Parked -> Active with a raised fence and no lease,
+\* only while the run is Active.  Bug coord.unpark-done accepts Done.
+StepUnpark(s, op) ==
+    LET rec == shards[s] IN
+    /\ s \in DOMAIN shards
+    /\ FenceRoom(s)
+    /\ Classify(rec.opLog, op, "unpark", <<>>) = "new"
+    /\ runs[RunOf(s)].status = "Active"
+    /\ rec.status = "Parked" \/ (rec.status = "Done" /\ Has("coord.unpark-done"))
+    /\ Write(s, [rec EXCEPT !.status = "Active", !.parkReason = "none", !.lease = NoLease,
+                            !.fence = @ + 1, !.opLog = Logged(rec, op, "unpark", <<>>)])
+    /\ UNCHANGED <<runs, held, claims, pending, grant, progress, healed, writes>>
+
+-----------------------------------------------------------------------------
+(* Time and the heal phase. *)
+
+TickLease(h) == IF h.ttl > 0 THEN [h EXCEPT !.ttl = @ - 1] ELSE h
+TickClaim(c) == IF ~c.set THEN c ELSE IF c.age + 1 >= ClaimCooldown THEN NoClaim ELSE [c EXCEPT !.age = @ + 1]
+
+Timed == \/ \E s \in DOMAIN shards : shards[s].lease.ttl > 0
+         \/ \E w \in Workers : claims[w].set
+
+\* After heal time passes only while something waits for it: a lease no
+\* behaving worker holds (its holder crashed, or the answer was lost), or an
+\* idle worker's cooldown.  Leases in a behaving worker's hand do not run
+\* out from under it (it renews in time in the Go world).
+Orphan(s) == Live(shards[s].lease) /\ ~Holds(shards[s].lease.owner, s)
+TimeNeeded ==
+    \/ \E s \in DOMAIN shards : Orphan(s)
+    \/ \E w \in Workers : Idle(w) /\ ~CooldownOK(claims[w]) /\ \E s \in DOMAIN shards : Available(s)
+
+Tick ==
+    /\ Timed
+    /\ healed => TimeNeeded
+    /\ shards' = [s \in DOMAIN shards |-> [shards[s] EXCEPT !.lease = TickLease(@)]]
+    /\ inflight' = [w \in Workers |-> IF inflight[w].busy
+                                      THEN [inflight[w] EXCEPT !.next.lease = TickLease(@)]
+                                      ELSE inflight[w]]
+    /\ claims' = [w \in Workers |-> TickClaim(claims[w])]
+    /\ UNCHANGED <<runs, held, pending, grant, progress, healed, writes>>
+
+Heal ==
+    /\ Liveness /\ ~healed
+    /\ healed' = TRUE
+    /\ UNCHANGED <<runs, shards, held, inflight, claims, pending, grant, progress, writes>>
+
+-----------------------------------------------------------------------------
+(* The next-state relation. *)
+
+Presented == {<<l, t>> : l \in held, t \in Tenants}
+
+Next ==
+    \/ \E r \in Runs, op \in OpIds :
+          \/ RegisterShards(r, op)
+          \/ CompleteRun(r, op) \/ FailRun(r, op) \/ CancelRun(r, op)
+    \/ \E w \in Workers, s \in DOMAIN shards : AcquireRead(w, s)
+    \/ \E w \in Workers, d \in BOOLEAN : AcquireCommit(w, d)
+    \/ \E w \in Workers : AcquireFail(w)
+    \/ \E w \in Workers, s \in DOMAIN shards, d \in BOOLEAN : ClaimNextAvailable(w, s, d)
+    \/ \E lt \in Presented :
+          LET l == lt[1]  t == lt[2] IN
+          /\ l.shard \in DOMAIN shards
+          /\ \/ StepRenew(l, t)
+             \/ \E op \in OpIds :
+                  \/ \E k \in Keys : StepCheckpoint(l, t, k, op)
+                  \/ \E k \in {NoKey} \cup Keys : StepComplete(l, t, k, op)
+                  \/ StepPark(l, t, op)
+                  \/ \E p \in TwoPieces(shards[l.shard].spec) :
+                        StepSplitReplace(l, t, p, op) \/ StepSplitResidual(l, t, p, op)
+    \/ \E c \in pending : SplitWriteChildren(c)
+    \/ \E s \in DOMAIN shards, op \in OpIds : StepUnpark(s, op)
+    \/ Tick
+    \/ Heal
+
+Spec == Init /\ [][Next]_vars
+
+\* Workers and op ids are interchangeable (safety configurations only).
+Symmetry == Permutations(Workers) \cup Permutations(OpIds)
+
+-----------------------------------------------------------------------------
+(* Fairness of the heal phase: behaving workers claim when idle and        *)
+(* complete what they hold, the admin registers, unparks and ends runs,    *)
+(* children of a two-transaction split get written, time passes when       *)
+(* something waits for it.                                                 *)
+
+FreshOp(log) == {op \in OpIds : FindOp(log, op) = {}}
+
+HealedClaim(w) ==
+    /\ healed /\ Idle(w)
+    /\ \E s \in DOMAIN shards : ClaimNextAvailable(w, s, TRUE)
+
+HealedComplete(w) ==
+    /\ healed
+    /\ \E l \in held :
+         /\ l.owner = w /\ l.shard \in DOMAIN shards
+         /\ \E op \in FreshOp(shards[l.shard].opLog) :
+              StepComplete(l, TenantOf(l.shard), shards[l.shard].cursor, op)
+
+HealedAdmin(r) ==
+    /\ healed
+    /\ \E op \in FreshOp(runs[r].opLog) :
+         \/ RegisterShards(r, op)
+         \/ CompleteRun(r, op)
+         \/ FailRun(r, op)
+         \/ \E s \in DOMAIN shards : RunOf(s) = r /\ StepUnpark(s, op)
+
+LiveSpec ==
+    /\ Spec
+    /\ WF_vars(Heal)
+    /\ WF_vars(healed /\ Tick)
+    /\ \A w \in Workers : WF_vars(HealedClaim(w)) /\ WF_vars(HealedComplete(w))
+                          /\ WF_vars(healed /\ AcquireFail(w))
+    /\ \A r \in Runs : WF_vars(HealedAdmin(r))
+    /\ WF_vars(\E c \in pending : SplitWriteChildren(c))
+
+-----------------------------------------------------------------------------
+(* Types *)
+
+RangeT == [start : 1..Inf, end : 1..Inf]
+LeaseT == [set : BOOLEAN, owner : Workers \cup {NoWorker}, ttl : 0..LeaseDuration]
+
+TypeOK ==
+    /\ \A r \in DOMAIN runs : runs[r].status \in RunStatus /\ Len(runs[r].opLog) <= RunOpLogCap
+    /\ \A s \in DOMAIN shards :
+         LET rec == shards[s] IN
+         /\ rec.spec \in RangeT
+         /\ rec.status \in ShardStatus
+         /\ rec.lease \in LeaseT
+         /\ rec.fence \in Nat
+         /\ rec.cursor \in {NoKey} \cup Keys
+    /\ DOMAIN grant = DOMAIN shards /\ DOMAIN progress = DOMAIN shards
+    /\ \A l \in held : l.owner \in Workers /\ l.fence \in Nat
+
+-----------------------------------------------------------------------------
+(* Safety properties, named after the catalog (PROPERTIES.md): C.X is C_X. *)
+
+\* C.ZombieRejection: no lease-gated write was accepted with a lease whose
+\* fence is below the shard's fence at the time.
+C_ZombieRejection ==
+    \A s \in DOMAIN progress : ~progress[s].stale
+
+\* C.TerminalUnleased: Done, Split and Parked shards hold no lease.
+C_TerminalUnleased ==
+    \A s \in DOMAIN shards : shards[s].status # "Active" => ~shards[s].lease.set
+
+\* C.RecordInvariants: the structural invariants of ShardRecord and
+\* RunRecord (record.go, run.go) that the abstraction keeps.
+UniqueOps(log) == \A i, j \in 1..Len(log) : i # j => log[i].op # log[j].op
+C_RecordInvariants ==
+    /\ \A s \in DOMAIN shards :
+         LET rec == shards[s] IN
+         /\ (rec.parkReason # "none") <=> (rec.status = "Parked")
+         /\ rec.fence >= 1
+         /\ Len(rec.opLog) <= ShardOpLogCap /\ UniqueOps(rec.opLog)
+         /\ rec.status = "Split" => Len(rec.spawned) > 0
+         /\ (rec.parent # <<>>) <=> IsDerived(s)
+         /\ IsDerived(s) => rec.parent = ParentOf(s)
+         /\ Len(rec.spawned) <= MaxSpawned
+         /\ WellFormed(rec.spec)
+    /\ \A r \in DOMAIN runs :
+         /\ Len(runs[r].opLog) <= RunOpLogCap /\ UniqueOps(runs[r].opLog)
+         /\ (runs[r].status = "Initializing") => ~(<<r>> \in DOMAIN shards)
+         /\ (runs[r].status \in {"Active", "Done", "Failed"}) => <<r>> \in DOMAIN shards
+
+\* C.CursorBounds: a cursor's last key lies in its shard's [start, end).
+C_CursorBounds ==
+    \A s \in DOMAIN shards : shards[s].cursor # NoKey => Contains(shards[s].spec, shards[s].cursor)
+
+\* C.SplitCoverage: the unsplit shards of each registered run's tree tile
+\* the root's range: every key is covered by exactly one of them.
+Leaves(r) == {s \in DOMAIN shards : RunOf(s) = r /\ shards[s].status # "Split"}
+C_SplitCoverage ==
+    \A r \in Runs : <<r>> \in DOMAIN shards =>
+        \A k \in Keys : Cardinality({s \in Leaves(r) : Contains(shards[s].spec, k)}) = 1
+
+\* C.SplitAtomicity: every shard a shard spawned exists and names it as its
+\* parent; every derived shard is in its parent's spawned list.
+C_SplitAtomicity ==
+    /\ \A s \in DOMAIN shards : \A i \in 1..Len(shards[s].spawned) :
+         ChildId(s, i) \in DOMAIN shards /\ shards[ChildId(s, i)].parent = s
+    /\ \A s \in DOMAIN shards : IsDerived(s) =>
+         ParentOf(s) \in DOMAIN shards /\ s[Len(s)] <= Len(shards[ParentOf(s)].spawned)
+
+\* C.TenantIsolation: every accepted lease-gated write came from a request
+\* scoped to the shard's own tenant.
+C_TenantIsolation ==
+    \A s \in DOMAIN progress : ~progress[s].foreign
+
+\* C.Cooldown: a worker's successful claims are at least ClaimCooldown apart.
+C_Cooldown == \A w \in Workers : ~claims[w].early
+
+SafetyInvariants ==
+    /\ C_Cooldown /\ C_ZombieRejection /\ C_TerminalUnleased /\ C_RecordInvariants
+    /\ C_CursorBounds /\ C_SplitCoverage /\ C_SplitAtomicity /\ C_TenantIsolation
+
+-----------------------------------------------------------------------------
+(* Properties of a step: [][A]_vars, checked by TLC on every transition. *)
+
+\* C.FenceMonotonicity: a fence never decreases; every acquisition and every
+\* unpark raises it.
+FenceStep ==
+    \A s \in DOMAIN shards :
+      /\ s \in DOMAIN shards'
+      /\ shards'[s].fence >= shards[s].fence
+      /\ grant'[s] > grant[s] => shards'[s].fence > shards[s].fence
+      /\ (shards[s].status = "Parked" /\ shards'[s].status = "Active")
+            => shards'[s].fence > shards[s].fence
+C_FenceMonotonicity == [][FenceStep]_vars
+
+\* C.TerminalIrreversibility: Done and Split never change; Parked changes
+\* only to Active (by unpark, whose fence bump C_FenceMonotonicity checks).
+TerminalStep ==
+    \A s \in DOMAIN shards :
+      /\ s \in DOMAIN shards'
+      /\ shards[s].status \in {"Done", "Split"} => shards'[s].status = shards[s].status
+      /\ shards[s].status = "Parked" => shards'[s].status \in {"Parked", "Active"}
+C_TerminalIrreversibility == [][TerminalStep]_vars
+
+\* C.CursorMonotonicity: a cursor never moves back and never returns to none.
+CursorStep ==
+    \A s \in DOMAIN shards :
+      shards[s].cursor # NoKey => (shards'[s].cursor # NoKey /\ shards'[s].cursor >= shards[s].cursor)
+C_CursorMonotonicity == [][CursorStep]_vars
+
+\* C.Idempotency: an op id held in an op-log keeps its entry (same kind and
+\* payload) as long as it is held: a retry replays, another payload is a
+\* conflict; neither executes again.
+SameEntries(log, log2) ==
+    \A e \in Entries(log), e2 \in Entries(log2) : e.op = e2.op => e = e2
+IdempotencyStep ==
+    /\ \A s \in DOMAIN shards : SameEntries(shards[s].opLog, shards'[s].opLog)
+    /\ \A r \in Runs : SameEntries(runs[r].opLog, runs'[r].opLog)
+C_Idempotency == [][IdempotencyStep]_vars
+
+\* C.RunTerminalIrreversibility: Done, Failed and Cancelled runs never
+\* change, and no shard of an ended run returns to Active.
+RunStep ==
+    /\ \A r \in Runs : RunTerminal(runs[r].status) => runs'[r].status = runs[r].status
+    /\ \A s \in DOMAIN shards :
+         (shards[s].status # "Active" /\ shards'[s].status = "Active") => ~RunTerminal(runs[RunOf(s)].status)
+C_RunTerminalIrreversibility == [][RunStep]_vars
+
+\* C.MutualExclusion: no two workers hold unexpired leases on one shard: a
+\* live lease is never replaced by another worker's (the record holds one
+\* lease; a worker's copy never outlives it); and accepted lease-gated
+\* writes never interleave two ownership periods: once a later
+\* acquisition's lease wrote, no earlier one's is accepted.  (An ownership
+\* period is one acquisition, the ghost grant: the fence is the mechanism
+\* meant to tell them apart, so the property cannot use it.)
+MutexStep ==
+    /\ \A s \in DOMAIN shards :
+         (Live(shards[s].lease) /\ shards'[s].lease.set) => shards'[s].lease.owner = shards[s].lease.owner
+    /\ \A s \in DOMAIN progress' : ~progress'[s].late
+C_MutualExclusion == [][MutexStep]_vars
+
+-----------------------------------------------------------------------------
+(* Liveness (LiveSpec). *)
+
+\* Every shard id the model can create.
+RECURSIVE ShardIdsUpTo(_)
+ShardIdsUpTo(d) ==
+    IF d = 0 THEN {<<r>> : r \in Runs}
+    ELSE LET shorter == ShardIdsUpTo(d - 1) IN
+         shorter \cup {Append(s, i) : s \in shorter, i \in 1..MaxSpawned}
+AllShardIds == ShardIdsUpTo(NKeys - 1)
+
+\* C.EventuallyLeased: after heal, an Active, unleased shard of an Active
+\* run is eventually leased (or stops being Active) while workers are
+\* available (they are: behaving workers claim when idle).
+C_EventuallyLeased ==
+    \A s \in AllShardIds : (healed /\ Available(s)) ~> ~Available(s)
+
+\* C.Convergence: after heal every shard and every run reach a terminal state.
+AllTerminal ==
+    /\ \A r \in Runs : RunTerminal(runs[r].status)
+    /\ \A s \in DOMAIN shards : shards[s].status # "Active"
+C_Convergence == <>[]AllTerminal
+
+=============================================================================
