@@ -9,8 +9,9 @@ SEED      ?= 15
 MINTIME   ?= 3000x
 COORD_SCENARIO ?= coord-zombie
 BENCHTIME ?= 1s
+TLA2TOOLS ?= ../shared/tools/tla2tools.jar
 
-.PHONY: help test vet install bench bench-etcd fuzz sweep etcd-conformance etcd-oracle etcd36 corpus determinism bugtable sweep-coord fuzz-coord shrink-coord sweep-keymove shrink
+.PHONY: help test vet install bench bench-etcd fuzz sweep etcd-conformance etcd-oracle etcd36 corpus determinism bugtable sweep-coord fuzz-coord shrink-coord sweep-keymove shrink tlc
 
 ## help: list these targets with what each does (from the Makefile's ## comments)
 help:
@@ -115,3 +116,8 @@ sweep-keymove:
 ## shrink: minimise a failing run (a corpus entry) to a corpus entry (make shrink IN=corpus/kv/x.json OUT=small.json)
 shrink:
 	$(GO) run ./cmd/simrun shrink -in $(IN) -out $(OUT)
+
+## tlc: model-check every TLA+ configuration of tla/ (safe ones must pass, gap ones must fail with the
+## property their EXPECT line names) and print states/distinct/depth/seconds; TLA2TOOLS=path overrides the jar
+tlc:
+	TLA2TOOLS=$(TLA2TOOLS) $(GO) run ./tla/tlcrun -dir tla
