@@ -10,9 +10,10 @@
 //	\* BASE: ShardCoordination.cfg
 //
 // and TLC must stop with exactly that invariant, action property or (the
-// only PROPERTY of the configuration) temporal property violated. Every
-// constant of a gap configuration but Bugs must equal its base's, so the
-// bug switched on is the only difference from a configuration that passes.
+// only PROPERTY of the configuration) temporal property violated. When a
+// gap configuration names a BASE, every constant but Bugs must equal the
+// base's, so the bug switched on is the only difference from a
+// configuration that passes.
 //
 // Adding a specification is adding files: Spec.tla, Spec.cfg and
 // Spec_gap_<bug>.cfg. The jar comes from -jar, else $TLA2TOOLS, else
