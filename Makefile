@@ -11,7 +11,7 @@ COORD_SCENARIO ?= coord-zombie
 BENCHTIME ?= 1s
 TLA2TOOLS ?= ../shared/tools/tla2tools.jar
 
-.PHONY: help test vet install bench bench-etcd fuzz sweep etcd-conformance etcd-oracle etcd36 corpus determinism bugtable sweep-coord fuzz-coord shrink-coord sweep-keymove shrink tlc
+.PHONY: help test vet install bench bench-etcd fuzz sweep etcd-conformance etcd-oracle etcd36 corpus determinism bugtable sweep-coord fuzz-coord shrink-coord sweep-keymove shrink tlc trace-validate
 
 ## help: list these targets with what each does (from the Makefile's ## comments)
 help:
@@ -121,3 +121,11 @@ shrink:
 ## property their EXPECT line names) and print states/distinct/depth/seconds; TLA2TOOLS=path overrides the jar
 tlc:
 	TLA2TOOLS=$(TLA2TOOLS) $(GO) run ./tla/tlcrun -dir tla
+
+## trace-validate: every seed of SEEDS of each scenario with a TLA+ trace specification, its trace replayed by
+## TLC against the specification (make trace-validate SEEDS=1-200); TRACE_SCENARIOS narrows the list
+TRACE_SCENARIOS ?= coord coord-zombie
+trace-validate:
+	@for s in $(TRACE_SCENARIOS); do \
+	  echo "== $$s"; TLA2TOOLS=$(TLA2TOOLS) $(GO) run ./tla/tracecheck -scenario $$s -seeds $(SEEDS) || exit 1; \
+	done

@@ -22,13 +22,16 @@
 (* formulas under the fairness of LiveSpec.  README.md maps each to its Go *)
 (* checker.                                                                *)
 (***************************************************************************)
-EXTENDS Naturals, Sequences, FiniteSets, TLC
+EXTENDS Integers, Sequences, FiniteSets, TLC
 
 CONSTANTS
     Workers,        \* worker ids (model values; a symmetry set)
     Tenants,        \* tenant ids
     Runs,           \* run ids
-    HomeTenant,     \* the tenant owning the runs (the others only appear as callers)
+    RunTenant,      \* run -> the tenant owning it
+    Manifest,       \* run -> the sequence of its root shards' key ranges (register_shards)
+    ParkReasons,    \* the park reasons clients use (ParkReason discriminants)
+    MaxSkew,        \* how far a request's logical time may be from true time, in ticks
     NKeys,          \* user keys are 1..NKeys; a range end of NKeys+1 is unbounded
     OpIds,          \* op ids clients use (model values; a symmetry set)
     ShardOpLogCap,  \* ShardOpLogCap of oplog.go (16 in Go)
@@ -45,9 +48,7 @@ CONSTANTS
 
 ASSUME LeaseDuration \in Nat \ {0} /\ ClaimCooldown \in Nat /\ NKeys \in Nat \ {0}
 ASSUME ShardOpLogCap \in Nat \ {0} /\ RunOpLogCap \in Nat \ {0} /\ MaxFence \in Nat \ {0}
-ASSUME HomeTenant \in Tenants /\ Liveness \in BOOLEAN
-
-RunTenant == [r \in Runs |-> HomeTenant]
+ASSUME RunTenant \in [Runs -> Tenants] /\ Liveness \in BOOLEAN /\ MaxSkew \in Nat
 
 Has(bug) == bug \in Bugs
 
@@ -80,19 +81,32 @@ WellFormed(sp) == sp.start < sp.end
 Contains(sp, k) == sp.start <= k /\ k < sp.end
 WholeRange == Range(1, Inf)
 
-\* Shard ids: the root of run r is <<r>>; the i-th shard a shard spawned
-\* (children and residuals, in creation order) is its id with i appended.
-\* Go derives the id from (run, parent, op, kind, index) with blake3; the
-\* index alone already makes it unique.
+\* For configurations: every run owned by one tenant, with one root shard
+\* over the whole keyspace.
+FirstTenantRuns == [r \in Runs |-> CHOOSE t \in Tenants : TRUE]
+WholeKeyspace == [r \in Runs |-> <<WholeRange>>]
+
+\* Shard ids: the i-th root shard of run r's manifest is <<r, i>>; the j-th
+\* shard a shard spawned (children and residuals, in creation order) is its
+\* id with j appended.  Go derives the id from (run, parent, op, kind,
+\* index) with blake3; the index alone already makes it unique.
 RunOf(s) == s[1]
 TenantOf(s) == RunTenant[s[1]]
-IsDerived(s) == Len(s) > 1
+RootOf(s) == SubSeq(s, 1, 2)
+IsDerived(s) == Len(s) > 2
 ParentOf(s) == SubSeq(s, 1, Len(s) - 1)
 ChildId(s, i) == Append(s, i)
 
-NoLease == [set |-> FALSE, owner |-> NoWorker, ttl |-> 0]
-LeaseOf(w) == [set |-> TRUE, owner |-> w, ttl |-> LeaseDuration]
-Live(h) == h.set /\ h.ttl > 0
+\* Requests carry their own logical time: d ticks from true time (d in
+\* Skews; only 0 without skew).  A lease's ttl is its deadline minus true
+\* time, so it is live for a request at skew d when ttl > d; below Dead it
+\* is dead for every request and stays at Dead.
+Skews == -MaxSkew..MaxSkew
+Dead == -MaxSkew
+NoLease == [set |-> FALSE, owner |-> NoWorker, ttl |-> Dead]
+LeaseOf(w, d) == [set |-> TRUE, owner |-> w, ttl |-> LeaseDuration + d]
+LiveAt(h, d) == h.set /\ h.ttl > d
+Live(h) == LiveAt(h, 0)
 
 \* Op-log entries: (op, kind, payload); the payload stands for the payload
 \* hash and is always a tuple of integers.
@@ -115,6 +129,7 @@ Classify(log, op, kind, payload) ==
     ELSE "conflict"
 
 NoFlight == [busy |-> FALSE]
+NoReason == -1
 \* A claim record: ticks since the worker's last claim, kept while the
 \* cooldown runs (afterwards it is as good as none), and the ghost fact
 \* that this claim was made while the previous one's cooldown still ran.
@@ -129,7 +144,7 @@ Init ==
     /\ shards = <<>>        \* the empty function: no shard exists
     /\ held = {}
     /\ inflight = [w \in Workers |-> NoFlight]
-    /\ claims = [w \in Workers |-> NoClaim]
+    /\ claims = [c \in Tenants \X Workers |-> NoClaim]
     /\ pending = {}
     /\ grant = <<>>
     /\ progress = <<>>
@@ -155,7 +170,7 @@ Write(s, rec) ==
 Extend(f, new) == [x \in DOMAIN f \cup DOMAIN new |-> IF x \in DOMAIN new THEN new[x] ELSE f[x]]
 
 NewShard(sp, parent) ==
-    [spec |-> sp, status |-> "Active", parkReason |-> "none", lease |-> NoLease,
+    [spec |-> sp, status |-> "Active", parkReason |-> NoReason, lease |-> NoLease,
      fence |-> 1, cursor |-> NoKey, parent |-> parent, spawned |-> <<>>, opLog |-> <<>>]
 
 -----------------------------------------------------------------------------
@@ -172,9 +187,10 @@ RegisterShards(r, op) ==
     /\ run.status = "Initializing"
     /\ runs' = [runs EXCEPT ![r] = [status |-> "Active",
                    opLog |-> Push(run.opLog, Entry(op, "register_shards", <<>>), RunOpLogCap)]]
-    /\ shards' = Extend(shards, <<r>> :> NewShard(WholeRange, <<>>))
-    /\ grant' = Extend(grant, <<r>> :> 0)
-    /\ progress' = Extend(progress, <<r>> :> NoProgress)
+    /\ LET roots == [id \in {<<r, i>> : i \in 1..Len(Manifest[r])} |-> NewShard(Manifest[r][id[2]], <<>>)]
+       IN /\ shards' = Extend(shards, roots)
+          /\ grant' = Extend(grant, [id \in DOMAIN roots |-> 0])
+          /\ progress' = Extend(progress, [id \in DOMAIN roots |-> NoProgress])
     /\ UNCHANGED <<held, inflight, claims, pending, healed, writes>>
 
 \* StepRunTransition: complete_run (Active -> Done), fail_run (Active ->
@@ -219,13 +235,13 @@ CancelRun(r, op) ==
 (* compute, then commit comparing the record's mod revision.  Bug          *)
 (* coord.etcd-blind-write commits without the compare.                     *)
 
-AcquireNext(rec, w) ==
+AcquireNext(rec, w, d) ==
     [rec EXCEPT !.fence = IF Has("coord.no-fence-bump-on-acquire") THEN @ ELSE @ + 1,
-                !.lease = LeaseOf(w)]
+                !.lease = LeaseOf(w, d)]
 
-AcquireOK(rec, w) ==
+AcquireOK(rec, w, d) ==
     /\ rec.status = "Active" \/ Has("coord.acquire-terminal")
-    /\ ~(Live(rec.lease) /\ rec.lease.owner # w) \/ Has("coord.acquire-live-lease")
+    /\ ~(LiveAt(rec.lease, d) /\ rec.lease.owner # w) \/ Has("coord.acquire-live-lease")
 
 \* State bound (not protocol): fences and ownership periods stay below
 \* MaxFence before heal; after heal the well-behaved workers bound them.
@@ -235,14 +251,14 @@ Acquisitions == SumGrants(DOMAIN grant)
 FenceRoom(s) == healed \/ shards[s].fence < MaxFence
 Bounded(s) == FenceRoom(s) /\ (healed \/ Acquisitions < MaxAcquires)
 
-AcquireRead(w, s) ==
+AcquireRead(w, s, d) ==
     /\ Faulty
     /\ ~inflight[w].busy
     /\ s \in DOMAIN shards
     /\ Bounded(s)
-    /\ AcquireOK(shards[s], w)
+    /\ AcquireOK(shards[s], w, d)
     /\ inflight' = [inflight EXCEPT ![w] = [busy |-> TRUE, shard |-> s, stale |-> FALSE,
-                                            next |-> AcquireNext(shards[s], w)]]
+                                            next |-> AcquireNext(shards[s], w, d)]]
     /\ UNCHANGED <<runs, shards, held, claims, pending, grant, progress, healed, writes>>
 
 \* The granted lease; delivered = FALSE when the answer is lost.
@@ -285,27 +301,35 @@ Idle(w) == ~\E s \in DOMAIN shards : shards[s].status = "Active" /\ Holds(w, s)
 \* acquire an available shard of an Active run, writing the claim record in
 \* the same transaction.  (Go takes the first available shard in id order;
 \* any is taken here.)
-Available(s) ==
+AvailableAt(s, d) ==
     /\ s \in DOMAIN shards
     /\ runs[RunOf(s)].status = "Active"
     /\ shards[s].status = "Active"
-    /\ ~Live(shards[s].lease)
+    /\ ~LiveAt(shards[s].lease, d)
+Available(s) == AvailableAt(s, 0)
 
-CooldownOK(c) == ~c.set
+\* Claim records are per (tenant, worker).  The cooldown has passed for a
+\* request at skew d when age + d >= ClaimCooldown; a record past it for
+\* every request is as good as none.
+CooldownAt(c, d) == ~c.set \/ c.age + d >= ClaimCooldown
+CooldownOK(c) == CooldownAt(c, 0)
+ClaimRec(age) == IF ClaimCooldown = 0 \/ age >= ClaimCooldown + MaxSkew THEN NoClaim
+                 ELSE [set |-> TRUE, age |-> age, early |-> FALSE]
 
-ClaimNextAvailable(w, s, delivered) ==
+ClaimNextAvailable(w, s, delivered, d) ==
     LET g == grant[s] + 1
-        next == AcquireNext(shards[s], w)
+        next == AcquireNext(shards[s], w, d)
+        c == <<TenantOf(s), w>>
     IN
     /\ Faulty \/ Idle(w)
-    /\ CooldownOK(claims[w])
-    /\ Available(s)
+    /\ CooldownAt(claims[c], d)
+    /\ AvailableAt(s, d)
     /\ Bounded(s)
     /\ delivered \/ Faulty
     /\ Write(s, next)
     /\ grant' = [grant EXCEPT ![s] = g]
-    /\ claims' = [claims EXCEPT ![w] = IF ClaimCooldown = 0 THEN NoClaim
-                                       ELSE [set |-> TRUE, age |-> 0, early |-> ~CooldownOK(claims[w])]]
+    /\ claims' = [claims EXCEPT ![c] = IF ClaimCooldown = 0 THEN NoClaim
+                                       ELSE [ClaimRec(-d) EXCEPT !.early = ~CooldownAt(claims[c], d)]]
     /\ held' = IF delivered THEN held \cup {NewLease(s, w, next, g)} ELSE held
     /\ UNCHANGED <<runs, pending, progress, healed, writes>>
 
@@ -316,12 +340,12 @@ ClaimNextAvailable(w, s, delivered) ==
 
 \* CheckLeaseScope then ValidateLease (lease.go); bugs coord.no-tenant-check
 \* and coord.no-fence-check skip their comparisons.
-LeaseValid(rec, l, caller) ==
+LeaseValid(rec, l, caller, d) ==
     LET t == TenantOf(l.shard) IN
     /\ (caller = t) \/ Has("coord.no-tenant-check")
     /\ rec.status = "Active"
     /\ (l.fence = rec.fence) \/ Has("coord.no-fence-check")
-    /\ Live(rec.lease)
+    /\ LiveAt(rec.lease, d)
     /\ rec.lease.owner = l.owner
 
 \* The ghost `progress` of a shard after it accepted a lease-gated write
@@ -346,14 +370,14 @@ Presentable(l, caller) ==
     /\ l.shard \in DOMAIN shards
     /\ Faulty \/ (caller = TenantOf(l.shard) /\ l.grant = grant[l.shard] /\ Holds(l.owner, l.shard))
 
-StepRenew(l, caller) ==
+StepRenew(l, caller, d) ==
     LET s == l.shard
         rec == shards[s]
     IN
     /\ Faulty
     /\ Presentable(l, caller)
-    /\ LeaseValid(rec, l, caller)
-    /\ Write(s, [rec EXCEPT !.lease = LeaseOf(l.owner)])
+    /\ LeaseValid(rec, l, caller, d)
+    /\ Write(s, [rec EXCEPT !.lease = LeaseOf(l.owner, d)])
     /\ Accepted(s, l, caller)
     /\ UNCHANGED <<runs, held, claims, pending, grant, healed>>
     /\ Spend
@@ -367,19 +391,19 @@ CursorOK(sp, old, new, requireKey) ==
 
 \* The common shape of an idempotent lease-gated step: classify first (a
 \* replay or a conflict changes nothing), then the lease, then op's checks.
-Gate(s, l, caller, op, kind, payload) ==
+Gate(s, l, caller, d, op, kind, payload) ==
     /\ Presentable(l, caller)
-    /\ LeaseValid(shards[s], l, caller)
+    /\ LeaseValid(shards[s], l, caller, d)
     /\ Classify(shards[s].opLog, op, kind, payload) = "new"
 
 Logged(rec, op, kind, payload) == Push(rec.opLog, Entry(op, kind, payload), ShardOpLogCap)
 
-StepCheckpoint(l, caller, key, op) ==
+StepCheckpoint(l, caller, d, key, op) ==
     LET s == l.shard
         rec == shards[s]
     IN
     /\ Faulty
-    /\ Gate(s, l, caller, op, "checkpoint", <<key>>)
+    /\ Gate(s, l, caller, d, op, "checkpoint", <<key>>)
     /\ CursorOK(rec.spec, rec.cursor, key, TRUE)
     /\ Write(s, [rec EXCEPT !.cursor = key, !.opLog = Logged(rec, op, "checkpoint", <<key>>)])
     /\ Accepted(s, l, caller)
@@ -388,11 +412,11 @@ StepCheckpoint(l, caller, key, op) ==
 
 \* complete: final cursor, lease released (bug coord.complete-keeps-lease
 \* keeps it), Done.
-StepComplete(l, caller, key, op) ==
+StepComplete(l, caller, d, key, op) ==
     LET s == l.shard
         rec == shards[s]
     IN
-    /\ Gate(s, l, caller, op, "complete", <<key>>)
+    /\ Gate(s, l, caller, d, op, "complete", <<key>>)
     /\ CursorOK(rec.spec, rec.cursor, key, FALSE)
     /\ Write(s, [rec EXCEPT !.cursor = key, !.status = "Done",
                             !.lease = IF Has("coord.complete-keeps-lease") THEN @ ELSE NoLease,
@@ -401,14 +425,14 @@ StepComplete(l, caller, key, op) ==
     /\ UNCHANGED <<runs, held, claims, pending, grant, healed>>
     /\ Spend
 
-StepPark(l, caller, op) ==
+StepPark(l, caller, d, reason, op) ==
     LET s == l.shard
         rec == shards[s]
     IN
     /\ Faulty
-    /\ Gate(s, l, caller, op, "park", <<>>)
-    /\ Write(s, [rec EXCEPT !.status = "Parked", !.parkReason = "other", !.lease = NoLease,
-                            !.opLog = Logged(rec, op, "park", <<>>)])
+    /\ Gate(s, l, caller, d, op, "park", <<reason>>)
+    /\ Write(s, [rec EXCEPT !.status = "Parked", !.parkReason = reason, !.lease = NoLease,
+                            !.opLog = Logged(rec, op, "park", <<reason>>)])
     /\ Accepted(s, l, caller)
     /\ UNCHANGED <<runs, held, claims, pending, grant, healed>>
     /\ Spend
@@ -429,25 +453,26 @@ Coverage(old, pieces) ==
 \* key order (overlapping or outside plans are refused under every bug).
 AllPlans == {<<a, b, c, d>> \in (1..Inf) \X (1..Inf) \X (1..Inf) \X (1..Inf) : a < b /\ b <= c /\ c < d}
 TwoPieces(sp) == {p \in AllPlans : sp.start <= p[1] /\ p[4] <= sp.end}
-Pieces(p) == <<Range(p[1], p[2]), Range(p[3], p[4])>>
+\* A plan is a flat tuple of range bounds: <<start1, end1, start2, end2, ...>>.
+Pieces(p) == [i \in 1..(Len(p) \div 2) |-> Range(p[2 * i - 1], p[2 * i])]
 
-\* split_replace: validate, retire the parent as Split, create two children.
+\* split_replace: validate, retire the parent as Split, create the children.
 \* Bug coord.split-two-txns writes the parent first and the children in a
 \* second transaction (SplitWriteChildren).
-StepSplitReplace(l, caller, plan, op) ==
+StepSplitReplace(l, caller, d, plan, op) ==
     LET s == l.shard
         rec == shards[s]
         n == Len(rec.spawned)
-        kids == [i \in 1..2 |-> ChildId(s, n + i)]
-        new == [k \in {kids[1], kids[2]} |->
-                  NewShard(Pieces(plan)[IF k = kids[1] THEN 1 ELSE 2], s)]
+        m == Len(Pieces(plan))
+        new == [k \in {ChildId(s, n + i) : i \in 1..m} |-> NewShard(Pieces(plan)[k[Len(k)] - n], s)]
     IN
     /\ Faulty
-    /\ Gate(s, l, caller, op, "split_replace", plan)
+    /\ Gate(s, l, caller, d, op, "split_replace", plan)
+    /\ m >= 2
     /\ Coverage(rec.spec, Pieces(plan))
-    /\ n + 2 <= MaxSpawned
+    /\ n + m <= MaxSpawned
     /\ LET parent == [rec EXCEPT !.status = "Split", !.lease = NoLease,
-                                 !.spawned = @ \o <<[op |-> op, kind |-> "child"], [op |-> op, kind |-> "child"]>>,
+                                 !.spawned = @ \o [i \in 1..m |-> [op |-> op, kind |-> "child"]],
                                  !.opLog = Logged(rec, op, "split_replace", plan)]
            done == [progress EXCEPT ![s] = AcceptedRec(s, l, caller)]
        IN IF Has("coord.split-two-txns")
@@ -479,7 +504,7 @@ ResidualsOf(rec, s, op) ==
 
 \* split_residual: the parent keeps its start (and its lease) and shrinks to
 \* plan's first range; a new residual shard gets the second.
-StepSplitResidual(l, caller, plan, op) ==
+StepSplitResidual(l, caller, d, plan, op) ==
     LET s == l.shard
         rec == shards[s]
         n == Len(rec.spawned)
@@ -493,7 +518,7 @@ StepSplitResidual(l, caller, plan, op) ==
     \* otherwise a conflict (executed again under coord.opid-conflict-ignored)
     /\ probe = {} \/ (Has("coord.opid-conflict-ignored")
                       /\ \A p \in probe : shards[p].spec.start # Pieces(plan)[2].start)
-    /\ LeaseValid(rec, l, caller)
+    /\ LeaseValid(rec, l, caller, d)
     /\ Pieces(plan)[1].start = rec.spec.start
     /\ Coverage(rec.spec, Pieces(plan))
     /\ rec.cursor = NoKey \/ Contains(Pieces(plan)[1], rec.cursor)
@@ -518,18 +543,21 @@ StepUnpark(s, op) ==
     /\ Classify(rec.opLog, op, "unpark", <<>>) = "new"
     /\ runs[RunOf(s)].status = "Active"
     /\ rec.status = "Parked" \/ (rec.status = "Done" /\ Has("coord.unpark-done"))
-    /\ Write(s, [rec EXCEPT !.status = "Active", !.parkReason = "none", !.lease = NoLease,
+    /\ Write(s, [rec EXCEPT !.status = "Active", !.parkReason = NoReason, !.lease = NoLease,
                             !.fence = @ + 1, !.opLog = Logged(rec, op, "unpark", <<>>)])
     /\ UNCHANGED <<runs, held, claims, pending, grant, progress, healed, writes>>
 
 -----------------------------------------------------------------------------
 (* Time and the heal phase. *)
 
-TickLease(h) == IF h.ttl > 0 THEN [h EXCEPT !.ttl = @ - 1] ELSE h
-TickClaim(c) == IF ~c.set THEN c ELSE IF c.age + 1 >= ClaimCooldown THEN NoClaim ELSE [c EXCEPT !.age = @ + 1]
+\* n ticks of true time: ttls fall (to Dead at most), claim records age.
+TickLease(h, n) == IF h.ttl - n > Dead THEN [h EXCEPT !.ttl = @ - n] ELSE [h EXCEPT !.ttl = Dead]
+TickClaim(c, n) == IF ~c.set THEN c
+                   ELSE LET r == ClaimRec(c.age + n) IN IF r.set THEN [r EXCEPT !.early = c.early] ELSE r
+ClaimKeys == Tenants \X Workers
 
-Timed == \/ \E s \in DOMAIN shards : shards[s].lease.ttl > 0
-         \/ \E w \in Workers : claims[w].set
+Timed == \/ \E s \in DOMAIN shards : shards[s].lease.ttl > Dead
+         \/ \E c \in ClaimKeys : claims[c].set
 
 \* After heal time passes only while something waits for it: a lease no
 \* behaving worker holds (its holder crashed, or the answer was lost), or an
@@ -538,17 +566,20 @@ Timed == \/ \E s \in DOMAIN shards : shards[s].lease.ttl > 0
 Orphan(s) == Live(shards[s].lease) /\ ~Holds(shards[s].lease.owner, s)
 TimeNeeded ==
     \/ \E s \in DOMAIN shards : Orphan(s)
-    \/ \E w \in Workers : Idle(w) /\ ~CooldownOK(claims[w]) /\ \E s \in DOMAIN shards : Available(s)
+    \/ \E c \in ClaimKeys : Idle(c[2]) /\ ~CooldownOK(claims[c]) /\ \E s \in DOMAIN shards : Available(s)
+
+TickBy(n) ==
+    /\ shards' = [s \in DOMAIN shards |-> [shards[s] EXCEPT !.lease = TickLease(@, n)]]
+    /\ inflight' = [w \in Workers |-> IF inflight[w].busy
+                                      THEN [inflight[w] EXCEPT !.next.lease = TickLease(@, n)]
+                                      ELSE inflight[w]]
+    /\ claims' = [c \in ClaimKeys |-> TickClaim(claims[c], n)]
+    /\ UNCHANGED <<runs, held, pending, grant, progress, healed, writes>>
 
 Tick ==
     /\ Timed
     /\ healed => TimeNeeded
-    /\ shards' = [s \in DOMAIN shards |-> [shards[s] EXCEPT !.lease = TickLease(@)]]
-    /\ inflight' = [w \in Workers |-> IF inflight[w].busy
-                                      THEN [inflight[w] EXCEPT !.next.lease = TickLease(@)]
-                                      ELSE inflight[w]]
-    /\ claims' = [w \in Workers |-> TickClaim(claims[w])]
-    /\ UNCHANGED <<runs, held, pending, grant, progress, healed, writes>>
+    /\ TickBy(1)
 
 Heal ==
     /\ Liveness /\ ~healed
@@ -564,20 +595,20 @@ Next ==
     \/ \E r \in Runs, op \in OpIds :
           \/ RegisterShards(r, op)
           \/ CompleteRun(r, op) \/ FailRun(r, op) \/ CancelRun(r, op)
-    \/ \E w \in Workers, s \in DOMAIN shards : AcquireRead(w, s)
-    \/ \E w \in Workers, d \in BOOLEAN : AcquireCommit(w, d)
+    \/ \E w \in Workers, s \in DOMAIN shards, d \in Skews : AcquireRead(w, s, d)
+    \/ \E w \in Workers, dl \in BOOLEAN : AcquireCommit(w, dl)
     \/ \E w \in Workers : AcquireFail(w)
-    \/ \E w \in Workers, s \in DOMAIN shards, d \in BOOLEAN : ClaimNextAvailable(w, s, d)
-    \/ \E lt \in Presented :
+    \/ \E w \in Workers, s \in DOMAIN shards, dl \in BOOLEAN, d \in Skews : ClaimNextAvailable(w, s, dl, d)
+    \/ \E lt \in Presented, d \in Skews :
           LET l == lt[1]  t == lt[2] IN
           /\ l.shard \in DOMAIN shards
-          /\ \/ StepRenew(l, t)
+          /\ \/ StepRenew(l, t, d)
              \/ \E op \in OpIds :
-                  \/ \E k \in Keys : StepCheckpoint(l, t, k, op)
-                  \/ \E k \in {NoKey} \cup Keys : StepComplete(l, t, k, op)
-                  \/ StepPark(l, t, op)
+                  \/ \E k \in Keys : StepCheckpoint(l, t, d, k, op)
+                  \/ \E k \in {NoKey} \cup Keys : StepComplete(l, t, d, k, op)
+                  \/ \E reason \in ParkReasons : StepPark(l, t, d, reason, op)
                   \/ \E p \in TwoPieces(shards[l.shard].spec) :
-                        StepSplitReplace(l, t, p, op) \/ StepSplitResidual(l, t, p, op)
+                        StepSplitReplace(l, t, d, p, op) \/ StepSplitResidual(l, t, d, p, op)
     \/ \E c \in pending : SplitWriteChildren(c)
     \/ \E s \in DOMAIN shards, op \in OpIds : StepUnpark(s, op)
     \/ Tick
@@ -598,14 +629,14 @@ FreshOp(log) == {op \in OpIds : FindOp(log, op) = {}}
 
 HealedClaim(w) ==
     /\ healed /\ Idle(w)
-    /\ \E s \in DOMAIN shards : ClaimNextAvailable(w, s, TRUE)
+    /\ \E s \in DOMAIN shards : ClaimNextAvailable(w, s, TRUE, 0)
 
 HealedComplete(w) ==
     /\ healed
     /\ \E l \in held :
          /\ l.owner = w /\ l.shard \in DOMAIN shards
          /\ \E op \in FreshOp(shards[l.shard].opLog) :
-              StepComplete(l, TenantOf(l.shard), shards[l.shard].cursor, op)
+              StepComplete(l, TenantOf(l.shard), 0, shards[l.shard].cursor, op)
 
 HealedAdmin(r) ==
     /\ healed
@@ -628,7 +659,7 @@ LiveSpec ==
 (* Types *)
 
 RangeT == [start : 1..Inf, end : 1..Inf]
-LeaseT == [set : BOOLEAN, owner : Workers \cup {NoWorker}, ttl : 0..LeaseDuration]
+LeaseT == [set : BOOLEAN, owner : Workers \cup {NoWorker}, ttl : Dead..(LeaseDuration + MaxSkew)]
 
 TypeOK ==
     /\ \A r \in DOMAIN runs : runs[r].status \in RunStatus /\ Len(runs[r].opLog) <= RunOpLogCap
@@ -660,7 +691,7 @@ UniqueOps(log) == \A i, j \in 1..Len(log) : i # j => log[i].op # log[j].op
 C_RecordInvariants ==
     /\ \A s \in DOMAIN shards :
          LET rec == shards[s] IN
-         /\ (rec.parkReason # "none") <=> (rec.status = "Parked")
+         /\ (rec.parkReason # NoReason) <=> (rec.status = "Parked")
          /\ rec.fence >= 1
          /\ Len(rec.opLog) <= ShardOpLogCap /\ UniqueOps(rec.opLog)
          /\ rec.status = "Split" => Len(rec.spawned) > 0
@@ -670,19 +701,20 @@ C_RecordInvariants ==
          /\ WellFormed(rec.spec)
     /\ \A r \in DOMAIN runs :
          /\ Len(runs[r].opLog) <= RunOpLogCap /\ UniqueOps(runs[r].opLog)
-         /\ (runs[r].status = "Initializing") => ~(<<r>> \in DOMAIN shards)
-         /\ (runs[r].status \in {"Active", "Done", "Failed"}) => <<r>> \in DOMAIN shards
+         /\ (runs[r].status = "Initializing") => ~(<<r, 1>> \in DOMAIN shards)
+         /\ (runs[r].status \in {"Active", "Done", "Failed"}) => <<r, 1>> \in DOMAIN shards
 
 \* C.CursorBounds: a cursor's last key lies in its shard's [start, end).
 C_CursorBounds ==
     \A s \in DOMAIN shards : shards[s].cursor # NoKey => Contains(shards[s].spec, shards[s].cursor)
 
-\* C.SplitCoverage: the unsplit shards of each registered run's tree tile
-\* the root's range: every key is covered by exactly one of them.
-Leaves(r) == {s \in DOMAIN shards : RunOf(s) = r /\ shards[s].status # "Split"}
+\* C.SplitCoverage: the unsplit shards of each registered root's tree tile
+\* the root's range: every key of it is covered by exactly one of them.
+Leaves(root) == {s \in DOMAIN shards : RootOf(s) = root /\ shards[s].status # "Split"}
 C_SplitCoverage ==
-    \A r \in Runs : <<r>> \in DOMAIN shards =>
-        \A k \in Keys : Cardinality({s \in Leaves(r) : Contains(shards[s].spec, k)}) = 1
+    \A r \in Runs : \A i \in 1..Len(Manifest[r]) : <<r, i>> \in DOMAIN shards =>
+        \A k \in Keys : Contains(Manifest[r][i], k) =>
+            Cardinality({s \in Leaves(<<r, i>>) : Contains(shards[s].spec, k)}) = 1
 
 \* C.SplitAtomicity: every shard a shard spawned exists and names it as its
 \* parent; every derived shard is in its parent's spawned list.
@@ -698,7 +730,7 @@ C_TenantIsolation ==
     \A s \in DOMAIN progress : ~progress[s].foreign
 
 \* C.Cooldown: a worker's successful claims are at least ClaimCooldown apart.
-C_Cooldown == \A w \in Workers : ~claims[w].early
+C_Cooldown == \A c \in ClaimKeys : ~claims[c].early
 
 SafetyInvariants ==
     /\ C_Cooldown /\ C_ZombieRejection /\ C_TerminalUnleased /\ C_RecordInvariants
@@ -770,7 +802,7 @@ C_MutualExclusion == [][MutexStep]_vars
 \* Every shard id the model can create.
 RECURSIVE ShardIdsUpTo(_)
 ShardIdsUpTo(d) ==
-    IF d = 0 THEN {<<r>> : r \in Runs}
+    IF d = 0 THEN UNION {{<<r, i>> : i \in 1..Len(Manifest[r])} : r \in Runs}
     ELSE LET shorter == ShardIdsUpTo(d - 1) IN
          shorter \cup {Append(s, i) : s \in shorter, i \in 1..MaxSpawned}
 AllShardIds == ShardIdsUpTo(NKeys - 1)

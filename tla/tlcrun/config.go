@@ -50,6 +50,9 @@ func readConfig(path string, modules []string) (config, error) {
 		case line == "" || strings.HasPrefix(line, `\*`):
 		case line == "CONSTANTS" || line == "CONSTANT":
 			inConstants = true
+		case inConstants && strings.Contains(line, "<-"):
+			name, value, _ := strings.Cut(line, "<-")
+			c.constants[strings.TrimSpace(name)] = "<- " + strings.TrimSpace(value)
 		case inConstants && strings.Contains(line, "="):
 			name, value, _ := strings.Cut(line, "=")
 			c.constants[strings.TrimSpace(name)] = strings.TrimSpace(value)

@@ -1,0 +1,126 @@
+package tlatrace
+
+import (
+	"shardsim/checker/coordcheck"
+	"shardsim/model/coord"
+)
+
+// events renders every recorded step as trace events: a "tick" when true
+// time moved, then the step's action with its parameters and the records
+// it changed (sh: shards, ru: runs, cl: claim records), all mapped at the
+// step's true time. An acquire is its read and its commit.
+func (c *Coord) events(n *names) []value {
+	var out []value
+	var lastNow int64
+	for _, st := range c.steps {
+		if st.now > lastNow {
+			if lastNow > 0 || len(out) > 0 {
+				out = append(out, record(field{"act", str("tick")}, field{"n", num(st.now - lastNow)}))
+			} else {
+				out = append(out, record(field{"act", str("tick")}, field{"n", num(st.now)}))
+			}
+			lastNow = st.now
+		}
+		acts := c.actions(n, st)
+		none := []field{{"sh", "<<>>"}, {"ru", "<<>>"}, {"cl", "<<>>"}}
+		for i, params := range acts {
+			if i+1 == len(acts) { // only the last event of a step changes records
+				none = c.changes(n, st)
+			}
+			out = append(out, record(append(params, none...)...))
+		}
+	}
+	return out
+}
+
+// changes lists the records the step changed, mapped at its true time.
+func (c *Coord) changes(n *names, st coordStep) []field {
+	sh, ru, cl := map[value]value{}, map[value]value{}, map[value]value{}
+	before := map[value]value{}
+	for i := range st.prev.Shards {
+		r := &st.prev.Shards[i]
+		before[n.ids[refOf(r)]] = n.shardValue(r, st.now)
+	}
+	for i := range st.next.Shards {
+		r := &st.next.Shards[i]
+		id := n.ids[refOf(r)]
+		if v := n.shardValue(r, st.now); before[id] != v {
+			sh[id] = v
+		}
+	}
+	runsBefore := map[value]value{}
+	for i := range st.prev.Runs {
+		runsBefore[str(runName(st.prev.Runs[i].Run))] = n.runValue(&st.prev.Runs[i])
+	}
+	for i := range st.next.Runs {
+		r := &st.next.Runs[i]
+		if v := n.runValue(r); v != runsBefore[str(runName(r.Run))] && !(r.Status == coord.RunInitializing && r.OpLog.Len() == 0) {
+			ru[str(runName(r.Run))] = v
+		}
+	}
+	claimsOf := func(s *coord.Snapshot) map[value]value {
+		m := map[value]value{}
+		for _, tc := range s.Claims {
+			k := tuple(str(n.tenants[tc.Tenant]), str(n.workers[tc.Claim.Worker]))
+			m[k] = n.claimValue(tc.Claim.LastClaimAt, true, st.now, int64(c.cooldown))
+		}
+		return m
+	}
+	cb, ca := claimsOf(st.prev), claimsOf(st.next)
+	for k, v := range ca {
+		if cb[k] != v && !(cb[k] == "" && v == n.claimValue(0, false, 0, 0)) {
+			cl[k] = v
+		}
+	}
+	return []field{{"sh", fn(sh)}, {"ru", fn(ru)}, {"cl", fn(cl)}}
+}
+
+func delivered(op *coordcheck.Request) bool {
+	return op.Out.Done && !op.Out.Ambiguous && op.Out.Code == 0
+}
+
+// actions returns the parameters of the step's action(s).
+func (c *Coord) actions(n *names, st coordStep) [][]field {
+	op := st.op
+	if op == nil {
+		return [][]field{{{"act", str("stutter")}}}
+	}
+	d := num(int64(op.Now) - st.now)
+	w := str(n.workers[op.Worker])
+	switch op.Kind {
+	case coordcheck.ReqAcquire:
+		s := n.ids[shardRef{op.Tenant, op.Key.Run, op.Key.Shard}]
+		return [][]field{
+			{{"act", str("acquire_read")}, {"w", w}, {"s", s}, {"d", d}},
+			{{"act", str("acquire_commit")}, {"w", w}, {"dl", boolean(delivered(op))}},
+		}
+	case coordcheck.ReqClaim:
+		return [][]field{{{"act", str("claim")}, {"w", w}, {"s", claimed(n, st, op)}, {"dl", boolean(delivered(op))}, {"d", d}}}
+	case coordcheck.ReqUnpark:
+		return [][]field{{{"act", str("unpark")}, {"s", n.ids[shardRef{op.Tenant, op.Key.Run, op.Key.Shard}]}, {"op", opName(op.Op)}}}
+	case coordcheck.ReqRegister, coordcheck.ReqCompleteRun, coordcheck.ReqFailRun:
+		return [][]field{{{"act", str(op.Kind.String())}, {"r", str(runName(op.Key.Run))}, {"op", opName(op.Op)}}}
+	}
+	if !op.Kind.Gated() {
+		return [][]field{{{"act", str("stutter")}}}
+	}
+	l := op.Lease
+	fs := []field{{"act", str(op.Kind.String())}, {"s", n.ids[shardRef{l.Tenant, l.Run, l.Shard}]},
+		{"owner", str(n.workers[l.Owner])}, {"fence", num(int64(l.Fence))},
+		{"caller", str(n.tenants[op.Tenant])}, {"d", d}}
+	if op.Kind != coordcheck.ReqRenew {
+		fs = append(fs, field{"op", opName(op.Op)}, field{"payload", n.payload(op)})
+	}
+	return [][]field{fs}
+}
+
+// claimed is the shard a claim leased: the one whose record it changed.
+func claimed(n *names, st coordStep, op *coordcheck.Request) value {
+	if op.Out.Lease.Shard != 0 {
+		return n.ids[shardRef{op.Tenant, op.Out.Lease.Run, op.Out.Lease.Shard}]
+	}
+	for _, ref := range op.Wrote {
+		return n.ids[shardRef{ref.Tenant, ref.Key.Run, ref.Key.Shard}]
+	}
+	return tuple()
+}
