@@ -1,0 +1,80 @@
+package tlatrace
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"shardsim/checker/coordcheck"
+	"shardsim/model/coord"
+	"shardsim/simclock"
+)
+
+// A hand-built run: register a run with one root, then a worker claims it
+// and checkpoints. The module must name the actions with their parameters
+// and carry the changed records mapped onto the specification.
+func TestCoordModule(t *testing.T) {
+	var tenant coord.TenantID
+	tenant[0] = 0xa1
+	spec := coord.ShardSpec{Start: []byte("k00000"), End: []byte("k00008")}
+	run := coord.RunRecord{Tenant: tenant, Run: 0x101, Status: coord.RunActive, RootShards: []coord.ShardID{1},
+		Config: coord.RunConfig{LeaseDuration: 10}}
+	run.OpLog.Push(coord.OpLogEntry{Op: 7, Kind: coord.OpKindRegisterShards})
+	root := coord.ShardRecord{Tenant: tenant, Run: 0x101, Shard: 1, Spec: spec, Status: coord.ShardActive, Fence: 1}
+	empty := &coord.Snapshot{}
+	registered := &coord.Snapshot{Runs: []coord.RunRecord{run}, Shards: []coord.ShardRecord{root}}
+	leased := root
+	leased.Fence = 2
+	leased.Lease = coord.Some(coord.LeaseHolder{Owner: 3, Deadline: 14})
+	claimedSnap := &coord.Snapshot{Runs: []coord.RunRecord{run}, Shards: []coord.ShardRecord{leased}}
+	moved := leased
+	moved.Cursor = coord.Cursor{LastKey: []byte("k00003")}
+	moved.OpLog.Push(coord.OpLogEntry{Op: 9, Kind: coord.OpKindCheckpoint})
+	checkpointed := &coord.Snapshot{Runs: []coord.RunRecord{run}, Shards: []coord.ShardRecord{moved}}
+
+	unit := 100 * time.Millisecond
+	c := NewCoord(unit, 10, 0)
+	reg := &coordcheck.Request{Kind: coordcheck.ReqRegister, Tenant: tenant, Key: coord.ShardKey{Run: 0x101}, Op: 7, Now: 3}
+	claim := &coordcheck.Request{Kind: coordcheck.ReqClaim, Tenant: tenant, Worker: 3, Now: 4,
+		Out: coordcheck.Answer{Done: true, Lease: coord.Lease{Tenant: tenant, Run: 0x101, Shard: 1, Owner: 3, Fence: 2}}}
+	cp := &coordcheck.Request{Kind: coordcheck.ReqCheckpoint, Tenant: tenant, Worker: 3, Now: 6, Op: 9,
+		Lease: coord.Lease{Tenant: tenant, Run: 0x101, Shard: 1, Owner: 3, Fence: 2}, Cursor: moved.Cursor}
+	c.Observe(reg, empty, registered, simclock.Time(3*unit))
+	c.Observe(claim, registered, claimedSnap, simclock.Time(5*unit)) // applied one unit after it was sent: d = -1
+	c.Observe(cp, claimedSnap, checkpointed, simclock.Time(6*unit))
+	var b strings.Builder
+	if err := c.WriteModule(&b, "CoordTrace"); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"---- MODULE CoordTrace ----",
+		`TraceRunTenant == ("r101" :> "t1")`,
+		`TraceManifest == ("r101" :> <<[start |-> 1, end |-> 3]>>)`, // keys k00000, k00003, k00008 -> 1, 2, 3
+		"TraceMaxSkew == 1",
+		`[act |-> "register_shards", r |-> "r101", op |-> "o7"`,
+		`[act |-> "tick", n |-> 2]`,
+		`[act |-> "claim", w |-> "w3", s |-> <<"r101", 1>>, dl |-> TRUE, d |-> -1`,
+		// the claim's lease: deadline 14 at true time 5, 9 ticks left
+		`lease |-> [set |-> TRUE, owner |-> "w3", ttl |-> 9], fence |-> 2`,
+		`[act |-> "checkpoint", s |-> <<"r101", 1>>, owner |-> "w3", fence |-> 2, caller |-> "t1", d |-> 0, op |-> "o9", payload |-> <<2>>`,
+		`opLog |-> <<[op |-> "o9", kind |-> "checkpoint", payload |-> <<2>>]>>`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("module lacks %s\n%s", want, out)
+		}
+	}
+	if c.Steps() != 3 {
+		t.Errorf("steps = %d", c.Steps())
+	}
+}
+
+// An op-log entry that no request of its step wrote gets a payload no
+// specification step produces, so validation refuses it.
+func TestUnknownPayload(t *testing.T) {
+	n := &names{payloads: map[string]value{}}
+	n.learnPayloads("shard x", []coord.OpLogEntry{{Op: 5, Kind: coord.OpKindPark}}, nil)
+	if got := n.payloads["shard x|"+string(opName(5))]; got != "<<-1>>" {
+		t.Errorf("payload of an unattributed entry = %s", got)
+	}
+}
