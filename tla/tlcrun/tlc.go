@@ -11,7 +11,9 @@ import (
 // output (stdout and stderr together). A TLC that cannot start shows up in
 // the output, which parseOutput then reports as unrecognised.
 func runTLC(o options, c config, meta string) string {
-	cmd := exec.Command(o.java, "-XX:+UseParallelGC", "-cp", o.jar, "tlc2.TLC",
+	// A temporary directory of its own: TLC unpacks the standard modules
+	// there, and concurrent TLCs must not read each other's files.
+	cmd := exec.Command(o.java, "-XX:+UseParallelGC", "-Djava.io.tmpdir="+meta, "-cp", o.jar, "tlc2.TLC",
 		"-workers", o.workers, "-metadir", meta, "-config", c.name, c.module+".tla")
 	cmd.Dir = o.dir
 	out, err := cmd.CombinedOutput()

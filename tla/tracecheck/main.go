@@ -281,7 +281,10 @@ func stage(o options, spec, trace, module string, data []byte, dir string) error
 }
 
 func tlc(o options, trace, dir string) string {
-	cmd := exec.Command(o.java, "-XX:+UseParallelGC", "-cp", o.jar, "tlc2.TLC", "-workers", "1",
+	// Each TLC gets its own temporary directory: TLC unpacks the standard
+	// modules there, and two at once in one directory read each other's
+	// half-written files.
+	cmd := exec.Command(o.java, "-XX:+UseParallelGC", "-Djava.io.tmpdir="+dir, "-cp", o.jar, "tlc2.TLC", "-workers", "1",
 		"-metadir", filepath.Join(dir, "states"), "-config", trace+".cfg", trace+".tla")
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
