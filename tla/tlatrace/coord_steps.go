@@ -21,8 +21,13 @@ func (c *Coord) events(n *names) []value {
 			}
 			lastNow = st.now
 		}
-		acts := c.actions(n, st)
 		none := []field{{"sh", "<<>>"}, {"ru", "<<>>"}, {"cl", "<<>>"}}
+		acts := c.actions(n, st)
+		if ch := c.changes(n, st); equalFields(ch, none) {
+			// The write changed nothing the specification keeps (an owner
+			// binding, or a claim's retry re-writing what it had written).
+			acts = [][]field{{{"act", str("stutter")}}}
+		}
 		for i, params := range acts {
 			if i+1 == len(acts) { // only the last event of a step changes records
 				none = c.changes(n, st)
@@ -75,8 +80,30 @@ func (c *Coord) changes(n *names, st coordStep) []field {
 	return []field{{"sh", fn(sh)}, {"ru", fn(ru)}, {"cl", fn(cl)}}
 }
 
-func delivered(op *coordcheck.Request) bool {
-	return op.Out.Done && !op.Out.Ambiguous && op.Out.Code == 0
+// granted returns the shard whose lease the step changed, with its new
+// record: the shard an acquire or a claim really took (a claim whose
+// answer was lost may have taken another than the one its retry reports).
+func granted(st coordStep) (*coord.ShardRecord, bool) {
+	before := map[shardRef]*coord.ShardRecord{}
+	for i := range st.prev.Shards {
+		before[refOf(&st.prev.Shards[i])] = &st.prev.Shards[i]
+	}
+	for i := range st.next.Shards {
+		r := &st.next.Shards[i]
+		if p, ok := before[refOf(r)]; ok && r.Lease.Set && (p.Fence != r.Fence || p.Lease != r.Lease) {
+			return r, true
+		}
+	}
+	return nil, false
+}
+
+// delivered reports whether the worker learned the lease the step granted:
+// its answer arrived and names that shard and fence.
+func delivered(op *coordcheck.Request, st coordStep) bool {
+	r, ok := granted(st)
+	l := op.Out.Lease
+	return ok && op.Out.Done && !op.Out.Ambiguous && op.Out.Code == 0 &&
+		l.Run == r.Run && l.Shard == r.Shard && l.Fence == r.Fence
 }
 
 // actions returns the parameters of the step's action(s).
@@ -92,10 +119,10 @@ func (c *Coord) actions(n *names, st coordStep) [][]field {
 		s := n.ids[shardRef{op.Tenant, op.Key.Run, op.Key.Shard}]
 		return [][]field{
 			{{"act", str("acquire_read")}, {"w", w}, {"s", s}, {"d", d}},
-			{{"act", str("acquire_commit")}, {"w", w}, {"dl", boolean(delivered(op))}},
+			{{"act", str("acquire_commit")}, {"w", w}, {"dl", boolean(delivered(op, st))}},
 		}
 	case coordcheck.ReqClaim:
-		return [][]field{{{"act", str("claim")}, {"w", w}, {"s", claimed(n, st, op)}, {"dl", boolean(delivered(op))}, {"d", d}}}
+		return [][]field{{{"act", str("claim")}, {"w", w}, {"s", claimed(n, st)}, {"dl", boolean(delivered(op, st))}, {"d", d}}}
 	case coordcheck.ReqUnpark:
 		return [][]field{{{"act", str("unpark")}, {"s", n.ids[shardRef{op.Tenant, op.Key.Run, op.Key.Shard}]}, {"op", opName(op.Op)}}}
 	case coordcheck.ReqRegister, coordcheck.ReqCompleteRun, coordcheck.ReqFailRun:
@@ -114,13 +141,22 @@ func (c *Coord) actions(n *names, st coordStep) [][]field {
 	return [][]field{fs}
 }
 
-// claimed is the shard a claim leased: the one whose record it changed.
-func claimed(n *names, st coordStep, op *coordcheck.Request) value {
-	if op.Out.Lease.Shard != 0 {
-		return n.ids[shardRef{op.Tenant, op.Out.Lease.Run, op.Out.Lease.Shard}]
-	}
-	for _, ref := range op.Wrote {
-		return n.ids[shardRef{ref.Tenant, ref.Key.Run, ref.Key.Shard}]
+// claimed is the shard a claim leased: the one whose lease it changed.
+func claimed(n *names, st coordStep) value {
+	if r, ok := granted(st); ok {
+		return n.ids[refOf(r)]
 	}
 	return tuple()
+}
+
+func equalFields(a, b []field) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
