@@ -110,11 +110,20 @@ LeaseOf(w, d) == [set |-> TRUE, owner |-> w, ttl |-> LeaseDuration + d]
 LiveAt(h, d) == h.set /\ h.ttl > d
 Live(h) == LiveAt(h, 0)
 
-\* Op-log entries: (op, kind, payload); the payload stands for the payload
-\* hash and is always a tuple of integers.
-Entry(op, kind, payload) == [op |-> op, kind |-> kind, payload |-> payload]
+\* Op-log entries: (op, kind, payload, result); the payload stands for the
+\* payload hash and is always a tuple of integers.  result is OpResult:
+\* "done" (OpCompleted), "refused" (OpError: the lease holder's request was
+\* refused for its payload, and a retry answers the same refusal) or
+\* "superseded" (OpSuperseded: a checkpoint of a shard that has since ended).
+Entry(op, kind, payload) == [op |-> op, kind |-> kind, payload |-> payload, result |-> "done"]
+RefusalEntry(op, kind, payload) == [Entry(op, kind, payload) EXCEPT !.result = "refused"]
 Entries(log) == {log[i] : i \in 1..Len(log)}
 FindOp(log, op) == {e \in Entries(log) : e.op = op}
+\* supersedeCheckpoints: a shard that ends (complete, park, split_replace)
+\* marks its logged checkpoints superseded.
+Supersede(log) == [i \in 1..Len(log) |->
+                     IF log[i].kind = "checkpoint" /\ log[i].result = "done"
+                     THEN [log[i] EXCEPT !.result = "superseded"] ELSE log[i]]
 Remove(log, op) == SelectSeq(log, LAMBDA e : e.op # op)
 \* recordShardOp / recordRunOp: forget op (only a let-through conflict has
 \* it), then push, evicting the oldest entry when full.
@@ -206,13 +215,19 @@ RunAllowed(kind, st) ==
 RunTarget(kind) ==
     CASE kind = "complete_run" -> "Done" [] kind = "fail_run" -> "Failed" [] kind = "cancel_run" -> "Cancelled"
 
+\* An acquire compares the run record's revision in its commit too (the run
+\* must not end between its read and its commit): a run transition fails
+\* the commits of acquires in flight on the run's shards.
 RunTransition(r, kind, op) ==
     LET run == runs[r] IN
     /\ Classify(run.opLog, op, kind, <<>>) = "new"
     /\ RunAllowed(kind, run.status)
     /\ runs' = [runs EXCEPT ![r] = [status |-> RunTarget(kind),
                    opLog |-> Push(run.opLog, Entry(op, kind, <<>>), RunOpLogCap)]]
-    /\ UNCHANGED <<shards, held, inflight, claims, pending, grant, progress, healed, writes>>
+    /\ inflight' = [w \in Workers |->
+                      IF inflight[w].busy /\ RunOf(inflight[w].shard) = r
+                      THEN [inflight[w] EXCEPT !.stale = TRUE] ELSE inflight[w]]
+    /\ UNCHANGED <<shards, held, claims, pending, grant, progress, healed, writes>>
 
 \* What the admin asks for, as the scenario's admin does: it ends a run once
 \* every shard has settled (completes it when none is parked, fails it
@@ -241,9 +256,21 @@ AcquireNext(rec, w, d) ==
     [rec EXCEPT !.fence = IF Has("coord.no-fence-bump-on-acquire") THEN @ ELSE @ + 1,
                 !.lease = LeaseOf(w, d)]
 
-AcquireOK(rec, w, d) ==
+\* A shard of a run that ended is refused to acquire and to every
+\* lease-gated operation (bug coord.ended-run-accepts skips the check).
+RunOpen(s) == ~RunTerminal(runs[RunOf(s)].status) \/ Has("coord.ended-run-accepts")
+
+\* Seed 004 leases only an unleased shard or one whose lease expired: a
+\* live lease refuses the acquire whoever holds it, the caller included
+\* (bug coord.acquire-live-lease skips this for another worker's lease,
+\* coord.acquire-own-live-lease for the caller's own).
+AcquireOK(s, w, d) ==
+    LET rec == shards[s] IN
+    /\ RunOpen(s)
     /\ rec.status = "Active" \/ Has("coord.acquire-terminal")
-    /\ ~(LiveAt(rec.lease, d) /\ rec.lease.owner # w) \/ Has("coord.acquire-live-lease")
+    /\ \/ ~LiveAt(rec.lease, d)
+       \/ rec.lease.owner # w /\ Has("coord.acquire-live-lease")
+       \/ rec.lease.owner = w /\ Has("coord.acquire-own-live-lease")
 
 \* State bound (not protocol): fences and ownership periods stay below
 \* MaxFence before heal; after heal the well-behaved workers bound them.
@@ -258,7 +285,7 @@ AcquireRead(w, s, d) ==
     /\ ~inflight[w].busy
     /\ s \in DOMAIN shards
     /\ Bounded(s)
-    /\ AcquireOK(shards[s], w, d)
+    /\ AcquireOK(s, w, d)
     /\ inflight' = [inflight EXCEPT ![w] = [busy |-> TRUE, shard |-> s, stale |-> FALSE,
                                             next |-> AcquireNext(shards[s], w, d)]]
     /\ UNCHANGED <<runs, shards, held, claims, pending, grant, progress, healed, writes>>
@@ -309,6 +336,13 @@ AvailableAt(s, d) ==
     /\ shards[s].status = "Active"
     /\ ~LiveAt(shards[s].lease, d)
 Available(s) == AvailableAt(s, 0)
+\* What claim_next_available takes: an available shard (bug
+\* coord.claim-skips-expired tests only that no lease is set, so a shard
+\* whose holder died is never claimed again).
+ClaimableAt(s, d) ==
+    IF Has("coord.claim-skips-expired")
+    THEN AvailableAt(s, d) /\ ~shards[s].lease.set
+    ELSE AvailableAt(s, d)
 
 \* Claim records are per (tenant, worker).  The cooldown has passed for a
 \* request at skew d when age + d >= ClaimCooldown; a record past it for
@@ -324,8 +358,8 @@ ClaimNextAvailable(w, s, delivered, d) ==
         c == <<TenantOf(s), w>>
     IN
     /\ Faulty \/ Idle(w)
-    /\ CooldownAt(claims[c], d)
-    /\ AvailableAt(s, d)
+    /\ CooldownAt(claims[c], d) \/ Has("coord.claim-ignores-cooldown")
+    /\ ClaimableAt(s, d)
     /\ Bounded(s)
     /\ delivered \/ Faulty
     /\ Write(s, next)
@@ -345,6 +379,7 @@ ClaimNextAvailable(w, s, delivered, d) ==
 LeaseValid(rec, l, caller, d) ==
     LET t == TenantOf(l.shard) IN
     /\ (caller = t) \/ Has("coord.no-tenant-check")
+    /\ RunOpen(l.shard)
     /\ rec.status = "Active"
     /\ (l.fence = rec.fence) \/ Has("coord.no-fence-check")
     /\ LiveAt(rec.lease, d)
@@ -399,6 +434,9 @@ Gate(s, l, caller, d, op, kind, payload) ==
     /\ Classify(shards[s].opLog, op, kind, payload) = "new"
 
 Logged(rec, op, kind, payload) == Push(rec.opLog, Entry(op, kind, payload), ShardOpLogCap)
+\* The op-log of a shard that ends with op: earlier checkpoints superseded.
+Ending(rec, op, kind, payload) ==
+    Push(Supersede(rec.opLog), Entry(op, kind, payload), ShardOpLogCap)
 
 StepCheckpoint(l, caller, d, key, op) ==
     LET s == l.shard
@@ -422,7 +460,7 @@ StepComplete(l, caller, d, key, op) ==
     /\ CursorOK(rec.spec, rec.cursor, key, FALSE)
     /\ Write(s, [rec EXCEPT !.cursor = key, !.status = "Done",
                             !.lease = IF Has("coord.complete-keeps-lease") THEN @ ELSE NoLease,
-                            !.opLog = Logged(rec, op, "complete", <<key>>)])
+                            !.opLog = Ending(rec, op, "complete", <<key>>)])
     /\ Accepted(s, l, caller)
     /\ UNCHANGED <<runs, held, claims, pending, grant, healed>>
     /\ Spend
@@ -433,8 +471,10 @@ StepPark(l, caller, d, reason, op) ==
     IN
     /\ Faulty
     /\ Gate(s, l, caller, d, op, "park", <<reason>>)
-    /\ Write(s, [rec EXCEPT !.status = "Parked", !.parkReason = reason, !.lease = NoLease,
-                            !.opLog = Logged(rec, op, "park", <<reason>>)])
+    /\ reason \in ParkReasons
+    /\ Write(s, [rec EXCEPT !.status = "Parked", !.lease = NoLease,
+                            !.parkReason = IF Has("coord.park-drops-reason") THEN NoReason ELSE reason,
+                            !.opLog = Ending(rec, op, "park", <<reason>>)])
     /\ Accepted(s, l, caller)
     /\ UNCHANGED <<runs, held, claims, pending, grant, healed>>
     /\ Spend
@@ -458,6 +498,18 @@ TwoPieces(sp) == {p \in AllPlans : sp.start <= p[1] /\ p[4] <= sp.end}
 \* A plan is a flat tuple of range bounds: <<start1, end1, start2, end2, ...>>.
 Pieces(p) == [i \in 1..(Len(p) \div 2) |-> Range(p[2 * i - 1], p[2 * i])]
 
+\* The plan checks of split_replace and split_residual (split.go).
+SplitReplaceOK(rec, plan) ==
+    /\ Len(Pieces(plan)) >= 2
+    /\ Coverage(rec.spec, Pieces(plan))
+    /\ Len(rec.spawned) + Len(Pieces(plan)) <= MaxSpawned
+SplitResidualOK(rec, plan) ==
+    /\ Len(Pieces(plan)) = 2
+    /\ Pieces(plan)[1].start = rec.spec.start
+    /\ Coverage(rec.spec, Pieces(plan))
+    /\ rec.cursor = NoKey \/ Contains(Pieces(plan)[1], rec.cursor)
+    /\ Len(rec.spawned) + 1 <= MaxSpawned
+
 \* split_replace: validate, retire the parent as Split, create the children.
 \* Bug coord.split-two-txns writes the parent first and the children in a
 \* second transaction (SplitWriteChildren).
@@ -470,12 +522,10 @@ StepSplitReplace(l, caller, d, plan, op) ==
     IN
     /\ Faulty
     /\ Gate(s, l, caller, d, op, "split_replace", plan)
-    /\ m >= 2
-    /\ Coverage(rec.spec, Pieces(plan))
-    /\ n + m <= MaxSpawned
+    /\ SplitReplaceOK(rec, plan)
     /\ LET parent == [rec EXCEPT !.status = "Split", !.lease = NoLease,
                                  !.spawned = @ \o [i \in 1..m |-> [op |-> op, kind |-> "child"]],
-                                 !.opLog = Logged(rec, op, "split_replace", plan)]
+                                 !.opLog = Ending(rec, op, "split_replace", plan)]
            done == [progress EXCEPT ![s] = AcceptedRec(s, l, caller)]
        IN IF Has("coord.split-two-txns")
           THEN /\ Write(s, parent)
@@ -504,6 +554,14 @@ SplitWriteChildren(c) ==
 ResidualsOf(rec, s, op) ==
     {ChildId(s, i) : i \in {j \in 1..Len(rec.spawned) : rec.spawned[j] = [op |-> op, kind |-> "residual"]}}
 
+\* The probe: a residual op spawned, when the op-log evicted op, makes the
+\* request a replay when it starts where plan's does, otherwise a conflict
+\* (executed again under coord.opid-conflict-ignored).
+ProbeNew(s, plan, op) ==
+    LET probe == ResidualsOf(shards[s], s, op) IN
+    probe = {} \/ (Has("coord.opid-conflict-ignored")
+                   /\ \A p \in probe : shards[p].spec.start # Pieces(plan)[2].start)
+
 \* split_residual: the parent keeps its start (and its lease) and shrinks to
 \* plan's first range; a new residual shard gets the second.
 StepSplitResidual(l, caller, d, plan, op) ==
@@ -511,20 +569,13 @@ StepSplitResidual(l, caller, d, plan, op) ==
         rec == shards[s]
         n == Len(rec.spawned)
         rid == ChildId(s, n + 1)
-        probe == ResidualsOf(rec, s, op)
     IN
     /\ Faulty
     /\ Presentable(l, caller)
     /\ Classify(rec.opLog, op, "split_residual", plan) = "new"
-    \* the probe: a replay when the found residual starts where plan's does,
-    \* otherwise a conflict (executed again under coord.opid-conflict-ignored)
-    /\ probe = {} \/ (Has("coord.opid-conflict-ignored")
-                      /\ \A p \in probe : shards[p].spec.start # Pieces(plan)[2].start)
+    /\ ProbeNew(s, plan, op)
     /\ LeaseValid(rec, l, caller, d)
-    /\ Pieces(plan)[1].start = rec.spec.start
-    /\ Coverage(rec.spec, Pieces(plan))
-    /\ rec.cursor = NoKey \/ Contains(Pieces(plan)[1], rec.cursor)
-    /\ n + 1 <= MaxSpawned
+    /\ SplitResidualOK(rec, plan)
     /\ shards' = Extend([shards EXCEPT ![s] =
                           [rec EXCEPT !.spec = Pieces(plan)[1],
                                       !.spawned = Append(@, [op |-> op, kind |-> "residual"]),
@@ -536,6 +587,33 @@ StepSplitResidual(l, caller, d, plan, op) ==
     /\ UNCHANGED <<runs, held, claims, pending, healed>>
     /\ Spend
 
+\* The payload checks of the lease-gated steps, after the lease (a refusal
+\* here is logged: OpError).
+PayloadOK(rec, kind, payload) ==
+    CASE kind = "checkpoint"     -> CursorOK(rec.spec, rec.cursor, payload[1], TRUE)
+      [] kind = "complete"       -> CursorOK(rec.spec, rec.cursor, payload[1], FALSE)
+      [] kind = "park"           -> payload[1] \in ParkReasons
+      [] kind = "split_replace"  -> SplitReplaceOK(rec, payload)
+      [] kind = "split_residual" -> SplitResidualOK(rec, payload)
+
+\* A lease holder's request refused for its payload (a cursor that is
+\* missing, regressing or out of bounds, a plan that does not partition the
+\* range, the spawn cap, an unknown park reason): the refusal is logged, so
+\* a retry of the op answers it again, and nothing else changes.  (A
+\* split_residual whose op id already spawned a residual is a replay or a
+\* conflict, never refused here.)
+StepRefuse(l, caller, d, kind, payload, op) ==
+    LET s == l.shard
+        rec == shards[s]
+    IN
+    /\ Faulty
+    /\ Gate(s, l, caller, d, op, kind, payload)
+    /\ kind = "split_residual" => ProbeNew(s, payload, op)
+    /\ ~PayloadOK(rec, kind, payload)
+    /\ Write(s, [rec EXCEPT !.opLog = Push(rec.opLog, RefusalEntry(op, kind, payload), ShardOpLogCap)])
+    /\ UNCHANGED <<runs, held, claims, pending, grant, progress, healed>>
+    /\ Spend
+
 \* unpark_shard (admin): Parked -> Active with a raised fence and no lease,
 \* only while the run is Active.  Bug coord.unpark-done accepts Done.
 StepUnpark(s, op) ==
@@ -544,9 +622,14 @@ StepUnpark(s, op) ==
     /\ FenceRoom(s)
     /\ Classify(rec.opLog, op, "unpark", <<>>) = "new"
     /\ runs[RunOf(s)].status = "Active"
-    /\ rec.status = "Parked" \/ (rec.status = "Done" /\ Has("coord.unpark-done"))
-    /\ Write(s, [rec EXCEPT !.status = "Active", !.parkReason = NoReason, !.lease = NoLease,
-                            !.fence = @ + 1, !.opLog = Logged(rec, op, "unpark", <<>>)])
+    /\ \/ /\ rec.status = "Parked" \/ (rec.status = "Done" /\ Has("coord.unpark-done"))
+          /\ Write(s, [rec EXCEPT !.status = "Active", !.parkReason = NoReason, !.lease = NoLease,
+                                  !.fence = @ + 1, !.opLog = Logged(rec, op, "unpark", <<>>)])
+       \* bug coord.unpark-bumps-first: the fence and the op-log are written
+       \* before the status check refuses a Done or Split shard
+       \/ /\ rec.status \in {"Done", "Split"} /\ Has("coord.unpark-bumps-first")
+          /\ ~(rec.status = "Done" /\ Has("coord.unpark-done"))
+          /\ Write(s, [rec EXCEPT !.fence = @ + 1, !.opLog = Logged(rec, op, "unpark", <<>>)])
     /\ UNCHANGED <<runs, held, claims, pending, grant, progress, healed, writes>>
 
 -----------------------------------------------------------------------------
@@ -610,7 +693,11 @@ Next ==
                   \/ \E k \in {NoKey} \cup Keys : StepComplete(l, t, d, k, op)
                   \/ \E reason \in ParkReasons : StepPark(l, t, d, reason, op)
                   \/ \E p \in TwoPieces(shards[l.shard].spec) :
-                        StepSplitReplace(l, t, d, p, op) \/ StepSplitResidual(l, t, d, p, op)
+                        \/ StepSplitReplace(l, t, d, p, op) \/ StepSplitResidual(l, t, d, p, op)
+                        \/ StepRefuse(l, t, d, "split_replace", p, op)
+                        \/ StepRefuse(l, t, d, "split_residual", p, op)
+                  \/ \E k \in Keys : StepRefuse(l, t, d, "checkpoint", <<k>>, op)
+                  \/ \E k \in {NoKey} \cup Keys : StepRefuse(l, t, d, "complete", <<k>>, op)
     \/ \E c \in pending : SplitWriteChildren(c)
     \/ \E s \in DOMAIN shards, op \in OpIds : StepUnpark(s, op)
     \/ Tick
@@ -752,12 +839,17 @@ FenceStep ==
             => shards'[s].fence > shards[s].fence
 C_FenceMonotonicity == [][FenceStep]_vars
 
-\* C.TerminalIrreversibility: Done and Split never change; Parked changes
-\* only to Active (by unpark, whose fence bump C_FenceMonotonicity checks).
+\* C.TerminalIrreversibility: a Done or Split record never changes at all
+\* (status, fence, cursor, op-log: everything but the passing of time);
+\* Parked changes only to Active (by unpark, whose fence bump
+\* C_FenceMonotonicity checks).
+Frozen(s) == [shards'[s] EXCEPT !.lease = shards[s].lease] = shards[s]
+                /\ shards'[s].lease.set = shards[s].lease.set
+                /\ shards'[s].lease.owner = shards[s].lease.owner
 TerminalStep ==
     \A s \in DOMAIN shards :
       /\ s \in DOMAIN shards'
-      /\ shards[s].status \in {"Done", "Split"} => shards'[s].status = shards[s].status
+      /\ shards[s].status \in {"Done", "Split"} => Frozen(s)
       /\ shards[s].status = "Parked" => shards'[s].status \in {"Parked", "Active"}
 C_TerminalIrreversibility == [][TerminalStep]_vars
 
@@ -770,19 +862,23 @@ C_CursorMonotonicity == [][CursorStep]_vars
 \* C.Idempotency: an op id held in an op-log keeps its entry (same kind and
 \* payload) as long as it is held: a retry replays, another payload is a
 \* conflict; neither executes again.
+\* (A checkpoint's "done" may become "superseded" when its shard ends.)
+SameEntry(e, e2) ==
+    /\ e.kind = e2.kind /\ e.payload = e2.payload
+    /\ e.result = e2.result \/ (e.result = "done" /\ e2.result = "superseded" /\ e.kind = "checkpoint")
 SameEntries(log, log2) ==
-    \A e \in Entries(log), e2 \in Entries(log2) : e.op = e2.op => e = e2
+    \A e \in Entries(log), e2 \in Entries(log2) : e.op = e2.op => SameEntry(e, e2)
 IdempotencyStep ==
     /\ \A s \in DOMAIN shards : SameEntries(shards[s].opLog, shards'[s].opLog)
     /\ \A r \in Runs : SameEntries(runs[r].opLog, runs'[r].opLog)
 C_Idempotency == [][IdempotencyStep]_vars
 
 \* C.RunTerminalIrreversibility: Done, Failed and Cancelled runs never
-\* change, and no shard of an ended run returns to Active.
+\* change, and no shard record of a run that has ended changes (none
+\* returns to Active, none is leased, none takes progress).
 RunStep ==
     /\ \A r \in Runs : RunTerminal(runs[r].status) => runs'[r].status = runs[r].status
-    /\ \A s \in DOMAIN shards :
-         (shards[s].status # "Active" /\ shards'[s].status = "Active") => ~RunTerminal(runs[RunOf(s)].status)
+    /\ \A s \in DOMAIN shards : RunTerminal(runs[RunOf(s)].status) => Frozen(s)
 C_RunTerminalIrreversibility == [][RunStep]_vars
 
 \* C.MutualExclusion: no two workers hold unexpired leases on one shard: a
@@ -795,6 +891,8 @@ C_RunTerminalIrreversibility == [][RunStep]_vars
 MutexStep ==
     /\ \A s \in DOMAIN shards :
          (Live(shards[s].lease) /\ shards'[s].lease.set) => shards'[s].lease.owner = shards[s].lease.owner
+    \* a live lease is never replaced by a new grant, its own holder's included
+    /\ \A s \in DOMAIN grant : (s \in DOMAIN shards /\ Live(shards[s].lease)) => grant'[s] = grant[s]
     /\ \A s \in DOMAIN progress' : ~progress'[s].late
 C_MutualExclusion == [][MutexStep]_vars
 

@@ -57,10 +57,12 @@ Do(e) ==
       [] e.act = "park" -> \E l \in Presented(e) : SC!StepPark(l, e.caller, e.d, e.payload[1], e.op)
       [] e.act = "split_replace" -> \E l \in Presented(e) : SC!StepSplitReplace(l, e.caller, e.d, e.payload, e.op)
       [] e.act = "split_residual" -> \E l \in Presented(e) : SC!StepSplitResidual(l, e.caller, e.d, e.payload, e.op)
+      [] e.act = "refuse" -> \E l \in Presented(e) : SC!StepRefuse(l, e.caller, e.d, e.kind, e.payload, e.op)
       [] e.act = "unpark" -> SC!StepUnpark(e.s, e.op)
       [] e.act = "register_shards" -> SC!RegisterShards(e.r, e.op)
       [] e.act = "complete_run" -> SC!RunTransition(e.r, "complete_run", e.op)
       [] e.act = "fail_run" -> SC!RunTransition(e.r, "fail_run", e.op)
+      [] e.act = "cancel_run" -> SC!RunTransition(e.r, "cancel_run", e.op)
 
 TraceInit == i = 0 /\ SC!Init
 

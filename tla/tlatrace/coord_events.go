@@ -2,6 +2,7 @@ package tlatrace
 
 import (
 	"fmt"
+	"strings"
 
 	"shardsim/checker/coordcheck"
 	"shardsim/model/coord"
@@ -59,7 +60,9 @@ func (n *names) learnPayloads(scope string, entries []coord.OpLogEntry, op *coor
 		if _, ok := n.payloads[k]; ok {
 			continue
 		}
-		if op != nil && op.Op == e.Op {
+		if strings.HasPrefix(scope, "run ") {
+			n.payloads[k] = tuple() // run operations carry no payload the specification keeps
+		} else if op != nil && op.Op == e.Op {
 			n.payloads[k] = n.payload(op)
 		} else {
 			n.payloads[k] = tuple(num(-1))
@@ -112,9 +115,12 @@ func (n *names) shardValue(r *coord.ShardRecord, now int64) value {
 		field{"spawned", tuple(spawned...)}, field{"opLog", tuple(log...)})
 }
 
+// resultNames are the specification's names of OpResult.
+var resultNames = map[coord.OpResult]string{coord.OpCompleted: "done", coord.OpError: "refused", coord.OpSuperseded: "superseded"}
+
 func (n *names) entry(scope string, e coord.OpLogEntry) value {
 	return record(field{"op", opName(e.Op)}, field{"kind", str(e.Kind.String())},
-		field{"payload", n.payloads[scope+"|"+string(opName(e.Op))]})
+		field{"payload", n.payloads[scope+"|"+string(opName(e.Op))]}, field{"result", str(resultNames[e.Result])})
 }
 
 // lease maps a record's lease: its ttl is the deadline minus true time,

@@ -125,8 +125,14 @@ func (c *Coord) actions(n *names, st coordStep) [][]field {
 		return [][]field{{{"act", str("claim")}, {"w", w}, {"s", claimed(n, st)}, {"dl", boolean(delivered(op, st))}, {"d", d}}}
 	case coordcheck.ReqUnpark:
 		return [][]field{{{"act", str("unpark")}, {"s", n.ids[shardRef{op.Tenant, op.Key.Run, op.Key.Shard}]}, {"op", opName(op.Op)}}}
-	case coordcheck.ReqRegister, coordcheck.ReqCompleteRun, coordcheck.ReqFailRun:
+	case coordcheck.ReqRegister, coordcheck.ReqCompleteRun, coordcheck.ReqFailRun, coordcheck.ReqCancelRun:
 		return [][]field{{{"act", str(op.Kind.String())}, {"r", str(runName(op.Key.Run))}, {"op", opName(op.Op)}}}
+	case coordcheck.ReqGCRuns:
+		// One collection cancels each stale run in its own transaction.
+		if r, e, ok := ranRunOp(st); ok {
+			return [][]field{{{"act", str("cancel_run")}, {"r", str(runName(r))}, {"op", opName(e.Op)}}}
+		}
+		return [][]field{{{"act", str("stutter")}}}
 	}
 	if !op.Kind.Gated() {
 		return [][]field{{{"act", str("stutter")}}}
@@ -138,7 +144,53 @@ func (c *Coord) actions(n *names, st coordStep) [][]field {
 	if op.Kind != coordcheck.ReqRenew {
 		fs = append(fs, field{"op", opName(op.Op)}, field{"payload", n.payload(op)})
 	}
+	if refusedLogged(st, l, op.Op) {
+		fs[0] = field{"act", str("refuse")}
+		fs = append(fs, field{"kind", str(op.Kind.String())})
+	}
 	return [][]field{fs}
+}
+
+// refusedLogged reports whether the step only logged op's refusal for its
+// payload (an OpError entry of op appeared in the shard's op-log).
+func refusedLogged(st coordStep, l coord.Lease, op coord.OpID) bool {
+	for i := range st.next.Shards {
+		r := &st.next.Shards[i]
+		if r.Tenant != l.Tenant || r.Run != l.Run || r.Shard != l.Shard {
+			continue
+		}
+		for _, e := range r.OpLog.Entries() {
+			if e.Op == op && e.Result == coord.OpError {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ranRunOp returns the run whose record the step changed and the op-log
+// entry the change added.
+func ranRunOp(st coordStep) (coord.RunID, coord.OpLogEntry, bool) {
+	before := map[coord.RunID]int{}
+	for i := range st.prev.Runs {
+		before[st.prev.Runs[i].Run] = st.prev.Runs[i].OpLog.Len()
+	}
+	for i := range st.next.Runs {
+		r := &st.next.Runs[i]
+		if es := r.OpLog.Entries(); len(es) > 0 && (r.OpLog.Len() != before[r.Run] || r.Status != statusBefore(st.prev, r.Run)) {
+			return r.Run, es[len(es)-1], true
+		}
+	}
+	return 0, coord.OpLogEntry{}, false
+}
+
+func statusBefore(s *coord.Snapshot, run coord.RunID) coord.RunStatus {
+	for i := range s.Runs {
+		if s.Runs[i].Run == run {
+			return s.Runs[i].Status
+		}
+	}
+	return coord.RunInitializing
 }
 
 // claimed is the shard a claim leased: the one whose lease it changed.

@@ -58,7 +58,7 @@ func TestCoordModule(t *testing.T) {
 		// the claim's lease: deadline 14 at true time 5, 9 ticks left
 		`lease |-> [set |-> TRUE, owner |-> "w3", ttl |-> 9], fence |-> 2`,
 		`[act |-> "checkpoint", s |-> <<"r101", 1>>, owner |-> "w3", fence |-> 2, caller |-> "t1", d |-> 0, op |-> "o9", payload |-> <<2>>`,
-		`opLog |-> <<[op |-> "o9", kind |-> "checkpoint", payload |-> <<2>>]>>`,
+		`opLog |-> <<[op |-> "o9", kind |-> "checkpoint", payload |-> <<2>>, result |-> "done"]>>`,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("module lacks %s\n%s", want, out)
@@ -76,5 +76,26 @@ func TestUnknownPayload(t *testing.T) {
 	n.learnPayloads("shard x", []coord.OpLogEntry{{Op: 5, Kind: coord.OpKindPark}}, nil)
 	if got := n.payloads["shard x|"+string(opName(5))]; got != "<<-1>>" {
 		t.Errorf("payload of an unattributed entry = %s", got)
+	}
+}
+
+// A request refused for its payload whose refusal the op-log remembers
+// (OpError) is the specification's StepRefuse, not the step it asked for.
+func TestRefusalLogged(t *testing.T) {
+	var tenant coord.TenantID
+	l := coord.Lease{Tenant: tenant, Run: 1, Shard: 1, Owner: 3, Fence: 2}
+	rec := coord.ShardRecord{Tenant: tenant, Run: 1, Shard: 1, Status: coord.ShardActive, Fence: 2}
+	refused := rec
+	refused.OpLog.Push(coord.OpLogEntry{Op: 9, Kind: coord.OpKindCheckpoint, Result: coord.OpError, Refusal: coord.CodeCursorRegression})
+	st := coordStep{prev: &coord.Snapshot{Shards: []coord.ShardRecord{rec}}, next: &coord.Snapshot{Shards: []coord.ShardRecord{refused}}}
+	if !refusedLogged(st, l, 9) {
+		t.Error("an OpError entry of the op is not read as a logged refusal")
+	}
+	if refusedLogged(st, l, 8) {
+		t.Error("another op's entry is read as this op's refusal")
+	}
+	n := &names{}
+	if got := n.entry("s", refused.OpLog.Entries()[0]); !strings.Contains(string(got), `result |-> "refused"`) {
+		t.Errorf("refused entry maps to %s", got)
 	}
 }
