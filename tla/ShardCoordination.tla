@@ -232,15 +232,16 @@ RunTransition(r, kind, op) ==
 \* What the admin asks for, as the scenario's admin does: it ends a run once
 \* every shard has settled (completes it when none is parked, fails it
 \* otherwise) and cancels only runs not yet registered.  Before heal it
-\* slips: it may send either to a run that already ended.
+\* also ends runs in flight, and slips: it may send either to a run that
+\* already ended.
 Slip(r) == Faulty /\ RunTerminal(runs[r].status)
 
 CompleteRun(r, op) ==
-    /\ (Settled(r) /\ ~AnyParked(r)) \/ Slip(r)
+    /\ (Settled(r) /\ ~AnyParked(r)) \/ Faulty
     /\ RunTransition(r, "complete_run", op)
 
 FailRun(r, op) ==
-    /\ (Settled(r) /\ AnyParked(r)) \/ Slip(r)
+    /\ (Settled(r) /\ AnyParked(r)) \/ Faulty
     /\ RunTransition(r, "fail_run", op)
 
 CancelRun(r, op) ==
@@ -913,10 +914,12 @@ AllShardIds == ShardIdsUpTo(NKeys - 1)
 C_EventuallyLeased ==
     \A s \in AllShardIds : (healed /\ Available(s)) ~> ~Available(s)
 
-\* C.Convergence: after heal every shard and every run reach a terminal state.
+\* C.Convergence: after heal every run reaches a terminal state, and every
+\* shard too, unless its run ended first (an ended run's shards are
+\* settled: nothing may lease them again).
 AllTerminal ==
     /\ \A r \in Runs : RunTerminal(runs[r].status)
-    /\ \A s \in DOMAIN shards : shards[s].status # "Active"
+    /\ \A s \in DOMAIN shards : shards[s].status # "Active" \/ RunTerminal(runs[RunOf(s)].status)
 C_Convergence == <>[]AllTerminal
 
 =============================================================================
