@@ -99,3 +99,21 @@ func TestRefusalLogged(t *testing.T) {
 		t.Errorf("refused entry maps to %s", got)
 	}
 }
+
+// A garbage collection of stale runs is the cancel_run of the run whose
+// record it changed, with the op id the collection logged.
+func TestGCIsCancelRun(t *testing.T) {
+	var tenant coord.TenantID
+	run := coord.RunRecord{Tenant: tenant, Run: 0x22, Status: coord.RunInitializing}
+	cancelled := run
+	cancelled.Status = coord.RunCancelled
+	cancelled.OpLog.Push(coord.OpLogEntry{Op: 0x6c00000000000022, Kind: coord.OpKindCancelRun})
+	st := coordStep{op: &coordcheck.Request{Kind: coordcheck.ReqGCRuns, Tenant: tenant},
+		prev: &coord.Snapshot{Runs: []coord.RunRecord{run}}, next: &coord.Snapshot{Runs: []coord.RunRecord{cancelled}}}
+	c := NewCoord(time.Millisecond, 10, 0)
+	acts := c.actions(&names{}, st)
+	want := record(field{"act", str("cancel_run")}, field{"r", str("r22")}, field{"op", opName(0x6c00000000000022)})
+	if len(acts) != 1 || record(acts[0]...) != want {
+		t.Errorf("gc maps to %v, want %s", acts, want)
+	}
+}
