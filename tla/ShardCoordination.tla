@@ -46,11 +46,13 @@ CONSTANTS
     MaxWrites,      \* state bound: accepted lease-gated writes over all shards, before heal
     NoWorker,       \* model value: no lease holder
     Liveness,       \* TRUE: a heal phase, after which workers behave and are fair
+    EndInFlight,    \* TRUE: before heal the admin also ends runs whose shards are in flight
     Bugs            \* the injected bugs, by their model/bugs names (BUGS.md)
 
 ASSUME LeaseDuration \in Nat \ {0} /\ ClaimCooldown \in Nat /\ NKeys \in Nat \ {0}
 ASSUME ShardOpLogCap \in Nat \ {0} /\ RunOpLogCap \in Nat \ {0} /\ MaxFence \in Nat \ {0}
 ASSUME RunTenant \in [Runs -> Tenants] /\ Liveness \in BOOLEAN /\ MaxSkew \in Nat
+ASSUME EndInFlight \in BOOLEAN
 
 Has(bug) == bug \in Bugs
 
@@ -232,16 +234,17 @@ RunTransition(r, kind, op) ==
 \* What the admin asks for, as the scenario's admin does: it ends a run once
 \* every shard has settled (completes it when none is parked, fails it
 \* otherwise) and cancels only runs not yet registered.  Before heal it
-\* also ends runs in flight, and slips: it may send either to a run that
-\* already ended.
-Slip(r) == Faulty /\ RunTerminal(runs[r].status)
+\* slips: it may send either to a run that already ended, and (with
+\* EndInFlight, a configuration of its own: it multiplies the state space)
+\* end a run whose shards are still in flight.
+Slip(r) == Faulty /\ (RunTerminal(runs[r].status) \/ EndInFlight)
 
 CompleteRun(r, op) ==
-    /\ (Settled(r) /\ ~AnyParked(r)) \/ Faulty
+    /\ (Settled(r) /\ ~AnyParked(r)) \/ Slip(r)
     /\ RunTransition(r, "complete_run", op)
 
 FailRun(r, op) ==
-    /\ (Settled(r) /\ AnyParked(r)) \/ Faulty
+    /\ (Settled(r) /\ AnyParked(r)) \/ Slip(r)
     /\ RunTransition(r, "fail_run", op)
 
 CancelRun(r, op) ==

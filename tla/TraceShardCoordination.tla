@@ -31,7 +31,7 @@ SC == INSTANCE ShardCoordination WITH
         ShardOpLogCap <- 16, RunOpLogCap <- 8, MaxSpawned <- 1024,
         LeaseDuration <- TraceLeaseDuration, ClaimCooldown <- TraceClaimCooldown,
         MaxFence <- Big, MaxAcquires <- Big, MaxWrites <- Big,
-        NoWorker <- "none", Liveness <- FALSE, Bugs <- {}
+        NoWorker <- "none", Liveness <- FALSE, EndInFlight <- TRUE, Bugs <- {}
 
 specVars == <<runs, shards, held, inflight, claims, pending, grant, progress, healed, writes>>
 
