@@ -35,6 +35,7 @@ import (
 var specOf = map[string]struct{ spec, trace, module string }{
 	"coord":        {"ShardCoordination", "TraceShardCoordination", "CoordTrace"},
 	"coord-zombie": {"ShardCoordination", "TraceShardCoordination", "CoordTrace"},
+	"coord-churn":  {"ShardCoordination", "TraceShardCoordination", "CoordTrace"},
 }
 
 type options struct {
@@ -59,7 +60,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	if def == "" {
 		def = filepath.Join("..", "shared", "tools", "tla2tools.jar")
 	}
-	fs.StringVar(&o.scenario, "scenario", "coord", "scenario to run (coord, coord-zombie)")
+	fs.StringVar(&o.scenario, "scenario", "coord", "scenario to run (coord, coord-zombie, coord-churn)")
 	fs.StringVar(&seeds, "seeds", "1-10", "seeds, A-B or N")
 	fs.StringVar(&o.jar, "jar", def, "path of tla2tools.jar (default $TLA2TOOLS, else ../shared/tools/tla2tools.jar)")
 	fs.StringVar(&o.dir, "dir", "tla", "directory of the specifications")
