@@ -10,8 +10,9 @@ MINTIME   ?= 3000x
 COORD_SCENARIO ?= coord-zombie
 BENCHTIME ?= 1s
 TEST_TIMEOUT ?= 20m
+TLA2TOOLS ?= ../shared/tools/tla2tools.jar
 
-.PHONY: help test test-long vet install bench bench-etcd fuzz sweep etcd-conformance etcd-oracle etcd36 corpus determinism bugtable sweep-coord fuzz-coord shrink-coord sweep-keymove shrink check-small
+.PHONY: help test test-long vet install bench bench-etcd fuzz sweep etcd-conformance etcd-oracle etcd36 corpus determinism bugtable sweep-coord fuzz-coord shrink-coord sweep-keymove shrink check-small tlc trace-validate
 
 ## help: list these targets with what each does (from the Makefile's ## comments)
 help:
@@ -127,3 +128,16 @@ shrink:
 CHECK_SCENARIOS ?= coord kv
 check-small:
 	@for s in $(CHECK_SCENARIOS); do echo "== simrun check -scenario $$s -bounds small"; $(GO) run ./cmd/simrun check -scenario $$s -bounds small || exit $$?; done
+
+## tlc: model-check every TLA+ configuration of tla/ (safe ones must pass, gap ones must fail with the
+## property their EXPECT line names) and print states/distinct/depth/seconds; TLA2TOOLS=path overrides the jar
+tlc:
+	TLA2TOOLS=$(TLA2TOOLS) $(GO) run ./tla/tlcrun -dir tla
+
+## trace-validate: every seed of SEEDS of each scenario with a TLA+ trace specification, its trace replayed by
+## TLC against the specification (make trace-validate SEEDS=1-200); TRACE_SCENARIOS narrows the list
+TRACE_SCENARIOS ?= coord coord-zombie coord-churn
+trace-validate:
+	@for s in $(TRACE_SCENARIOS); do \
+	  echo "== $$s"; TLA2TOOLS=$(TLA2TOOLS) $(GO) run ./tla/tracecheck -scenario $$s -seeds $(SEEDS) || exit 1; \
+	done

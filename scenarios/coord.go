@@ -13,6 +13,7 @@ import (
 	"shardsim/property"
 	"shardsim/simclock"
 	"shardsim/simkv"
+	"shardsim/tla/tlatrace"
 )
 
 // coordProperties are the properties the coordination scenarios judge.
@@ -283,6 +284,11 @@ func runCoord(sh coordShape, cfg Config) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	var trace *tlatrace.Coord
+	if cfg.TLATrace != nil {
+		trace = tlatrace.NewCoord(sh.coordUnit, env.topo.leaseDur, opts.cooldown)
+		chk.durable.OnRequestChange(trace.Observe)
+	}
 	stop := w.Run()
 	if !w.Failed() {
 		at := w.Loop.Now()
@@ -299,6 +305,11 @@ func runCoord(sh coordShape, cfg Config) (Result, error) {
 	}
 	if !w.Failed() {
 		w.Judge(chk.lin.Check(env.history.Ops(), cfg.checkTimeout()))
+	}
+	if trace != nil {
+		if err := trace.WriteModule(cfg.TLATrace, cfg.traceModule()); err != nil {
+			return Result{}, err
+		}
 	}
 	res := w.Result()
 	if res.Verdict == property.VerdictViolation {

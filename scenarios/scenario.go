@@ -33,6 +33,12 @@ type Config struct {
 	// a label, for reports such as simrun run -viz. It never changes a run.
 	Histories func(label string, model porcupine.Model, ops []porcupine.Operation)
 
+	// TLATrace, when set, receives the run's steps as a TLA+ trace module
+	// named TLATraceModule (see tla/tlatrace), for scenarios that map onto
+	// a specification of tla/; others ignore it.
+	TLATrace       io.Writer
+	TLATraceModule string
+
 	// CheckTimeout bounds the wall time of history checks (porcupine). A
 	// check that runs out reports Unknown. Zero means 30s.
 	CheckTimeout time.Duration
@@ -89,6 +95,14 @@ func (c Config) showHistory(label string, model porcupine.Model, ops []porcupine
 	if c.Histories != nil {
 		c.Histories(label, model, ops)
 	}
+}
+
+// traceModule is the name of the TLA+ trace module (default Trace).
+func (c Config) traceModule() string {
+	if c.TLATraceModule == "" {
+		return "Trace"
+	}
+	return c.TLATraceModule
 }
 
 func (c Config) checkTimeout() time.Duration {

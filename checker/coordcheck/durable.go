@@ -52,7 +52,9 @@ type Durable struct {
 
 	// Listeners, called after each checked change (nil: none).
 	onChange []func(prev, next *coord.Snapshot, at simclock.Time, seq uint64)
-	Writes   int // applies that changed the namespace
+	// onRequest listeners also learn the request that wrote (nil: none).
+	onRequest []func(op *Request, prev, next *coord.Snapshot, at simclock.Time)
+	Writes    int // applies that changed the namespace
 }
 
 // cachedKV is one decoded key of the namespace.
@@ -80,6 +82,13 @@ func NewDurable(store *simkv.Store, ns string, unit time.Duration, cooldown coor
 // must copy it.
 func (d *Durable) OnChange(fn func(prev, next *coord.Snapshot, at simclock.Time, seq uint64)) {
 	d.onChange = append(d.onChange, fn)
+}
+
+// OnRequestChange registers fn to see every checked change of durable
+// state with the request whose write made it (nil when no request did,
+// as when a lease expires). The states stay valid as long as OnChange's.
+func (d *Durable) OnRequestChange(fn func(op *Request, prev, next *coord.Snapshot, at simclock.Time)) {
+	d.onRequest = append(d.onRequest, fn)
 }
 
 // Err returns the first violation, or nil.
@@ -139,6 +148,9 @@ func (d *Durable) OnApply(call uint64, at simclock.Time, req simkv.Request, resp
 	seq := d.history.Tick()
 	for _, fn := range d.onChange {
 		fn(d.prev, next, at, seq)
+	}
+	for _, fn := range d.onRequest {
+		fn(op, d.prev, next, at)
 	}
 	d.prev, d.spare = next, d.prev
 }

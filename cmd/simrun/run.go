@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"shardsim/corpus"
@@ -40,6 +41,7 @@ func cmdRun(e *env, args []string) (int, error) {
 	recordPath := fs.String("record", "", "write the run's choice stream to `FILE` (replays with -choices)")
 	recordFuzz := fs.String("record-fuzz", "", "write the run's choice stream to `FILE` as a Go fuzz corpus entry")
 	vizPath := fs.String("viz", "", "write a self-contained HTML report of the run (timeline, violation, porcupine) to `FILE`")
+	tlaPath := fs.String("tla-trace", "", "write the run's steps, mapped onto its TLA+ specification, to `FILE`.tla (a module named after the file; see tla/README.md)")
 	if err := parseFlags(fs, args); err != nil {
 		return 0, err
 	}
@@ -65,6 +67,17 @@ func cmdRun(e *env, args []string) (int, error) {
 	closeTrace, err := openTrace(*tracePath, name, &cfg, *choicesFile)
 	if err != nil {
 		return 0, err
+	}
+	if *tlaPath != "" {
+		if !strings.HasSuffix(*tlaPath, ".tla") {
+			return 0, usagef("run: -tla-trace needs a .tla file name")
+		}
+		f, err := os.Create(*tlaPath)
+		if err != nil {
+			return 0, usagef("run: cannot create TLA+ trace file: %v", err)
+		}
+		defer f.Close()
+		cfg.TLATrace, cfg.TLATraceModule = f, strings.TrimSuffix(filepath.Base(*tlaPath), ".tla")
 	}
 	cfg.Record = *recordPath != "" || *recordFuzz != ""
 	var viz vizRecorder
