@@ -75,9 +75,13 @@ func (c *listClient) Receive(ctx *simclock.Context, msg any) {
 	ctx.Go("collections", func(t *simclock.Task) {
 		c.be.t = t
 		ch := t.Choices()
-		for i := 0; i < c.p.opts.ops; i++ {
+		for i := 0; i < c.p.opts.ops || c.p.lingering(i); i++ {
 			c.one(t, ch)
-			t.Sleep(ch.Duration(0, c.p.opts.pace))
+			pace := c.p.opts.pace
+			if i >= c.p.opts.ops {
+				pace = c.p.opts.lingerPace
+			}
+			t.Sleep(ch.Duration(0, pace))
 		}
 		c.done = true
 		c.p.clientDone(t.Now())

@@ -17,7 +17,7 @@ var listsFaults = []string{"crashes", "pauses", "leader_moves", "membership_chan
 // fault strikes, every property holds, and the collection clients still
 // run their commands to the end.
 func TestListsQuietRunPasses(t *testing.T) {
-	for _, sc := range []string{"lists"} {
+	for _, sc := range []string{"lists", "lists-migrate"} {
 		res, err := Run(sc, Config{Choices: []byte{}})
 		if err != nil {
 			t.Fatal(err)

@@ -115,6 +115,18 @@ func (p *listsPart) done() bool {
 	return true
 }
 
+// lingering reports whether a collection client that ran i operations
+// keeps working past its quota: in lists-migrate, while the split is not
+// over (the operator has not asked yet, or its job is live), up to
+// linger_ops more, so the migration's phases, promotion included, run
+// under the collection workload rather than after it.
+func (p *listsPart) lingering(i int) bool {
+	if p.m.kind != listsSplit || i >= p.opts.ops+p.opts.lingerOps {
+		return false
+	}
+	return !p.m.opDone || p.m.chk.liveJob != 0
+}
+
 // clientDone notes a collection client's end.
 func (p *listsPart) clientDone(at simclock.Time) {
 	if at > p.clientsEnd {

@@ -31,6 +31,17 @@ type migrateWorkload struct {
 	abort       float64  // chance a client rolls its transaction back
 	readShare   int      // percent of operations that read
 	pace        time.Duration
+	// families are the internal families the clients read and write rows
+	// of (nil: clientFamilies()).
+	families []keys.Family
+}
+
+// rowFamilies returns the internal families the clients use.
+func (wl *migrateWorkload) rowFamilies() []keys.Family {
+	if wl.families != nil {
+		return wl.families
+	}
+	return clientFamilies()
 }
 
 // migrateClient runs one client's operations through its own coordinator and
@@ -81,7 +92,7 @@ func (c *migrateClient) rawKey(ch *simclock.Choices) string {
 	if !ch.Chance(c.wl.internal) {
 		return uk
 	}
-	f := simclock.Pick(ch, clientFamilies())
+	f := simclock.Pick(ch, c.wl.rowFamilies())
 	return keys.Encode(f, uk, fmt.Sprint(ch.Intn(2)))
 }
 
@@ -191,7 +202,7 @@ func (c *migrateClient) pointRead(t *simclock.Task, ch *simclock.Choices) {
 func (c *migrateClient) scan(t *simclock.Task, ch *simclock.Choices) {
 	fam := keys.FamilyUser
 	if ch.Chance(c.wl.internal) {
-		fam = simclock.Pick(ch, clientFamilies())
+		fam = simclock.Pick(ch, c.wl.rowFamilies())
 	}
 	i := ch.Intn(len(c.wl.userKeys))
 	j := i + 1 + ch.Intn(6)

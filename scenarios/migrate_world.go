@@ -100,6 +100,13 @@ func newMigrateWorld(name string, kind migrateKind, cfg Config) (*migrateWorld, 
 		healAt = simclock.Time(6 * time.Second)
 		maxTime = healAt.Add(60 * time.Second)
 	}
+	if kind == listsSplit {
+		// Promotion is paced per batch of versions (promote_batch,
+		// promote_pace), and the collection workload leaves around a
+		// thousand versions in the moving range: at one version per 80 ms
+		// that is up to 90 s of steady progress after the heal.
+		maxTime = healAt.Add(120 * time.Second)
+	}
 	w := NewWorld(name, cfg, simclock.Budget{MaxTime: maxTime, MaxEvents: 4_000_000})
 	m := &migrateWorld{w: w, kind: kind, healAt: healAt, rec: newMigrateRecorder()}
 	if kind.isLists() {
@@ -285,7 +292,7 @@ func (m *migrateWorld) bootstrap(ch *simclock.Choices, wl *migrateWorkload) {
 			add(uk, ch.Chance(0.15), ttl)
 		}
 		if ch.Chance(0.6) {
-			f := simclock.Pick(ch, clientFamilies())
+			f := simclock.Pick(ch, wl.rowFamilies())
 			add(keys.Encode(f, uk, "0"), ch.Chance(0.2), 0)
 		}
 	}

@@ -53,7 +53,7 @@ func appliesTo(b bugs.Bug, name string) bool {
 		"kv": "kv", "coord": "coord", "coord-zombie": "coord", "coord-churn": "coord",
 		"migrate": "migrate", "migrate-abandon": "migrate", "migrate-stale": "migrate", "hotspot": "migrate",
 		"keymove": "keymove", "keymove-resume": "keymove",
-		"lists": "listdelta",
+		"lists": "listdelta", "lists-migrate": "listdelta",
 	}
 	return protocol[name] == b.Protocol
 }
