@@ -31,6 +31,7 @@ func runLists(name string, kind migrateKind, cfg Config) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	defer m.w.Loop.Close() // parked tasks would keep the world alive in a sweep
 	m.w.Run()
 	m.lists.final(cfg)
 	m.chk.final(cfg)

@@ -102,10 +102,11 @@ func newMigrateWorld(name string, kind migrateKind, cfg Config) (*migrateWorld, 
 	}
 	if kind == listsSplit {
 		// Promotion is paced per batch of versions (promote_batch,
-		// promote_pace), and the collection workload leaves around a
-		// thousand versions in the moving range: at one version per 80 ms
-		// that is up to 90 s of steady progress after the heal.
-		maxTime = healAt.Add(120 * time.Second)
+		// promote_pace), and the collection workload leaves up to a few
+		// thousand versions in the moving range (1936 at seed 321): at one
+		// version per 80 ms that is minutes of steady progress after the
+		// heal, which M.JobTerminates would otherwise judge a stuck job.
+		maxTime = healAt.Add(240 * time.Second)
 	}
 	w := NewWorld(name, cfg, simclock.Budget{MaxTime: maxTime, MaxEvents: 4_000_000})
 	m := &migrateWorld{w: w, kind: kind, healAt: healAt, rec: newMigrateRecorder()}
