@@ -17,7 +17,7 @@ func init() {
 	})
 	Register(Scenario{
 		Name:        "lists-migrate",
-		Description: "the lists workload (collection clients, compactors, faults) while the range holding the lists, hashes, sets and sorted sets is split and moved to another raft group, with a few key-value clients beside them: nothing pushed is lost or popped twice across BACKFILL, FENCE, CUTOVER and promotion",
+		Description: "the lists workload (collection clients, compactors, faults) while the range holding the lists, hashes, sets and sorted sets is split and moved to another raft group, with up to one key-value client beside them (off the list families) and the collection clients working until the split ends: nothing pushed is lost or popped twice across BACKFILL, FENCE, CUTOVER and promotion",
 		Properties:  append(append([]property.Name(nil), listsProperties...), migrateProperties...),
 		Reach:       "lists",
 		Run:         func(cfg Config) (Result, error) { return runLists("lists-migrate", listsSplit, cfg) },
