@@ -78,3 +78,35 @@ func TestEnumDrawsLikeInt(t *testing.T) {
 		}
 	}
 }
+
+// A followed rate draws nothing (runs of a seed or a choice file do not
+// change when one is added), takes the value it follows unless overridden,
+// and range-checks its override like a drawn rate.
+func TestFollowRateDrawsNothingAndFollows(t *testing.T) {
+	ch := simclock.NewSeeded(1)
+	sw := NewSwarm(ch, nil)
+	sw.Fixed("mistakes", 0.25)
+	if got := sw.FollowRate("slip", "mistakes", 0.25); got != 0.25 || ch.Draws() != 0 {
+		t.Fatalf("FollowRate = %v after %d draws, want 0.25 after none", got, ch.Draws())
+	}
+	if s := sw.String(); s != "mistakes=0.25 slip=0.25" {
+		t.Fatalf("options line %q, want mistakes=0.25 slip=0.25", s)
+	}
+	ch = simclock.NewSeeded(1)
+	sw = NewSwarm(ch, nil)
+	sw.Rate("mistakes", 0.5, 0.01, 0.1)
+	drawn := ch.Draws()
+	sw.FollowRate("slip", "mistakes", 0.05)
+	if specs := sw.Specs(); ch.Draws() != drawn || specs[1].Low != "0.01" || specs[1].High != "0.1" {
+		t.Fatalf("a rate following mistakes: %+v after %d more draws, want drawn 0.01..0.1 and none", specs[1], ch.Draws()-drawn)
+	}
+	sw = NewSwarm(ch, map[string]string{"slip": "1"})
+	if got := sw.FollowRate("slip", "mistakes", 0.25); got != 1 || sw.Err() != nil {
+		t.Fatalf("overridden FollowRate = %v (%v), want 1", got, sw.Err())
+	}
+	sw = NewSwarm(ch, map[string]string{"slip": "2"})
+	sw.FollowRate("slip", "mistakes", 0.25)
+	if err := sw.Err(); err == nil || !strings.Contains(err.Error(), "a probability between 0 and 1") {
+		t.Fatalf("slip=2 gave %v, want a range error", err)
+	}
+}

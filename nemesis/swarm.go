@@ -91,6 +91,32 @@ func (s *Swarm) Rate(name string, on, lo, hi float64) float64 {
 	return r
 }
 
+// FollowRate records a rate that is not drawn: it is v, the value of the
+// option named of (drawn before it, whose range it shows), unless the user
+// overrides it. Adding one draws nothing, so no run of a seed or a choice
+// file changes; it lets a search pin one habit (at 1, a chance that needs
+// no draw) without pinning the option it follows.
+func (s *Swarm) FollowRate(name, of string, v float64) float64 {
+	spec := OptionSpec{Name: name, Kind: KindRate, Low: fmtRate(v), High: fmtRate(v), Min: "0", Max: "1"}
+	for _, o := range s.specs {
+		if o.Name == of {
+			spec.Low, spec.High = o.Low, o.High
+		}
+	}
+	if o, ok := s.override(name); ok {
+		if f, err := strconv.ParseFloat(o, 64); err != nil {
+			s.bad(name, o)
+		} else if !(f >= 0 && f <= 1) {
+			s.outOfRange(spec, o)
+		} else {
+			v = f
+		}
+	}
+	s.describe(spec)
+	s.set(name, roundRate(v))
+	return v
+}
+
 // Err returns the first override that could not be parsed or lies outside
 // the values its option accepts.
 func (s *Swarm) Err() error { return s.err }

@@ -138,6 +138,7 @@ type coordWorkload struct {
 	park         float64 // chance per step of parking it
 	mistakes     float64 // chance per action of a client mistake
 	adminSlips   float64 // chance per decision of an admin acting on a stale view
+	staleUnpark  float64 // chance per remembered parked shard that the admin unparks it from memory when closing its run
 	listAcquire  float64 // chance of leasing by listing and acquiring rather than claiming
 	sticky       float64 // chance of re-acquiring a shard just lost
 	unparkBudget int     // unparks per shard before the admin fails its run
@@ -256,6 +257,9 @@ func drawCoordOptions(sw *nemesis.Swarm, sh coordShape) coordOptions {
 	}
 	o.backoff = time.Duration(sw.Int("backoff_ms", 1, 40)) * time.Millisecond
 	o.workload.retryLimit = uint32(sw.Int("retry_limit", 0, 8))
+	// Not drawn (sweeps and choice files run as before): admin_mistakes
+	// unless overridden, so a search can make the stale unpark free.
+	o.workload.staleUnpark = sw.FollowRate("stale_unpark", "admin_mistakes", o.workload.adminSlips)
 	return o
 }
 

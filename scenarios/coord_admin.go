@@ -364,11 +364,12 @@ func (a *coordAdmin) drainEvents() {
 }
 
 // slip unparks, from memory and without looking, the shards of run the
-// admin once saw parked: each with the slip chance, once.
+// admin once saw parked: each with the stale_unpark chance (admin_mistakes
+// unless overridden), once.
 func (a *coordAdmin) slip(c *coordCaller, ch *simclock.Choices, run coordRun) {
 	kept := a.cache[:0]
 	for _, p := range a.cache {
-		if p.key.Run == run.id && ch.Chance(a.env.opts.adminSlips) {
+		if p.key.Run == run.id && ch.Chance(a.env.opts.staleUnpark) {
 			a.env.w.Count("mistake_stale-unpark", 1)
 			switch ch.Intn(3) {
 			case 0: // under another tenant's scope
