@@ -38,8 +38,10 @@ func (f Forks) without(names ...string) Forks {
 // coordRates switch on every workload habit and worker stall of the
 // coordination worlds: under a search, a chance's value only decides
 // whether the draw can say yes, and the search tries both answers.
-// The claim cooldown is on at its longest (five units), so that one
-// worker's second claim in a tenant soon after its first meets it, and the
+// The claim cooldown is on, two units (a lease of the small world), so that
+// one worker's second claim in a tenant soon after its first meets it (at
+// one unit none did within depth 1); at five units, longer than two such
+// leases, the search no longer found coord.no-fence-check. The
 // admin may end a run with shards in flight (abort), so that what an ended
 // run must refuse is tried.
 // The values lie inside the ranges sweeps draw from, so a witness replays
@@ -52,15 +54,16 @@ func (f Forks) without(names ...string) Forks {
 // three non-zero draws, one more than depth 2, so coord.unpark-done and
 // coord.unpark-bumps-first went unfound. At 1 the slip needs no draw,
 // whenever a parked shard was seen: a park and the slip's kind are two.
-// Only admin_mistakes' slips set to 1 (the lead's measurement) would find
-// them too, but then the admin would never register, end or close a run
-// the right way; stale_unpark touches nothing else. What the search gives
-// up: a run whose admin saw a shard parked and closes it without the stale
-// unpark, which differs from the run with it by one refused call.
+// admin_mistakes=1 finds them too (the lead measured depth 2), but then
+// every admin mistake happens in every run and the admin never registers,
+// ends or closes a run the right way; stale_unpark touches nothing else.
+// What the search gives up: a run whose admin saw a shard parked and closes
+// the run without the stale unpark, which differs from the run with it by
+// one call a correct coordinator refuses.
 var coordRates = map[string]string{
 	"split": "0.1", "park": "0.02", "mistakes": "0.02", "admin_mistakes": "0.1",
 	"list_acquire": "0.3", "sticky": "0.3", "stall": "0.01",
-	"unpark_budget": "1", "cooldown": "true", "cooldown_units": "5", "abort": "0.04",
+	"unpark_budget": "1", "cooldown": "true", "cooldown_units": "2", "abort": "0.04",
 	"stale_unpark": "1",
 }
 
