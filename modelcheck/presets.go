@@ -45,7 +45,8 @@ func (f Forks) without(names ...string) Forks {
 // admin may end a run with shards in flight (abort), so that what an ended
 // run must refuse is tried.
 // The values lie inside the ranges sweeps draw from, so a witness replays
-// in a world like any sweep's, with one exception: stale_unpark is 1.
+// in a world like any sweep's, with one exception: stale_unpark is 1 (and
+// the sizes of coordSmallWorld, below, are smaller than any sweep's).
 //
 // stale_unpark is the admin's unpark, from memory, of a shard it once saw
 // parked, when it closes the shard's run (by then the shard is done). As a
@@ -74,9 +75,10 @@ var coordRates = map[string]string{
 // clock; with four keys a ten-unit lease never got there (no renew in any
 // run of the search, so coord.renew-misreports went unfound): the quiet
 // run's task is done within one unit (at two units it renews with eight
-// keys, not with four). The lease shrinks with the shard, five times, as the
-// keys do six: a slow step of work (one draw) now takes a task past half
-// its lease and it renews, as tasks of the sweeps' bigger shards do.
+// keys, not with four). The lease shrinks with the shard: five times under
+// the sweeps' shortest, as the keys are two to six times under theirs. A
+// slow step of work (one draw) now takes a task past half its lease and it
+// renews, as tasks of the sweeps' bigger shards do.
 var coordSmallWorld = map[string]string{
 	"tenants": "2", "runs": "1", "shards": "1", "keys": "4", "workers": "2", "slots": "2", "lease_units": "2",
 }
