@@ -76,10 +76,15 @@ func (s *Swarm) Rate(name string, on, lo, hi float64) float64 {
 	if s.choices.Chance(on) {
 		r = lo + (hi-lo)*float64(s.choices.Intn(1001))/1000
 	}
-	spec := OptionSpec{Name: name, Kind: KindRate, Low: fmtRate(lo), High: fmtRate(hi), Min: "0", Max: "1"}
-	if o, ok := s.override(name); ok {
+	return s.rateOption(OptionSpec{Name: name, Kind: KindRate, Low: fmtRate(lo), High: fmtRate(hi), Min: "0", Max: "1"}, r)
+}
+
+// rateOption records rate option spec whose run value is r, unless the
+// user overrides it with a probability.
+func (s *Swarm) rateOption(spec OptionSpec, r float64) float64 {
+	if o, ok := s.override(spec.Name); ok {
 		if f, err := strconv.ParseFloat(o, 64); err != nil {
-			s.bad(name, o)
+			s.bad(spec.Name, o)
 		} else if !(f >= 0 && f <= 1) {
 			s.outOfRange(spec, o)
 		} else {
@@ -87,7 +92,7 @@ func (s *Swarm) Rate(name string, on, lo, hi float64) float64 {
 		}
 	}
 	s.describe(spec)
-	s.set(name, roundRate(r))
+	s.set(spec.Name, roundRate(r))
 	return r
 }
 
@@ -103,18 +108,7 @@ func (s *Swarm) FollowRate(name, of string, v float64) float64 {
 			spec.Low, spec.High = o.Low, o.High
 		}
 	}
-	if o, ok := s.override(name); ok {
-		if f, err := strconv.ParseFloat(o, 64); err != nil {
-			s.bad(name, o)
-		} else if !(f >= 0 && f <= 1) {
-			s.outOfRange(spec, o)
-		} else {
-			v = f
-		}
-	}
-	s.describe(spec)
-	s.set(name, roundRate(v))
-	return v
+	return s.rateOption(spec, v)
 }
 
 // Err returns the first override that could not be parsed or lies outside

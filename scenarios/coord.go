@@ -60,6 +60,13 @@ type coordChurn struct {
 // zero, and then it is drawn in [lo, hi].
 type rateRange struct{ on, lo, hi float64 }
 
+// coordFaults is the fault profile of the coord and coord-churn shapes.
+var coordFaults = nemesis.CoordProfile{
+	NetOn: 0.6, CrashOn: 0.4, PauseOn: 0.4, PartitionOn: 0.4, SkewOn: 0.4, LeaderOn: 0.3, StormOn: 0.2, StallOn: 0.3,
+	MaxCrash: 0.08, MaxPause: 0.08, MaxPartition: 0.08, MaxSkewRate: 0.2, MaxLeader: 0.04, MaxStorm: 0.02, MaxStall: 0.02,
+	MaxSkew: 250 * time.Millisecond,
+}
+
 // quietChurn is the churn of the coord and coord-zombie shapes.
 var quietChurn = coordChurn{
 	split:      rateRange{0.8, 0.02, 0.15},
@@ -74,11 +81,7 @@ var coordShapes = []coordShape{
 		name:        "coord",
 		description: "workers with task slots lease, checkpoint, split, complete and park shards of several tenants' runs through the etcd-backed coordinator, under network, crash, pause, partition, skew and storm faults, then heal",
 		healAt:      8 * time.Second, minSlots: 1, maxSlots: 2,
-		profile: nemesis.CoordProfile{
-			NetOn: 0.6, CrashOn: 0.4, PauseOn: 0.4, PartitionOn: 0.4, SkewOn: 0.4, LeaderOn: 0.3, StormOn: 0.2, StallOn: 0.3,
-			MaxCrash: 0.08, MaxPause: 0.08, MaxPartition: 0.08, MaxSkewRate: 0.2, MaxLeader: 0.04, MaxStorm: 0.02, MaxStall: 0.02,
-			MaxSkew: 250 * time.Millisecond,
-		},
+		profile:        coordFaults,
 		convergeWithin: 30 * time.Second, coordUnit: 100 * time.Millisecond, nemesisTick: 250 * time.Millisecond,
 		stormExtra: 500 * time.Millisecond, maxWorkers: 4, maxTenants: 3, maxRuns: 2, maxShards: 3,
 		churn: quietChurn,
@@ -105,11 +108,7 @@ var coordShapes = []coordShape{
 		name:        "coord-churn",
 		description: "the coord world with splits, parks, unparks and client and admin mistakes always on and frequent: every split plan, park and unpark rule is met in most runs",
 		healAt:      8 * time.Second, minSlots: 1, maxSlots: 2,
-		profile: nemesis.CoordProfile{
-			NetOn: 0.6, CrashOn: 0.4, PauseOn: 0.4, PartitionOn: 0.4, SkewOn: 0.4, LeaderOn: 0.3, StormOn: 0.2, StallOn: 0.3,
-			MaxCrash: 0.08, MaxPause: 0.08, MaxPartition: 0.08, MaxSkewRate: 0.2, MaxLeader: 0.04, MaxStorm: 0.02, MaxStall: 0.02,
-			MaxSkew: 250 * time.Millisecond,
-		},
+		profile:        coordFaults,
 		convergeWithin: 30 * time.Second, coordUnit: 100 * time.Millisecond, nemesisTick: 250 * time.Millisecond,
 		stormExtra: 500 * time.Millisecond, maxWorkers: 4, maxTenants: 3, maxRuns: 2, maxShards: 3,
 		churn: coordChurn{
