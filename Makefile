@@ -47,8 +47,8 @@ bench:
 
 ## bench-etcd: the same operation mix against simkv and a real etcd on loopback, with the ratio
 bench-etcd:
-	SHARDSIM_BENCH_RATIO=1 $(GO) test -count=1 -run 'TestOpMixRatio' -v ./simkv/etcdconf/
-	$(GO) test -run '^$$' -bench 'BenchmarkOpMix' -benchtime $(BENCHTIME) ./simkv/etcdconf/
+	SHARDSIM_BENCH_RATIO=1 $(GO) test -count=1 -run 'TestOpMixRatio' -v ./realetcd/etcdconf/
+	$(GO) test -run '^$$' -bench 'BenchmarkOpMix' -benchtime $(BENCHTIME) ./realetcd/etcdconf/
 
 ## fuzz: run every fuzz target for FUZZTIME each
 fuzz:
@@ -65,7 +65,7 @@ sweep:
 
 ## etcd-conformance: simkv against a real etcd, failing (not skipping) without one
 etcd-conformance:
-	SHARDSIM_REQUIRE_ETCD=1 $(GO) test -count=1 -v -run 'Conformance' ./simkv/etcdconf/
+	SHARDSIM_REQUIRE_ETCD=1 $(GO) test -count=1 -v -run 'Conformance' ./realetcd/etcdconf/
 
 ## etcd-oracle: the coordination differential oracle over a real etcd (the same model/coord code over etcd's client), failing without one
 etcd-oracle:
@@ -74,7 +74,7 @@ etcd-oracle:
 ## etcd36: the simkv conformance suite and the coordination oracle against etcd 3.6 (embedded, built from tools/etcd36)
 etcd36:
 	$(GO) build -C tools/etcd36 -o $(CURDIR)/.etcd36 .
-	SHARDSIM_ETCD=$(CURDIR)/.etcd36 SHARDSIM_REQUIRE_ETCD=1 $(GO) test -count=1 -v -run 'TestConformance|TestLeaseExpiryConformance' ./simkv/etcdconf/
+	SHARDSIM_ETCD=$(CURDIR)/.etcd36 SHARDSIM_REQUIRE_ETCD=1 $(GO) test -count=1 -v -run 'TestConformance|TestLeaseExpiryConformance' ./realetcd/etcdconf/
 	SHARDSIM_ETCD=$(CURDIR)/.etcd36 SHARDSIM_REQUIRE_ETCD=1 $(GO) test -count=1 -v -run 'TestDifferentialOracleRealEtcd' ./model/coord/
 
 ## determinism: run seeds twice and at GOMAXPROCS 1 and 2, compare digests

@@ -5,7 +5,7 @@
 //
 // The Store matches etcd 3.4's client-visible semantics field by field, as
 // checked against a real etcd server by the conformance test in
-// simkv/etcdconf. Where etcd 3.5 or later differ, the code says so.
+// realetcd/etcdconf. Where etcd 3.5 or later differ, the code says so.
 //
 // The Store is a pure state machine: it never reads the wall clock, starts a
 // goroutine or draws randomness. Time enters only as the simclock.Time given

@@ -13,7 +13,7 @@ import (
 )
 
 // The cases below pin down etcd 3.4 behaviour that the conformance test in
-// simkv/etcdconf checks against a real server; here they run without one.
+// realetcd/etcdconf checks against a real server; here they run without one.
 
 func b(s string) []byte { return []byte(s) }
 

@@ -8,6 +8,6 @@
 // a mistake in the store's semantics that every request shares (rather
 // than a server fault such as a phantom acknowledgement or a stale
 // compare) is invisible here; the etcd conformance tests
-// (simkv/etcdconf) judge the store against a real etcd instead. A watch
+// (realetcd/etcdconf) judge the store against a real etcd instead. A watch
 // log that broke early proves nothing and is not judged.
 package kvcheck

@@ -9,14 +9,14 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"pgregory.net/rapid"
 
+	"shardsim/realetcd/etcdkv"
+	"shardsim/realetcd/etcdtest"
 	"shardsim/simclock"
 	"shardsim/simkv"
-	"shardsim/simkv/etcdkv"
-	"shardsim/simkv/etcdtest"
 )
 
 // The differential oracle over a real etcd: the same etcd backend code
-// (Etcd), over etcd's official Go client through simkv/etcdkv, against the
+// (Etcd), over etcd's official Go client through realetcd/etcdkv, against the
 // reference, with the same checks (results, events, durable states, the
 // property checkers after every step). It shows that the protocol code
 // under test runs unchanged against the server it is written for. Every

@@ -1,5 +1,5 @@
 // Command etcd36 runs etcd 3.6 embedded from go.etcd.io/etcd/server/v3, with
-// the command-line flags of the etcd binary that simkv/etcdtest and the
+// the command-line flags of the etcd binary that realetcd/etcdtest and the
 // simkv conformance tests pass. Pointing SHARDSIM_ETCD at it runs those
 // tests against the newest etcd 3.6 release instead of Debian's etcd 3.4.
 //

@@ -7,8 +7,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"shardsim/realetcd/etcdtest"
 	"shardsim/simkv"
-	"shardsim/simkv/etcdtest"
 )
 
 // The adapter against a real etcd: answers converted field by field, and

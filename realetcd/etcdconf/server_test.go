@@ -7,11 +7,11 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"shardsim/simkv/etcdtest"
+	"shardsim/realetcd/etcdtest"
 )
 
 // etcdServer is a real etcd process on loopback (started by
-// simkv/etcdtest) with raw gRPC clients to it: the conformance suite
+// realetcd/etcdtest) with raw gRPC clients to it: the conformance suite
 // speaks etcd's protocol directly, not through the client library.
 type etcdServer struct {
 	conn  *grpc.ClientConn

@@ -25,8 +25,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"shardsim/realetcd/etcdpb"
 	"shardsim/simkv"
-	"shardsim/simkv/etcdpb"
 )
 
 // KV is a simkv.KV over an etcd client.

@@ -11,8 +11,8 @@ import (
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	"google.golang.org/grpc/status"
 
+	"shardsim/realetcd/etcdpb"
 	"shardsim/simkv"
-	"shardsim/simkv/etcdpb"
 )
 
 // wireErr is an error as a client sees it: gRPC code and message.

@@ -15,8 +15,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"shardsim/realetcd/etcdtest"
 	"shardsim/simkv"
-	"shardsim/simkv/etcdtest"
 )
 
 // envInt reads a positive integer from the environment, or def.
@@ -103,7 +103,7 @@ func txnShape(t *simkv.TxnResponse) string {
 var equateEmpty = cmpopts.EquateEmpty()
 
 func (r *runner) fail(what, diff string) {
-	r.t.Fatalf("DIVERGENCE seed=%d sequence=%d op=%d: %s\n(-simkv +etcd)\n%s\nrerun: SHARDSIM_CONF_SEED=%d go test ./simkv/etcdconf -run TestConformance",
+	r.t.Fatalf("DIVERGENCE seed=%d sequence=%d op=%d: %s\n(-simkv +etcd)\n%s\nrerun: SHARDSIM_CONF_SEED=%d go test ./realetcd/etcdconf -run TestConformance",
 		r.seed, r.seq, r.op, what, diff, r.seed)
 }
 

@@ -3,12 +3,12 @@ package etcdkv
 import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"shardsim/realetcd/etcdpb"
 	"shardsim/simkv"
-	"shardsim/simkv/etcdpb"
 )
 
 // Requests become the client's ops; answers come back through
-// simkv/etcdpb. Empty byte slices and lists come back as nil (the wire
+// realetcd/etcdpb. Empty byte slices and lists come back as nil (the wire
 // cannot tell them apart), as over the simulated store's gRPC mirror.
 
 func rangeOp(r *simkv.RangeRequest) clientv3.Op {

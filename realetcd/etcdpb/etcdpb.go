@@ -1,7 +1,7 @@
 // Package etcdpb converts etcd's protobuf answers into simkv's plain
 // types, and simkv's compares into etcd's. It is the one conversion both
-// the etcd client adapter (simkv/etcdkv) and the conformance tests against
-// a real etcd (simkv/etcdconf) use, so the two cannot drift apart. Empty
+// the etcd client adapter (realetcd/etcdkv) and the conformance tests against
+// a real etcd (realetcd/etcdconf) use, so the two cannot drift apart. Empty
 // byte slices and lists come back as nil, since the wire cannot tell them
 // apart, and an absent header becomes the zero header.
 package etcdpb

@@ -3,13 +3,13 @@ package etcdconf
 import (
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 
+	"shardsim/realetcd/etcdpb"
 	"shardsim/simkv"
-	"shardsim/simkv/etcdpb"
 )
 
 // Conversions from simkv's plain requests to etcd's protobuf types, which
-// are exact. The answers come back through simkv/etcdpb, shared with the
-// client adapter simkv/etcdkv.
+// are exact. The answers come back through realetcd/etcdpb, shared with the
+// client adapter realetcd/etcdkv.
 
 func toRange(r *simkv.RangeRequest) *pb.RangeRequest {
 	return &pb.RangeRequest{
