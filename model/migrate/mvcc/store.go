@@ -148,24 +148,18 @@ func (s *Store) Delete(key string, ts hlc.TS) bool {
 // DeleteAtOrBelow removes key's versions with TS <= ts and returns how many.
 func (s *Store) DeleteAtOrBelow(key string, ts hlc.TS) int {
 	vs := s.vers[key]
-	i := sort.Search(len(vs), func(i int) bool { return vs[i].TS <= ts })
-	n := len(vs) - i
-	if n == 0 {
-		return 0
-	}
-	s.n -= n
-	if i == 0 {
-		s.dropKey(key)
-		return n
-	}
-	s.vers[key] = vs[:i:i]
-	return n
+	return s.truncate(key, vs, sort.Search(len(vs), func(i int) bool { return vs[i].TS <= ts }))
 }
 
 // DeleteBelow removes key's versions with TS < ts and returns how many.
 func (s *Store) DeleteBelow(key string, ts hlc.TS) int {
 	vs := s.vers[key]
-	i := sort.Search(len(vs), func(i int) bool { return vs[i].TS < ts })
+	return s.truncate(key, vs, sort.Search(len(vs), func(i int) bool { return vs[i].TS < ts }))
+}
+
+// truncate keeps key's versions vs[:i] (vs is newest first, so what goes
+// is the oldest) and returns how many it removed.
+func (s *Store) truncate(key string, vs []Version, i int) int {
 	n := len(vs) - i
 	if n == 0 {
 		return 0
