@@ -200,3 +200,52 @@ func TestStoreEdits(t *testing.T) {
 		t.Fatal("a malformed cursor decoded")
 	}
 }
+
+// TestGenChangesWithEveryEdit: a key's generation is 0 while absent and
+// takes a new value at every edit of its versions (add, replace, delete,
+// truncate, drop and re-add), and an edit of another key leaves it alone.
+func TestGenChangesWithEveryEdit(t *testing.T) {
+	s := New()
+	seen := map[uint64]bool{}
+	step := func(what string) {
+		t.Helper()
+		g := s.Gen("k")
+		if g == 0 || seen[g] {
+			t.Fatalf("after %s: gen %d is zero or was seen before", what, g)
+		}
+		seen[g] = true
+	}
+	if s.Gen("k") != 0 {
+		t.Fatal("absent key has a generation")
+	}
+	s.Put("k", Version{TS: 10, Value: "a"})
+	step("put")
+	s.Put("k", Version{TS: 10, Value: "b"})
+	step("replace")
+	s.Put("k", Version{TS: 20, Value: "c"})
+	s.Put("k", Version{TS: 30, Value: "d"})
+	step("puts")
+	before := s.Gen("k")
+	s.Put("other", Version{TS: 5})
+	s.Delete("other", 5)
+	if s.Gen("k") != before {
+		t.Fatal("an edit of another key changed k's generation")
+	}
+	if s.Delete("k", 11) || s.Gen("k") != before {
+		t.Fatal("a delete that removed nothing changed the generation")
+	}
+	s.Delete("k", 30)
+	step("delete")
+	s.DeleteBelow("k", 20)
+	step("delete below")
+	c := s.Clone()
+	if c.Gen("k") != s.Gen("k") {
+		t.Fatal("clone lost the generation")
+	}
+	s.DeleteAtOrBelow("k", 20)
+	if s.Gen("k") != 0 {
+		t.Fatal("dropped key keeps a generation")
+	}
+	s.Put("k", Version{TS: 40})
+	step("re-add")
+}

@@ -50,20 +50,32 @@ type Row struct {
 }
 
 // Store holds versions by raw key.
+//
+// Each key's versions sit in a record of their own, so a write to a key the
+// store holds changes no map. The record also carries the key's generation:
+// a store-wide counter value taken at the key's last change, which lets an
+// observer tell in O(1) that a key is exactly as it last saw it (Gen).
 type Store struct {
-	keys []string             // sorted
-	vers map[string][]Version // newest first; never empty
-	n    int                  // number of versions
+	keys []string                // sorted
+	vers map[string]*keyVersions // never empty
+	n    int                     // number of versions
+	gen  uint64                  // the last generation handed out
+}
+
+// keyVersions is one key's versions, newest first, and its generation.
+type keyVersions struct {
+	vs  []Version
+	gen uint64
 }
 
 // New returns an empty store.
-func New() *Store { return &Store{vers: map[string][]Version{}} }
+func New() *Store { return &Store{vers: map[string]*keyVersions{}} }
 
 // Clone returns a deep copy of the store.
 func (s *Store) Clone() *Store {
-	n := &Store{keys: append([]string(nil), s.keys...), vers: make(map[string][]Version, len(s.vers)), n: s.n}
-	for k, vs := range s.vers {
-		n.vers[k] = append([]Version(nil), vs...)
+	n := &Store{keys: append([]string(nil), s.keys...), vers: make(map[string]*keyVersions, len(s.vers)), n: s.n, gen: s.gen}
+	for k, kv := range s.vers {
+		n.vers[k] = &keyVersions{vs: append([]Version(nil), kv.vs...), gen: kv.gen}
 	}
 	return n
 }
@@ -74,17 +86,47 @@ func (s *Store) Len() int { return s.n }
 // Keys returns the number of raw keys held.
 func (s *Store) Keys() int { return len(s.keys) }
 
+// Gen returns key's generation: 0 while the store holds no version of it,
+// else a number no other content of key in this store has had (every change
+// to a key's versions takes the next value of a store-wide counter). Two
+// calls on the same store that return the same number saw the same versions
+// of key.
+func (s *Store) Gen(key string) uint64 {
+	if kv := s.vers[key]; kv != nil {
+		return kv.gen
+	}
+	return 0
+}
+
+// versions returns key's versions (nil if none).
+func (s *Store) versions(key string) []Version {
+	if kv := s.vers[key]; kv != nil {
+		return kv.vs
+	}
+	return nil
+}
+
+// changed marks kv as just changed.
+func (s *Store) changed(kv *keyVersions) {
+	s.gen++
+	kv.gen = s.gen
+}
+
 // Put inserts v under key. A version with the same timestamp is replaced
 // (the store never holds two versions of a key at one timestamp). It
 // reports whether a version was added rather than replaced.
 func (s *Store) Put(key string, v Version) bool {
-	vs, ok := s.vers[key]
-	if !ok {
+	kv := s.vers[key]
+	if kv == nil {
 		i := sort.SearchStrings(s.keys, key)
 		s.keys = append(s.keys, "")
 		copy(s.keys[i+1:], s.keys[i:])
 		s.keys[i] = key
+		kv = &keyVersions{}
+		s.vers[key] = kv
 	}
+	s.changed(kv)
+	vs := kv.vs
 	i := sort.Search(len(vs), func(i int) bool { return vs[i].TS <= v.TS })
 	if i < len(vs) && vs[i].TS == v.TS {
 		vs[i] = v
@@ -93,7 +135,7 @@ func (s *Store) Put(key string, v Version) bool {
 	vs = append(vs, Version{})
 	copy(vs[i+1:], vs[i:])
 	vs[i] = v
-	s.vers[key] = vs
+	kv.vs = vs
 	s.n++
 	return true
 }
@@ -107,7 +149,7 @@ func (s *Store) Has(key string, v Version) bool {
 
 // At returns key's version with timestamp exactly ts.
 func (s *Store) At(key string, ts hlc.TS) (Version, bool) {
-	vs := s.vers[key]
+	vs := s.versions(key)
 	i := sort.Search(len(vs), func(i int) bool { return vs[i].TS <= ts })
 	if i < len(vs) && vs[i].TS == ts {
 		return vs[i], true
@@ -117,7 +159,11 @@ func (s *Store) At(key string, ts hlc.TS) (Version, bool) {
 
 // Newest returns key's newest version with TS <= ts, tombstones included.
 func (s *Store) Newest(key string, ts hlc.TS) (Version, bool) {
-	vs := s.vers[key]
+	return newestIn(s.versions(key), ts)
+}
+
+// newestIn returns the newest of vs (newest first) with TS <= ts.
+func newestIn(vs []Version, ts hlc.TS) (Version, bool) {
 	i := sort.Search(len(vs), func(i int) bool { return vs[i].TS <= ts })
 	if i < len(vs) {
 		return vs[i], true
@@ -126,11 +172,15 @@ func (s *Store) Newest(key string, ts hlc.TS) (Version, bool) {
 }
 
 // Versions returns key's versions, newest first. The slice is shared.
-func (s *Store) Versions(key string) []Version { return s.vers[key] }
+func (s *Store) Versions(key string) []Version { return s.versions(key) }
 
 // Delete removes key's version at ts, reporting whether it existed.
 func (s *Store) Delete(key string, ts hlc.TS) bool {
-	vs := s.vers[key]
+	kv := s.vers[key]
+	if kv == nil {
+		return false
+	}
+	vs := kv.vs
 	i := sort.Search(len(vs), func(i int) bool { return vs[i].TS <= ts })
 	if i >= len(vs) || vs[i].TS != ts {
 		return false
@@ -141,19 +191,20 @@ func (s *Store) Delete(key string, ts hlc.TS) bool {
 		s.dropKey(key)
 		return true
 	}
-	s.vers[key] = vs
+	kv.vs = vs
+	s.changed(kv)
 	return true
 }
 
 // DeleteAtOrBelow removes key's versions with TS <= ts and returns how many.
 func (s *Store) DeleteAtOrBelow(key string, ts hlc.TS) int {
-	vs := s.vers[key]
+	vs := s.versions(key)
 	return s.truncate(key, vs, sort.Search(len(vs), func(i int) bool { return vs[i].TS <= ts }))
 }
 
 // DeleteBelow removes key's versions with TS < ts and returns how many.
 func (s *Store) DeleteBelow(key string, ts hlc.TS) int {
-	vs := s.vers[key]
+	vs := s.versions(key)
 	return s.truncate(key, vs, sort.Search(len(vs), func(i int) bool { return vs[i].TS < ts }))
 }
 
@@ -169,10 +220,14 @@ func (s *Store) truncate(key string, vs []Version, i int) int {
 		s.dropKey(key)
 		return n
 	}
-	s.vers[key] = vs[:i:i]
+	kv := s.vers[key]
+	kv.vs = vs[:i:i]
+	s.changed(kv)
 	return n
 }
 
+// dropKey forgets key. Its record goes too, so a later Put starts a new
+// record at a new generation.
 func (s *Store) dropKey(key string) {
 	delete(s.vers, key)
 	i := sort.SearchStrings(s.keys, key)
@@ -190,7 +245,7 @@ func (s *Store) Ascend(start, end string, f func(key string, vs []Version) bool)
 		if end != "" && k >= end {
 			return
 		}
-		if !f(k, s.vers[k]) {
+		if !f(k, s.vers[k].vs) {
 			return
 		}
 	}
