@@ -26,6 +26,10 @@ type migrateChecks struct {
 	phases  *migratecheck.PhaseChecker
 	jobs    *migratecheck.JobChecker
 	oracle  *migratecheck.VersionOracle
+	// nlwChecker judges M.NoLostWrite incrementally; nlwAudit, set by
+	// tests only, is shown its verdict next to the full re-check's.
+	nlwChecker *migratecheck.NoLostWriteChecker
+	nlwAudit   func(incremental, full *property.Violation)
 
 	latest     catalog.Catalog // the last catalog the store accepted
 	liveJob    uint64
@@ -54,8 +58,9 @@ type openRead struct {
 }
 
 func newMigrateChecks(m *migrateWorld) *migrateChecks {
+	oracle := migratecheck.NewVersionOracle()
 	return &migrateChecks{m: m, catalog: migratecheck.NewCatalogChecker(), phases: migratecheck.NewPhaseChecker(),
-		jobs: migratecheck.NewJobChecker(), oracle: migratecheck.NewVersionOracle(),
+		jobs: migratecheck.NewJobChecker(), oracle: oracle, nlwChecker: migratecheck.NewNoLostWriteChecker(oracle),
 		latest: initialCatalog(), writerKeys: migrateUserKeys(), movedKeys: map[string]bool{}, cutoverAt: map[uint64]simclock.Time{}}
 }
 
@@ -299,34 +304,43 @@ func (c *migrateChecks) observeJob(j job.SplitJob, cat *catalog.Catalog) {
 	}
 }
 
-// ownerReader returns how keys read back for one M.NoLostWrite pass: key
-// at ts as its owner in the latest published catalog serves it (from the
-// owner's most advanced voter, merging staged rows when the route says so)
-// — independent of any node's own view — and the oldest timestamp that
-// owner answers for. A pass reads back every acknowledged write while
-// nothing changes, so what each route's owner is (voter, floor, staging)
-// is found once per route rather than once per write.
-func (c *migrateChecks) ownerReader() migratecheck.OwnerRead {
+// owners returns how keys read back for one M.NoLostWrite pass: key as
+// its owner in the latest published catalog serves it (from the owner's
+// most advanced voter, merging staged rows when the route says so) —
+// independent of any node's own view — and the oldest timestamp that owner
+// answers for. A pass reads back every acknowledged write while nothing
+// changes, so what each route's owner is (voter, floor, staging) is found
+// once per route rather than once per write.
+func (c *migrateChecks) owners() migratecheck.OwnerOf {
 	type owner struct {
-		known   bool
-		voter   *fsm.FSM
-		floor   hlc.TS
-		staging mvcc.Staging
+		known bool
+		migratecheck.Owner
 	}
 	owners := make([]owner, len(c.latest.Routes))
-	return func(key string, ts hlc.TS) (mvcc.Read, hlc.TS, bool) {
+	return func(key string) (migratecheck.Owner, bool) {
 		i, ok := c.latest.LookupIndex(keys.RouteKey(key))
 		if !ok {
-			return mvcc.Read{}, 0, false
+			return migratecheck.Owner{}, false
 		}
 		o := &owners[i]
 		if !o.known {
 			r := c.latest.Routes[i]
 			v := c.m.cluster.MostApplied(r.Group)
-			*o = owner{known: true, voter: v, floor: max(v.CompactedTS, r.MinReadTS), staging: mvcc.StagingOf(r.StagedVisible, r.MigrationJob)}
+			*o = owner{known: true, Owner: migratecheck.Owner{Store: v.Store, Floor: max(v.CompactedTS, r.MinReadTS), Staging: mvcc.StagingOf(r.StagedVisible, r.MigrationJob)}}
 		}
-		return o.voter.Store.Get(key, ts, o.staging, mvcc.MergeNewest), o.floor, true
+		return o.Owner, true
 	}
+}
+
+// checkNoLostWrite runs one M.NoLostWrite pass (spans: only the writes
+// routed there) with the incremental checker. With an audit hook (tests),
+// the full re-check runs too and the hook sees both verdicts.
+func (c *migrateChecks) checkNoLostWrite(when string, spans ...keys.Span) *property.Violation {
+	v := c.nlwChecker.Check(c.m.rec.acked, c.owners(), when, spans...)
+	if c.nlwAudit != nil {
+		c.nlwAudit(v, c.oracle.CheckNoLostWrite(c.m.rec.acked, migratecheck.ReadFrom(c.owners()), when, spans...))
+	}
+	return v
 }
 
 // step runs after every event: deferred checks, and the end of the run.
@@ -340,7 +354,7 @@ func (c *migrateChecks) step() {
 		if !c.nlwAll {
 			spans = c.nlwSpans
 		}
-		c.fail(c.oracle.CheckNoLostWrite(c.m.rec.acked, c.ownerReader(), "after "+c.nlwWhen, spans...))
+		c.fail(c.checkNoLostWrite("after "+c.nlwWhen, spans...))
 		c.recheckNLW, c.nlwAll, c.nlwSpans = false, false, c.nlwSpans[:0]
 	}
 	if !w.Failed() && c.m.done() {

@@ -48,7 +48,7 @@ func (c *migrateChecks) snapshotReads() *property.Violation {
 }
 
 func (c *migrateChecks) noLostWrite() *property.Violation {
-	return c.oracle.CheckNoLostWrite(c.m.rec.acked, c.ownerReader(), "at the end")
+	return c.checkNoLostWrite("at the end")
 }
 
 func (c *migrateChecks) noStaleRead() *property.Violation {

@@ -20,9 +20,17 @@ import (
 // for every key, the oracle's versions (less what compaction may drop).
 type VersionOracle struct {
 	keys   map[string][]mvcc.Version // raw key -> versions, newest first
-	ops    map[string][]AppliedWrite
+	ops    map[string]*opWrites
 	byTS   map[rowID]AppliedWrite
-	sorted []string // the keys, sorted; nil when stale
+	sorted []string         // the keys, sorted; nil when stale
+	ids    map[string]int32 // raw key -> a small number of its own (NoLostWriteChecker's memo)
+}
+
+// opWrites is every version one operation created, in apply order, with
+// each one's key number.
+type opWrites struct {
+	ws  []AppliedWrite
+	ids []int32
 }
 
 // AppliedWrite is one version the oracle knows, and when it was applied.
@@ -36,7 +44,7 @@ type AppliedWrite struct {
 
 // NewVersionOracle returns an empty oracle.
 func NewVersionOracle() *VersionOracle {
-	return &VersionOracle{keys: map[string][]mvcc.Version{}, ops: map[string][]AppliedWrite{}, byTS: map[rowID]AppliedWrite{}}
+	return &VersionOracle{keys: map[string][]mvcc.Version{}, ops: map[string]*opWrites{}, byTS: map[rowID]AppliedWrite{}, ids: map[string]int32{}}
 }
 
 // Add records a version a write created.
@@ -44,19 +52,26 @@ func (o *VersionOracle) Add(w AppliedWrite) {
 	vs, seen := o.keys[w.Key]
 	if !seen {
 		o.sorted = nil
+		o.ids[w.Key] = int32(len(o.ids))
 	}
 	i := sort.Search(len(vs), func(i int) bool { return vs[i].TS <= w.TS })
 	vs = append(vs, mvcc.Version{})
 	copy(vs[i+1:], vs[i:])
 	vs[i] = w.Version
 	o.keys[w.Key] = vs
-	o.ops[w.Op] = append(o.ops[w.Op], w)
+	op := o.ops[w.Op]
+	if op == nil {
+		op = &opWrites{}
+		o.ops[w.Op] = op
+	}
+	op.ws = append(op.ws, w)
+	op.ids = append(op.ids, o.ids[w.Key])
 	o.byTS[rowID{w.Key, w.TS}] = w
 }
 
 // Op returns the (first) version op created, if it was applied.
 func (o *VersionOracle) Op(op string) (AppliedWrite, bool) {
-	ws := o.ops[op]
+	ws := o.OpWrites(op)
 	if len(ws) == 0 {
 		return AppliedWrite{}, false
 	}
@@ -65,7 +80,7 @@ func (o *VersionOracle) Op(op string) (AppliedWrite, bool) {
 
 // OpOn returns the version op created of key, if any.
 func (o *VersionOracle) OpOn(op, key string) (AppliedWrite, bool) {
-	for _, w := range o.ops[op] {
+	for _, w := range o.OpWrites(op) {
 		if w.Key == key {
 			return w, true
 		}
@@ -75,7 +90,12 @@ func (o *VersionOracle) OpOn(op, key string) (AppliedWrite, bool) {
 
 // OpWrites returns every version op created (a transaction: one per key,
 // and its commit record; a range delete: one tombstone per key).
-func (o *VersionOracle) OpWrites(op string) []AppliedWrite { return o.ops[op] }
+func (o *VersionOracle) OpWrites(op string) []AppliedWrite {
+	if w := o.ops[op]; w != nil {
+		return w.ws
+	}
+	return nil
+}
 
 // At returns the write that created key's version at ts.
 func (o *VersionOracle) At(key string, ts hlc.TS) (AppliedWrite, bool) {
@@ -216,11 +236,11 @@ type OwnerRead func(key string, ts hlc.TS) (r mvcc.Read, floor hlc.TS, ok bool)
 func (o *VersionOracle) CheckNoLostWrite(acked []AckedWrite, read OwnerRead, when string, spans ...keys.Span) *property.Violation {
 	for _, a := range acked {
 		ws := o.OpWrites(a.Op)
-		if a.Key == "" && len(ws) == 0 {
-			continue // a range delete that found nothing to delete
-		}
-		if len(ws) == 0 || ws[0].TS != a.TS {
-			return property.Violated(property.MNoLostWrite, "write %s acknowledged at %s was never applied so (oracle %d versions)", a.Op, a.TS, len(ws))
+		if skip, v := ackApplied(a, ws); skip || v != nil {
+			if v != nil {
+				return v
+			}
+			continue
 		}
 		for _, w := range ws {
 			if a.Key != "" && w.Key != a.Key {
@@ -235,6 +255,20 @@ func (o *VersionOracle) CheckNoLostWrite(acked []AckedWrite, read OwnerRead, whe
 		}
 	}
 	return nil
+}
+
+// ackApplied judges the oracle's versions ws of acknowledged write a:
+// skip when there is nothing to read back (a range delete that found
+// nothing to delete), a violation when the write was never applied at the
+// timestamp its client was given.
+func ackApplied(a AckedWrite, ws []AppliedWrite) (skip bool, v *property.Violation) {
+	if a.Key == "" && len(ws) == 0 {
+		return true, nil
+	}
+	if len(ws) == 0 || ws[0].TS != a.TS {
+		return false, property.Violated(property.MNoLostWrite, "write %s acknowledged at %s was never applied so (oracle %d versions)", a.Op, a.TS, len(ws))
+	}
+	return false, nil
 }
 
 // readBack checks that w reads back from the key's owner.

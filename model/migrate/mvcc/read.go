@@ -51,12 +51,41 @@ type Read struct {
 // Get reads raw key at ts, merging the job's staged rows when staging is
 // active.
 func (s *Store) Get(raw string, ts hlc.TS, st Staging, mode ReadMode) Read {
-	live, lok := s.Newest(raw, ts)
-	var v Version
-	ok := lok
-	v = live
+	return s.View(raw, st).Get(ts, mode)
+}
+
+// KeyView is everything a point read of one key reads: the key's versions
+// and, with staging active, its staged twin's, with their generations
+// (Gen): while both are unchanged, Get answers as before at every
+// timestamp. It shares the store's slices, so it is valid until the store
+// changes.
+type KeyView struct {
+	live, staged       []Version
+	LiveGen, StagedGen uint64
+	stagingOn          bool
+}
+
+// View returns what a read of raw under st reads.
+func (s *Store) View(raw string, st Staging) KeyView {
+	v := KeyView{stagingOn: st.Active}
+	if kv := s.vers[raw]; kv != nil {
+		v.live, v.LiveGen = kv.vs, kv.gen
+	}
 	if st.Active {
-		staged, sok := s.Newest(st.key(raw), ts)
+		if kv := s.vers[st.key(raw)]; kv != nil {
+			v.staged, v.StagedGen = kv.vs, kv.gen
+		}
+	}
+	return v
+}
+
+// Get reads the key at ts: the newest live and the newest staged version at
+// or below ts, merged by mode.
+func (kv KeyView) Get(ts hlc.TS, mode ReadMode) Read {
+	live, lok := newestIn(kv.live, ts)
+	v, ok := live, lok
+	if kv.stagingOn {
+		staged, sok := newestIn(kv.staged, ts)
 		switch {
 		case !sok:
 		case mode == StagedFirst:

@@ -1,0 +1,189 @@
+package migratecheck
+
+import (
+	"shardsim/model/migrate/hlc"
+	"shardsim/model/migrate/keys"
+	"shardsim/model/migrate/mvcc"
+	"shardsim/property"
+)
+
+// Owner is where M.NoLostWrite reads a key back: the store of the key's
+// owner, whether (and from which job) its route merges staged rows, and the
+// oldest timestamp the owner answers for.
+type Owner struct {
+	Store   *mvcc.Store
+	Staging mvcc.Staging
+	Floor   hlc.TS
+}
+
+// OwnerOf resolves a key's owner for one pass; ok false when no owner could
+// answer.
+type OwnerOf func(key string) (own Owner, ok bool)
+
+// ReadFrom is the OwnerRead of owners: the owner's store read with the
+// correct merge of staged and live versions (MergeNewest).
+func ReadFrom(owners OwnerOf) OwnerRead {
+	return func(key string, ts hlc.TS) (mvcc.Read, hlc.TS, bool) {
+		own, ok := owners(key)
+		if !ok {
+			return mvcc.Read{}, 0, false
+		}
+		return own.Read(key, ts), own.Floor, true
+	}
+}
+
+// Read reads key at ts from the owner's store.
+func (own Owner) Read(key string, ts hlc.TS) mvcc.Read {
+	return own.Store.Get(key, ts, own.Staging, mvcc.MergeNewest)
+}
+
+// NoLostWriteChecker is CheckNoLostWrite for a world that checks it pass
+// after pass over a growing list of acknowledged writes: it judges exactly
+// what CheckNoLostWrite(acked, ReadFrom(owners), when, spans...) judges and
+// returns the same first violation, but reads a write back again only when
+// its answer could differ from the last pass that found it readable.
+//
+// Why that is exact. readBack's verdict on a write w is a function of w and
+// of what it reads: whether the key has an owner; the owner's store, its
+// floor and its staging; that store's versions of w's key and, with
+// staging on, of the key's staged twin (all Owner.Read looks at); and the
+// oracle's versions of the key (consulted below the floor). A pass computes
+// for each key a stamp of exactly those: the store's identity, the floor,
+// the staging, the store's generations of the two keys (mvcc.Store.Gen:
+// equal generations on one store mean equal versions), whether there is an
+// owner, and the number of the oracle's versions of the key (the oracle
+// only ever adds one). A write that read back under a stamp still reads
+// back under an equal one, so skipping it changes no verdict; every other
+// write is judged again, in CheckNoLostWrite's order, and whether each
+// acknowledged write was applied at its timestamp is judged on every pass
+// as there. So the first violation is the same. The stamp holds the store
+// pointer, which keeps the store alive: no other store can take its address.
+//
+// The acknowledged writes must only grow by appending between passes (a
+// changed entry is noticed and its memory dropped).
+type NoLostWriteChecker struct {
+	oracle *VersionOracle
+	pass   uint64
+	keys   []keyMemo // by the oracle's key number
+	acks   []ackMemo // by index into the acknowledged writes
+}
+
+// keyMemo is what the current pass found about one key.
+type keyMemo struct {
+	pass          uint64
+	spansDone     bool
+	inSpans       bool
+	owner         Owner
+	view          mvcc.KeyView // what reading the key from owner reads
+	stamp         readStamp
+	stampComputed bool
+}
+
+// ackMemo is what earlier passes found about one acknowledged write.
+type ackMemo struct {
+	op     string
+	writes *opWrites
+	passed []readStamp // by index into writes.ws: the stamp it last read back under
+}
+
+// readStamp is everything a key's read-back depends on (see
+// NoLostWriteChecker). The zero stamp is no stamp.
+type readStamp struct {
+	valid        bool
+	owned        bool
+	store        *mvcc.Store
+	live, staged uint64
+	staging      bool
+	job          uint64
+	floor        hlc.TS
+	known        int
+}
+
+// NewNoLostWriteChecker returns a checker reading the truth from oracle.
+func NewNoLostWriteChecker(oracle *VersionOracle) *NoLostWriteChecker {
+	return &NoLostWriteChecker{oracle: oracle}
+}
+
+// Check judges M.NoLostWrite as CheckNoLostWrite(acked, ReadFrom(owners),
+// when, spans...) does.
+func (c *NoLostWriteChecker) Check(acked []AckedWrite, owners OwnerOf, when string, spans ...keys.Span) *property.Violation {
+	c.pass++
+	for len(c.keys) < len(c.oracle.ids) {
+		c.keys = append(c.keys, keyMemo{})
+	}
+	for i, a := range acked {
+		if i == len(c.acks) {
+			c.acks = append(c.acks, ackMemo{op: a.Op})
+		}
+		m := &c.acks[i]
+		if m.op != a.Op {
+			*m = ackMemo{op: a.Op}
+		}
+		if m.writes == nil {
+			m.writes = c.oracle.ops[a.Op]
+		}
+		var ws []AppliedWrite
+		if m.writes != nil {
+			ws = m.writes.ws
+		}
+		if skip, v := ackApplied(a, ws); skip || v != nil {
+			if v != nil {
+				return v
+			}
+			continue
+		}
+		for len(m.passed) < len(ws) {
+			m.passed = append(m.passed, readStamp{})
+		}
+		for j, w := range ws {
+			if a.Key != "" && w.Key != a.Key {
+				continue
+			}
+			k := &c.keys[m.writes.ids[j]]
+			if k.pass != c.pass {
+				*k = keyMemo{pass: c.pass}
+			}
+			if len(spans) > 0 {
+				if !k.spansDone {
+					k.inSpans, k.spansDone = inAny(w.Key, spans), true
+				}
+				if !k.inSpans {
+					continue
+				}
+			}
+			if !k.stampComputed {
+				c.resolve(k, w.Key, owners)
+				k.stampComputed = true
+			}
+			if k.stamp == m.passed[j] {
+				continue
+			}
+			if v := c.oracle.readBack(w, k.read, when); v != nil {
+				return v
+			}
+			m.passed[j] = k.stamp
+		}
+	}
+	return nil
+}
+
+// resolve finds key's owner, what reading it there reads (one store lookup
+// for every write of the key in this pass), and the stamp of that.
+func (c *NoLostWriteChecker) resolve(k *keyMemo, key string, owners OwnerOf) {
+	own, ok := owners(key)
+	k.owner = own
+	k.stamp = readStamp{valid: true, owned: ok, known: len(c.oracle.keys[key])}
+	if ok {
+		k.view = own.Store.View(key, own.Staging)
+		k.stamp.store, k.stamp.floor, k.stamp.staging, k.stamp.job = own.Store, own.Floor, own.Staging.Active, own.Staging.Job
+		k.stamp.live, k.stamp.staged = k.view.LiveGen, k.view.StagedGen
+	}
+}
+
+// read is the key's OwnerRead in this pass: Owner.Read through the view.
+func (k *keyMemo) read(_ string, ts hlc.TS) (mvcc.Read, hlc.TS, bool) {
+	if !k.stamp.owned {
+		return mvcc.Read{}, 0, false
+	}
+	return k.view.Get(ts, mvcc.MergeNewest), k.owner.Floor, true
+}
