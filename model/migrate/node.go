@@ -31,6 +31,9 @@ type Node struct {
 	eng  *route.Engine
 	lead []*leader // by group; nil where this node does not believe it leads
 	seq  uint64    // read ids
+	// applied is applyTick's buffer of applied entries, kept between ticks
+	// (nil while a tick uses it).
+	applied []group.Applied
 }
 
 // NewNode returns node id's actor value (a fresh one after every restart).
@@ -134,16 +137,23 @@ func (n *Node) stepDown(ls *leader) {
 // applyTick applies the group's committed entries on this node's voter and
 // lets the leader-local state react.
 func (n *Node) applyTick(g int) {
-	applied := n.env.Cluster.ApplyCommitted(g, n.id)
-	ls := n.lead[g]
-	if ls == nil || len(applied) == 0 {
-		return
+	ls := n.lead[g] // observers of the apply cannot change it
+	applied := n.env.Cluster.ApplyCommitted(g, n.id, ls != nil, n.applied[:0])
+	n.applied = nil
+	if ls != nil && len(applied) > 0 {
+		n.answerApplied(ls, applied)
 	}
+	n.applied = applied
+}
+
+// answerApplied lets leader ls react to what its voter applied, and answers
+// the waiters of those entries.
+func (n *Node) answerApplied(ls *leader, applied []group.Applied) {
 	first := applied[0].Entry.Index
 	for _, a := range applied {
 		n.leaderApplied(ls, a)
 	}
-	last := n.voter(g).Applied
+	last := n.voter(ls.g).Applied
 	for len(ls.waiters) > 0 && ls.waiters[0].index <= last {
 		w := ls.waiters[0]
 		ls.waiters = ls.waiters[1:]

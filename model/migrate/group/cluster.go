@@ -277,7 +277,7 @@ func (c *Cluster) Bootstrap(g int, entries []fsm.Entry) {
 			if r == nil {
 				continue
 			}
-			r.append(e)
+			r.append(&e)
 			r.commit = e.Index
 			res := r.fsm.Apply(e)
 			first := e.Index > gr.maxApplied

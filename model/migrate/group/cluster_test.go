@@ -26,7 +26,7 @@ type stubNode struct {
 func (s *stubNode) Receive(ctx *simclock.Context, msg any) {
 	switch m := msg.(type) {
 	case ApplyTick:
-		a := s.c.ApplyCommitted(m.Group, s.n)
+		a := s.c.ApplyCommitted(m.Group, s.n, true, nil)
 		if s.onTick != nil {
 			s.onTick(m.Group, s.n, a)
 		}
@@ -223,7 +223,7 @@ func TestRaftSafetyProperties(t *testing.T) {
 					if prev, ok := applied[a.Entry.Index]; ok && (prev.Term != a.Entry.Term || prev.Ceiling != a.Entry.Ceiling) {
 						rt.Fatalf("index %d applied as t%d/%d and t%d/%d", a.Entry.Index, prev.Term, prev.Ceiling, a.Entry.Term, a.Entry.Ceiling)
 					}
-					applied[a.Entry.Index] = a.Entry
+					applied[a.Entry.Index] = *a.Entry
 				}
 			}
 		}
@@ -342,7 +342,7 @@ func (w *testWorld) recordCommitted(rt *rapid.T, committed map[uint64]fsm.Entry)
 			if e, ok := committed[i]; ok && (e.Term != r.entry(i).Term || e.Ceiling != r.entry(i).Ceiling) {
 				rt.Fatalf("replica n%d learned %d committed as t%d, but t%d was", r.node, i, r.entry(i).Term, e.Term)
 			}
-			committed[i] = r.entry(i)
+			committed[i] = *r.entry(i)
 		}
 	}
 }

@@ -14,13 +14,13 @@ import (
 type replica struct {
 	node     int
 	fsm      *fsm.FSM
-	base     uint64      // index of the snapshot the log starts after
-	baseTerm uint64      // term of that index
-	log      []fsm.Entry // entries base+1, base+2, ...
-	term     uint64      // highest term this replica has seen
-	commit   uint64      // commit index this replica has learned
-	ticking  bool        // an ApplyTick is on its way to the node
-	cfgs     []cfgAt     // the configurations in its log, oldest first (the first is the base's)
+	base     uint64       // index of the snapshot the log starts after
+	baseTerm uint64       // term of that index
+	log      []*fsm.Entry // entries base+1, base+2, ... (shared with other replicas' logs: never changed)
+	term     uint64       // highest term this replica has seen
+	commit   uint64       // commit index this replica has learned
+	ticking  bool         // an ApplyTick is on its way to the node
+	cfgs     []cfgAt      // the configurations in its log, oldest first (the first is the base's)
 }
 
 // cfgAt is a configuration (the voter set) taking effect at an index.
@@ -46,14 +46,15 @@ func (r *replica) termAt(i uint64) uint64 {
 }
 
 // entry returns the entry at i, which must lie in (base, last].
-func (r *replica) entry(i uint64) fsm.Entry { return r.log[i-r.base-1] }
+func (r *replica) entry(i uint64) *fsm.Entry { return r.log[i-r.base-1] }
 
 // config returns the replica's current voter set: the latest configuration
 // in its log, effective as soon as appended (single-server changes).
 func (r *replica) config() []int { return r.cfgs[len(r.cfgs)-1].voters }
 
-// append adds e at the end of the log.
-func (r *replica) append(e fsm.Entry) {
+// append adds e at the end of the log. Replicas share entries: an entry is
+// never changed once proposed.
+func (r *replica) append(e *fsm.Entry) {
 	r.log = append(r.log, e)
 	if e.Kind == fsm.KindConfig {
 		r.cfgs = append(r.cfgs, cfgAt{index: e.Index, voters: slices.Clone(e.Config)})

@@ -24,7 +24,7 @@ func (c *Cluster) Propose(g, n int, term uint64, e fsm.Entry) (uint64, error) {
 		return 0, ErrNotLeader
 	}
 	e.Index, e.Term = r.last()+1, term
-	r.append(e)
+	r.append(&e)
 	if gr.leader == n && gr.term == term {
 		gr.ls.match[n] = r.last()
 		c.advanceCommit(gr) // a single-voter configuration commits alone
@@ -66,7 +66,7 @@ func (c *Cluster) sendTo(gr *Group, f int) {
 	if from > upto && ls.sentCommit[f] >= L.commit {
 		return
 	}
-	var ents []fsm.Entry
+	var ents []*fsm.Entry
 	if from <= upto {
 		ents = slices.Clone(L.log[from-L.base-1 : upto-L.base])
 	}
@@ -84,7 +84,7 @@ func (gr *Group) current(leader int, term uint64) bool {
 
 // deliver is follower f receiving an append from leader at term: entries
 // after prev (whose term must match prevTerm), and the leader's commit index.
-func (c *Cluster) deliver(gr *Group, leader int, term uint64, f int, prev, prevTerm uint64, ents []fsm.Entry, commit uint64) {
+func (c *Cluster) deliver(gr *Group, leader int, term uint64, f int, prev, prevTerm uint64, ents []*fsm.Entry, commit uint64) {
 	cur := gr.current(leader, term)
 	if cur {
 		gr.ls.inflight[f] = false
@@ -207,36 +207,37 @@ func (c *Cluster) scheduleApply(gr *Group, r *replica) {
 	c.loop.Send(c.actors[r.node], ApplyTick{Group: gr.ID}, lag)
 }
 
-// Applied is one entry a voter applied, with its result.
+// Applied is one entry a voter applied, with its result. The entry is the
+// log's own: read it, never change it.
 type Applied struct {
-	Entry  fsm.Entry
+	Entry  *fsm.Entry
 	Result fsm.Result
 }
 
 // ApplyCommitted applies, on node n's replica of g, every entry it learned
-// is committed (the node calls it on an ApplyTick) and returns them.
-func (c *Cluster) ApplyCommitted(g, n int) []Applied {
+// is committed (the node calls it on an ApplyTick) and, when collect says
+// so, appends them to out and returns it (a node that does not lead has no
+// use for them).
+func (c *Cluster) ApplyCommitted(g, n int, collect bool, out []Applied) []Applied {
 	gr := c.groups[g]
 	r := gr.reps[n]
 	if r == nil {
-		return nil
+		return out
 	}
 	r.ticking = false
-	if r.fsm.Applied >= r.commit {
-		return nil
-	}
-	out := make([]Applied, 0, r.commit-r.fsm.Applied) // an Applied is large: grow it once
 	for r.fsm.Applied < r.commit {
 		e := r.entry(r.fsm.Applied + 1)
-		res := r.fsm.Apply(e)
+		res := r.fsm.Apply(*e)
 		first := e.Index > gr.maxApplied
 		if first {
 			gr.maxApplied = e.Index
 		}
 		for _, o := range c.obs {
-			o.OnApply(g, n, e, res, first, r.fsm)
+			o.OnApply(g, n, *e, res, first, r.fsm)
 		}
-		out = append(out, Applied{Entry: e, Result: res})
+		if collect {
+			out = append(out, Applied{Entry: e, Result: res})
+		}
 	}
 	return out
 }
