@@ -113,7 +113,7 @@ func (s *Store) Export(req ExportRequest) ExportResult {
 		if !req.RawOnly {
 			match = match && keys.InBracket(k, req.Bracket, req.Span)
 		}
-		vs := s.vers[k].vs
+		vs := s.recs[i].vs
 		j := 0
 		if req.After.Set && k == req.After.Key {
 			if req.Mode != ExportVersions {
@@ -160,7 +160,7 @@ func (s *Store) Export(req ExportRequest) ExportResult {
 
 // exhaustedAfter reports whether nothing in raw follows position (i, j).
 func (s *Store) exhaustedAfter(i, j int, raw keys.Span) bool {
-	if j+1 < len(s.vers[s.keys[i]].vs) {
+	if j+1 < len(s.recs[i].vs) {
 		return false
 	}
 	return i+1 >= len(s.keys) || (raw.End != "" && s.keys[i+1] >= raw.End)

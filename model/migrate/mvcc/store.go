@@ -10,6 +10,7 @@
 package mvcc
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 
@@ -57,7 +58,8 @@ type Row struct {
 // observer tell in O(1) that a key is exactly as it last saw it (Gen).
 type Store struct {
 	keys []string                // sorted
-	vers map[string]*keyVersions // never empty
+	recs []*keyVersions          // recs[i] is keys[i]'s (ordered walks look nothing up)
+	vers map[string]*keyVersions // the same records by key; never empty
 	n    int                     // number of versions
 	gen  uint64                  // the last generation handed out
 }
@@ -73,9 +75,10 @@ func New() *Store { return &Store{vers: map[string]*keyVersions{}} }
 
 // Clone returns a deep copy of the store.
 func (s *Store) Clone() *Store {
-	n := &Store{keys: append([]string(nil), s.keys...), vers: make(map[string]*keyVersions, len(s.vers)), n: s.n, gen: s.gen}
-	for k, kv := range s.vers {
-		n.vers[k] = &keyVersions{vs: append([]Version(nil), kv.vs...), gen: kv.gen}
+	n := &Store{keys: append([]string(nil), s.keys...), recs: make([]*keyVersions, len(s.recs)), vers: make(map[string]*keyVersions, len(s.vers)), n: s.n, gen: s.gen}
+	for i, kv := range s.recs {
+		c := &keyVersions{vs: append([]Version(nil), kv.vs...), gen: kv.gen}
+		n.recs[i], n.vers[s.keys[i]] = c, c
 	}
 	return n
 }
@@ -118,11 +121,10 @@ func (s *Store) changed(kv *keyVersions) {
 func (s *Store) Put(key string, v Version) bool {
 	kv := s.vers[key]
 	if kv == nil {
-		i := sort.SearchStrings(s.keys, key)
-		s.keys = append(s.keys, "")
-		copy(s.keys[i+1:], s.keys[i:])
-		s.keys[i] = key
 		kv = &keyVersions{}
+		i := sort.SearchStrings(s.keys, key)
+		s.keys = slices.Insert(s.keys, i, key)
+		s.recs = slices.Insert(s.recs, i, kv)
 		s.vers[key] = kv
 	}
 	s.changed(kv)
@@ -232,7 +234,8 @@ func (s *Store) dropKey(key string) {
 	delete(s.vers, key)
 	i := sort.SearchStrings(s.keys, key)
 	if i < len(s.keys) && s.keys[i] == key {
-		s.keys = append(s.keys[:i], s.keys[i+1:]...)
+		s.keys = slices.Delete(s.keys, i, i+1)
+		s.recs = slices.Delete(s.recs, i, i+1)
 	}
 }
 
@@ -245,7 +248,7 @@ func (s *Store) Ascend(start, end string, f func(key string, vs []Version) bool)
 		if end != "" && k >= end {
 			return
 		}
-		if !f(k, s.vers[k].vs) {
+		if !f(k, s.recs[i].vs) {
 			return
 		}
 	}
