@@ -2,7 +2,6 @@ package group
 
 import (
 	"errors"
-	"slices"
 
 	"shardsim/model/migrate/fsm"
 )
@@ -68,7 +67,10 @@ func (c *Cluster) sendTo(gr *Group, f int) {
 	}
 	var ents []*fsm.Entry
 	if from <= upto {
-		ents = slices.Clone(L.log[from-L.base-1 : upto-L.base])
+		// The message shares the leader's log: a log only ever appends past
+		// its length and truncates by reslicing to a full slice (see
+		// replica.truncate), so the entries in this window never change.
+		ents = L.log[from-L.base-1 : upto-L.base : upto-L.base]
 	}
 	prev := from - 1
 	prevTerm, commit := L.termAt(prev), L.commit
