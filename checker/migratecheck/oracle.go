@@ -21,9 +21,9 @@ import (
 type VersionOracle struct {
 	keys   map[string][]mvcc.Version // raw key -> versions, newest first
 	ops    map[string]*opWrites
-	byTS   map[rowID]AppliedWrite
-	sorted []string         // the keys, sorted; nil when stale
-	ids    map[string]int32 // raw key -> a small number of its own (NoLostWriteChecker's memo)
+	byTS   map[rowID]opWrite // (key, ts) -> the write that created it
+	sorted []string          // the keys, sorted; nil when stale
+	ids    map[string]int32  // raw key -> a small number of its own (NoLostWriteChecker's memo)
 }
 
 // opWrites is every version one operation created, in apply order, with
@@ -31,6 +31,12 @@ type VersionOracle struct {
 type opWrites struct {
 	ws  []AppliedWrite
 	ids []int32
+}
+
+// opWrite is one version of an operation: ws[i] of op.
+type opWrite struct {
+	op *opWrites
+	i  int32
 }
 
 // AppliedWrite is one version the oracle knows, and when it was applied.
@@ -44,7 +50,7 @@ type AppliedWrite struct {
 
 // NewVersionOracle returns an empty oracle.
 func NewVersionOracle() *VersionOracle {
-	return &VersionOracle{keys: map[string][]mvcc.Version{}, ops: map[string]*opWrites{}, byTS: map[rowID]AppliedWrite{}, ids: map[string]int32{}}
+	return &VersionOracle{keys: map[string][]mvcc.Version{}, ops: map[string]*opWrites{}, byTS: map[rowID]opWrite{}, ids: map[string]int32{}}
 }
 
 // Add records a version a write created.
@@ -66,7 +72,7 @@ func (o *VersionOracle) Add(w AppliedWrite) {
 	}
 	op.ws = append(op.ws, w)
 	op.ids = append(op.ids, o.ids[w.Key])
-	o.byTS[rowID{w.Key, w.TS}] = w
+	o.byTS[rowID{w.Key, w.TS}] = opWrite{op, int32(len(op.ws) - 1)}
 }
 
 // Op returns the (first) version op created, if it was applied.
@@ -100,7 +106,10 @@ func (o *VersionOracle) OpWrites(op string) []AppliedWrite {
 // At returns the write that created key's version at ts.
 func (o *VersionOracle) At(key string, ts hlc.TS) (AppliedWrite, bool) {
 	w, ok := o.byTS[rowID{key, ts}]
-	return w, ok
+	if !ok {
+		return AppliedWrite{}, false
+	}
+	return w.op.ws[w.i], true
 }
 
 // Versions returns key's versions, newest first (shared).
