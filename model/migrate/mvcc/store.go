@@ -65,9 +65,12 @@ type Store struct {
 }
 
 // keyVersions is one key's versions, newest first, and its generation.
+// Most keys (locks, transaction records, staged rows) only ever hold one
+// version: it lives in the record itself until a second arrives.
 type keyVersions struct {
-	vs  []Version
-	gen uint64
+	vs    []Version
+	gen   uint64
+	first [1]Version
 }
 
 // New returns an empty store.
@@ -122,6 +125,7 @@ func (s *Store) Put(key string, v Version) bool {
 	kv := s.vers[key]
 	if kv == nil {
 		kv = &keyVersions{}
+		kv.vs = kv.first[:0]
 		i := sort.SearchStrings(s.keys, key)
 		s.keys = slices.Insert(s.keys, i, key)
 		s.recs = slices.Insert(s.recs, i, kv)
