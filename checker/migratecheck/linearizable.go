@@ -177,8 +177,9 @@ func (o *VersionOracle) ScanReads(s ScanObs, client int, call, ret simclock.Time
 		found[row.Key] = row.Value
 	}
 	var out []KeyOp
-	for _, k := range o.Keys() {
-		if fam, _ := familyOf(k); fam != s.Family.Prefix() || !routedIn(k, s.Span.Start, s.Span.End) {
+	for _, ki := range o.keyInfos() {
+		k := ki.key
+		if !ki.inFamilySpan(s.Family.Prefix(), s.Span.Start, s.Span.End) {
 			continue
 		}
 		v, ok := found[k]

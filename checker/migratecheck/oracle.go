@@ -23,6 +23,7 @@ type VersionOracle struct {
 	ops    map[string]*opWrites
 	byTS   map[rowID]opWrite // (key, ts) -> the write that created it
 	sorted []string          // the keys, sorted; nil when stale
+	info   []keyInfo         // sorted's family and route keys; nil when stale
 	ids    map[string]int32  // raw key -> a small number of its own (NoLostWriteChecker's memo)
 }
 
@@ -143,8 +144,36 @@ func (o *VersionOracle) Keys() []string {
 			o.sorted = append(o.sorted, k)
 		}
 		sort.Strings(o.sorted)
+		o.info = nil
 	}
 	return o.sorted
+}
+
+// keyInfo is a written raw key with its family prefix and route key (ok:
+// it has one), worked out once for the scans that look at every key.
+type keyInfo struct {
+	key, family, route string
+	routed             bool
+}
+
+// inFamilySpan reports whether the key is of the family with prefix family
+// and routed into [start, end) (familyPrefix and routedIn of the key).
+func (k keyInfo) inFamilySpan(family, start, end string) bool {
+	return k.family == family && k.routed && inSpan(k.route, start, end)
+}
+
+// keyInfos returns Keys with their families and route keys. Shared.
+func (o *VersionOracle) keyInfos() []keyInfo {
+	ks := o.Keys()
+	if o.info == nil {
+		o.info = make([]keyInfo, len(ks))
+		for i, k := range ks {
+			fam, _ := familyOf(k)
+			rk, ok := routeKeyOf(k)
+			o.info[i] = keyInfo{key: k, family: fam, route: rk, routed: ok}
+		}
+	}
+	return o.info
 }
 
 // ReadObs is one successful point read: key at TS saw Found/Version.
@@ -196,8 +225,9 @@ func (o *VersionOracle) CheckScan(s ScanObs) *property.Violation {
 	if s.Limit > 0 && len(s.Rows) >= s.Limit {
 		return nil
 	}
-	for _, k := range o.Keys() {
-		if familyPrefix(k) != s.Family.Prefix() || !routedIn(k, s.Span.Start, s.Span.End) {
+	for _, ki := range o.keyInfos() {
+		k := ki.key
+		if !ki.inFamilySpan(s.Family.Prefix(), s.Span.Start, s.Span.End) {
 			continue
 		}
 		if _, ok := got[k]; ok {
