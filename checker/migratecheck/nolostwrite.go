@@ -108,7 +108,7 @@ func NewNoLostWriteChecker(oracle *VersionOracle) *NoLostWriteChecker {
 // when, spans...) does.
 func (c *NoLostWriteChecker) Check(acked []AckedWrite, owners OwnerOf, when string, spans ...keys.Span) *property.Violation {
 	c.pass++
-	for len(c.keys) < len(c.oracle.ids) {
+	for len(c.keys) < len(c.oracle.keys) {
 		c.keys = append(c.keys, keyMemo{})
 	}
 	for i, a := range acked {
@@ -172,7 +172,7 @@ func (c *NoLostWriteChecker) Check(acked []AckedWrite, owners OwnerOf, when stri
 func (c *NoLostWriteChecker) resolve(k *keyMemo, key string, owners OwnerOf) {
 	own, ok := owners(key)
 	k.owner = own
-	k.stamp = readStamp{valid: true, owned: ok, known: len(c.oracle.keys[key])}
+	k.stamp = readStamp{valid: true, owned: ok, known: len(c.oracle.versions(key))}
 	if ok {
 		k.view = own.Store.View(key, own.Staging)
 		k.stamp.store, k.stamp.floor, k.stamp.staging, k.stamp.job = own.Store, own.Floor, own.Staging.Active, own.Staging.Job

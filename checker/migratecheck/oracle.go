@@ -2,6 +2,7 @@ package migratecheck
 
 import (
 	"shardsim/property"
+	"slices"
 	"sort"
 
 	"shardsim/model/migrate/hlc"
@@ -19,12 +20,26 @@ import (
 // not versions (they are drained, never moved). So a correct store holds,
 // for every key, the oracle's versions (less what compaction may drop).
 type VersionOracle struct {
-	keys   map[string][]mvcc.Version // raw key -> versions, newest first
+	keys   map[string]*oracleKey
 	ops    map[string]*opWrites
 	byTS   map[rowID]opWrite // (key, ts) -> the write that created it
 	sorted []string          // the keys, sorted; nil when stale
 	info   []keyInfo         // sorted's family and route keys; nil when stale
-	ids    map[string]int32  // raw key -> a small number of its own (NoLostWriteChecker's memo)
+}
+
+// oracleKey is a raw key's versions, newest first, and a small number of
+// its own (NoLostWriteChecker's memo is indexed by it).
+type oracleKey struct {
+	vs []mvcc.Version
+	id int32
+}
+
+// versions returns key's versions, newest first (shared).
+func (o *VersionOracle) versions(key string) []mvcc.Version {
+	if k := o.keys[key]; k != nil {
+		return k.vs
+	}
+	return nil
 }
 
 // opWrites is every version one operation created, in apply order, with
@@ -51,28 +66,27 @@ type AppliedWrite struct {
 
 // NewVersionOracle returns an empty oracle.
 func NewVersionOracle() *VersionOracle {
-	return &VersionOracle{keys: map[string][]mvcc.Version{}, ops: map[string]*opWrites{}, byTS: map[rowID]opWrite{}, ids: map[string]int32{}}
+	return &VersionOracle{keys: map[string]*oracleKey{}, ops: map[string]*opWrites{}, byTS: map[rowID]opWrite{}}
 }
 
 // Add records a version a write created.
 func (o *VersionOracle) Add(w AppliedWrite) {
-	vs, seen := o.keys[w.Key]
-	if !seen {
+	k := o.keys[w.Key]
+	if k == nil {
 		o.sorted = nil
-		o.ids[w.Key] = int32(len(o.ids))
+		k = &oracleKey{id: int32(len(o.keys))}
+		o.keys[w.Key] = k
 	}
+	vs := k.vs
 	i := sort.Search(len(vs), func(i int) bool { return vs[i].TS <= w.TS })
-	vs = append(vs, mvcc.Version{})
-	copy(vs[i+1:], vs[i:])
-	vs[i] = w.Version
-	o.keys[w.Key] = vs
+	k.vs = slices.Insert(vs, i, w.Version)
 	op := o.ops[w.Op]
 	if op == nil {
 		op = &opWrites{}
 		o.ops[w.Op] = op
 	}
 	op.ws = append(op.ws, w)
-	op.ids = append(op.ids, o.ids[w.Key])
+	op.ids = append(op.ids, k.id)
 	o.byTS[rowID{w.Key, w.TS}] = opWrite{op, int32(len(op.ws) - 1)}
 }
 
@@ -114,11 +128,11 @@ func (o *VersionOracle) At(key string, ts hlc.TS) (AppliedWrite, bool) {
 }
 
 // Versions returns key's versions, newest first (shared).
-func (o *VersionOracle) Versions(key string) []mvcc.Version { return o.keys[key] }
+func (o *VersionOracle) Versions(key string) []mvcc.Version { return o.versions(key) }
 
 // Newest returns key's newest version at or below ts.
 func (o *VersionOracle) Newest(key string, ts hlc.TS) (mvcc.Version, bool) {
-	vs := o.keys[key]
+	vs := o.versions(key)
 	i := sort.Search(len(vs), func(i int) bool { return vs[i].TS <= ts })
 	if i < len(vs) {
 		return vs[i], true
@@ -128,7 +142,7 @@ func (o *VersionOracle) Newest(key string, ts hlc.TS) (mvcc.Version, bool) {
 
 // Has reports whether key has exactly version v.
 func (o *VersionOracle) Has(key string, v mvcc.Version) bool {
-	for _, x := range o.keys[key] {
+	for _, x := range o.versions(key) {
 		if x == v {
 			return true
 		}
@@ -318,7 +332,7 @@ func (o *VersionOracle) readBack(w AppliedWrite, read OwnerRead, when string) *p
 	}
 	at := w.TS
 	if at < floor {
-		for _, v := range o.keys[w.Key] {
+		for _, v := range o.versions(w.Key) {
 			if v.TS > w.TS && v.TS <= floor {
 				return nil // superseded below the floor: compaction may drop it
 			}
