@@ -32,6 +32,7 @@ type migrateChecks struct {
 	nlwAudit   func(incremental, full *property.Violation)
 
 	latest     catalog.Catalog // the last catalog the store accepted
+	catalogGen uint64          // how many times latest changed
 	liveJob    uint64
 	lastJobEnd simclock.Time
 	jobsSeen   int
@@ -257,6 +258,7 @@ func (c *migrateChecks) metaApplied(at simclock.Time, req simkv.Request, resp si
 			}
 			c.fail(c.catalog.Published(nc))
 			c.latest, cat = nc, &nc
+			c.catalogGen++
 		}
 	}
 	for _, p := range puts {
@@ -310,25 +312,26 @@ func (c *migrateChecks) observeJob(j job.SplitJob, cat *catalog.Catalog) {
 // independent of any node's own view — and the oldest timestamp that owner
 // answers for. A pass reads back every acknowledged write while nothing
 // changes, so what each route's owner is (voter, floor, staging) is found
-// once per route rather than once per write.
-func (c *migrateChecks) owners() migratecheck.OwnerOf {
+// once per route rather than once per write; which route serves a key
+// changes only with the catalog (catalogGen).
+func (c *migrateChecks) owners() migratecheck.Owners {
 	type owner struct {
 		known bool
 		migratecheck.Owner
 	}
 	owners := make([]owner, len(c.latest.Routes))
-	return func(key string) (migratecheck.Owner, bool) {
-		i, ok := c.latest.LookupIndex(keys.RouteKey(key))
-		if !ok {
-			return migratecheck.Owner{}, false
-		}
-		o := &owners[i]
-		if !o.known {
-			r := c.latest.Routes[i]
-			v := c.m.cluster.MostApplied(r.Group)
-			*o = owner{known: true, Owner: migratecheck.Owner{Store: v.Store, Floor: max(v.CompactedTS, r.MinReadTS), Staging: mvcc.StagingOf(r.StagedVisible, r.MigrationJob)}}
-		}
-		return o.Owner, true
+	return migratecheck.Owners{
+		RoutingGen: c.catalogGen,
+		Route:      func(key string) (int, bool) { return c.latest.LookupIndex(keys.RouteKey(key)) },
+		Owner: func(i int) migratecheck.Owner {
+			o := &owners[i]
+			if !o.known {
+				r := c.latest.Routes[i]
+				v := c.m.cluster.MostApplied(r.Group)
+				*o = owner{known: true, Owner: migratecheck.Owner{Store: v.Store, Floor: max(v.CompactedTS, r.MinReadTS), Staging: mvcc.StagingOf(r.StagedVisible, r.MigrationJob)}}
+			}
+			return o.Owner
+		},
 	}
 }
 

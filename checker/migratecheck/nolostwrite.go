@@ -16,15 +16,31 @@ type Owner struct {
 	Floor   hlc.TS
 }
 
-// OwnerOf resolves a key's owner for one pass; ok false when no owner could
-// answer.
-type OwnerOf func(key string) (own Owner, ok bool)
+// Owners resolves keys to their owners for one pass, in two steps: the
+// route serving a key (ok false: none, and no owner answers), and the
+// route's owner. Routing answers depend only on the key and a routing
+// table whose changes bump RoutingGen, so a checker may remember them
+// between passes while RoutingGen stays the same.
+type Owners struct {
+	RoutingGen uint64
+	Route      func(key string) (route int, ok bool)
+	Owner      func(route int) Owner
+}
+
+// ownerOf resolves key's owner.
+func (o Owners) ownerOf(key string) (Owner, bool) {
+	r, ok := o.Route(key)
+	if !ok {
+		return Owner{}, false
+	}
+	return o.Owner(r), true
+}
 
 // ReadFrom is the OwnerRead of owners: the owner's store read with the
 // correct merge of staged and live versions (MergeNewest).
-func ReadFrom(owners OwnerOf) OwnerRead {
+func ReadFrom(owners Owners) OwnerRead {
 	return func(key string, ts hlc.TS) (mvcc.Read, hlc.TS, bool) {
-		own, ok := owners(key)
+		own, ok := owners.ownerOf(key)
 		if !ok {
 			return mvcc.Read{}, 0, false
 		}
@@ -58,6 +74,8 @@ func (own Owner) Read(key string, ts hlc.TS) mvcc.Read {
 // acknowledged write was applied at its timestamp is judged on every pass
 // as there. So the first violation is the same. The stamp holds the store
 // pointer, which keeps the store alive: no other store can take its address.
+// Which route serves a key is remembered while Owners.RoutingGen stays the
+// same (it depends on nothing else); the route's owner is asked every pass.
 //
 // The acknowledged writes must only grow by appending between passes (a
 // changed entry is noticed and its memory dropped).
@@ -68,8 +86,14 @@ type NoLostWriteChecker struct {
 	acks   []ackMemo // by index into the acknowledged writes
 }
 
-// keyMemo is what the current pass found about one key.
+// keyMemo is what the current pass found about one key, and its route
+// under routing table routingGen.
 type keyMemo struct {
+	routingGen uint64
+	routed     bool // routingGen is set: route and hasRoute are known
+	route      int
+	hasRoute   bool
+
 	pass          uint64
 	spansDone     bool
 	inSpans       bool
@@ -106,7 +130,7 @@ func NewNoLostWriteChecker(oracle *VersionOracle) *NoLostWriteChecker {
 
 // Check judges M.NoLostWrite as CheckNoLostWrite(acked, ReadFrom(owners),
 // when, spans...) does.
-func (c *NoLostWriteChecker) Check(acked []AckedWrite, owners OwnerOf, when string, spans ...keys.Span) *property.Violation {
+func (c *NoLostWriteChecker) Check(acked []AckedWrite, owners Owners, when string, spans ...keys.Span) *property.Violation {
 	c.pass++
 	for len(c.keys) < len(c.oracle.keys) {
 		c.keys = append(c.keys, keyMemo{})
@@ -141,7 +165,7 @@ func (c *NoLostWriteChecker) Check(acked []AckedWrite, owners OwnerOf, when stri
 			}
 			k := &c.keys[m.writes.ids[j]]
 			if k.pass != c.pass {
-				*k = keyMemo{pass: c.pass}
+				*k = keyMemo{pass: c.pass, routingGen: k.routingGen, routed: k.routed, route: k.route, hasRoute: k.hasRoute}
 			}
 			if len(spans) > 0 {
 				if !k.spansDone {
@@ -152,7 +176,7 @@ func (c *NoLostWriteChecker) Check(acked []AckedWrite, owners OwnerOf, when stri
 				}
 			}
 			if !k.stampComputed {
-				c.resolve(k, w.Key, owners)
+				c.resolve(k, m.writes.ids[j], w.Key, owners)
 				k.stampComputed = true
 			}
 			if k.stamp == m.passed[j] {
@@ -167,12 +191,21 @@ func (c *NoLostWriteChecker) Check(acked []AckedWrite, owners OwnerOf, when stri
 	return nil
 }
 
-// resolve finds key's owner, what reading it there reads (one store lookup
-// for every write of the key in this pass), and the stamp of that.
-func (c *NoLostWriteChecker) resolve(k *keyMemo, key string, owners OwnerOf) {
-	own, ok := owners(key)
+// resolve finds key's owner (its route remembered while the routing
+// table stays the same), what reading it there reads (one store lookup for
+// every write of the key in this pass), and the stamp of that.
+func (c *NoLostWriteChecker) resolve(k *keyMemo, id int32, key string, owners Owners) {
+	if !k.routed || k.routingGen != owners.RoutingGen {
+		k.route, k.hasRoute = owners.Route(key)
+		k.routingGen, k.routed = owners.RoutingGen, true
+	}
+	ok := k.hasRoute
+	var own Owner
+	if ok {
+		own = owners.Owner(k.route)
+	}
 	k.owner = own
-	k.stamp = readStamp{valid: true, owned: ok, known: len(c.oracle.versions(key))}
+	k.stamp = readStamp{valid: true, owned: ok, known: len(c.oracle.byID[id].vs)}
 	if ok {
 		k.view = own.Store.View(key, own.Staging)
 		k.stamp.store, k.stamp.floor, k.stamp.staging, k.stamp.job = own.Store, own.Floor, own.Staging.Active, own.Staging.Job

@@ -42,11 +42,12 @@ func randomNoLostWriteRun(passes, violations *int) func(*rapid.T) {
 		var floor hlc.TS
 		staging := mvcc.Staging{}
 		owner := 0
-		owners := func(key string) (Owner, bool) {
+		routing := uint64(0) // bumped with every change of owner, which moves b
+		route := func(key string) (int, bool) {
 			if key == "b" && owner == 1 {
-				return Owner{}, false // no owner answers for b
+				return 0, false // no owner answers for b
 			}
-			return Owner{Store: stores[owner], Staging: staging, Floor: floor}, true
+			return owner, true
 		}
 		steps := rapid.IntRange(1, 40).Draw(t, "steps")
 		for i := 0; i < steps; i++ {
@@ -98,6 +99,7 @@ func randomNoLostWriteRun(passes, violations *int) func(*rapid.T) {
 				floor = hlc.TS(rapid.IntRange(0, int(ts)+1).Draw(t, "floor"))
 			case 14, 15:
 				owner = rapid.IntRange(0, 1).Draw(t, "owner")
+				routing++
 				staging = mvcc.StagingOf(rapid.Bool().Draw(t, "staging"), 7)
 			case 30: // an acknowledgement of a write never applied so
 				acked = append(acked, AckedWrite{Op: "ghost", Key: key, TS: ts + 1})
@@ -106,6 +108,9 @@ func randomNoLostWriteRun(passes, violations *int) func(*rapid.T) {
 			if rapid.Bool().Draw(t, "spans") {
 				spans = []keys.Span{{Start: "k"}}
 			}
+			owners := Owners{RoutingGen: routing, Route: route, Owner: func(r int) Owner {
+				return Owner{Store: stores[r], Staging: staging, Floor: floor}
+			}}
 			full := o.CheckNoLostWrite(acked, ReadFrom(owners), "pass", spans...)
 			inc := c.Check(acked, owners, "pass", spans...)
 			*passes++

@@ -21,6 +21,7 @@ import (
 // for every key, the oracle's versions (less what compaction may drop).
 type VersionOracle struct {
 	keys   map[string]*oracleKey
+	byID   []*oracleKey // the same records by number
 	ops    map[string]*opWrites
 	byTS   map[rowID]opWrite // (key, ts) -> the write that created it
 	sorted []string          // the keys, sorted; nil when stale
@@ -76,6 +77,7 @@ func (o *VersionOracle) Add(w AppliedWrite) {
 		o.sorted = nil
 		k = &oracleKey{id: int32(len(o.keys))}
 		o.keys[w.Key] = k
+		o.byID = append(o.byID, k)
 	}
 	vs := k.vs
 	i := sort.Search(len(vs), func(i int) bool { return vs[i].TS <= w.TS })
