@@ -101,6 +101,15 @@ type keyMemo struct {
 	view          mvcc.KeyView // what reading the key from owner reads
 	stamp         readStamp
 	stampComputed bool
+	same          [4]sameAs // sources whose content was compared with view
+	nsame         int
+}
+
+// sameAs remembers, for one pass, whether a store's content of a key
+// (src) reads as the key's view in the pass.
+type sameAs struct {
+	src viewSource
+	ok  bool
 }
 
 // ackMemo is what earlier passes found about one acknowledged write.
@@ -113,14 +122,20 @@ type ackMemo struct {
 // readStamp is everything a key's read-back depends on (see
 // NoLostWriteChecker). The zero stamp is no stamp.
 type readStamp struct {
-	valid        bool
-	owned        bool
+	valid bool
+	owned bool
+	src   viewSource
+	floor hlc.TS
+	known int
+}
+
+// viewSource names one content of a key as the owner's reads see it: the
+// store, its generations of the key and of its staged twin, the staging.
+type viewSource struct {
 	store        *mvcc.Store
 	live, staged uint64
 	staging      bool
 	job          uint64
-	floor        hlc.TS
-	known        int
 }
 
 // NewNoLostWriteChecker returns a checker reading the truth from oracle.
@@ -179,7 +194,8 @@ func (c *NoLostWriteChecker) Check(acked []AckedWrite, owners Owners, when strin
 				c.resolve(k, m.writes.ids[j], w.Key, owners)
 				k.stampComputed = true
 			}
-			if k.stamp == m.passed[j] {
+			if k.stamp == m.passed[j] || c.stillPasses(k, w, m.passed[j]) {
+				m.passed[j] = k.stamp
 				continue
 			}
 			if v := c.oracle.readBack(w, k.read, when); v != nil {
@@ -208,9 +224,51 @@ func (c *NoLostWriteChecker) resolve(k *keyMemo, id int32, key string, owners Ow
 	k.stamp = readStamp{valid: true, owned: ok, known: len(c.oracle.byID[id].vs)}
 	if ok {
 		k.view = own.Store.View(key, own.Staging)
-		k.stamp.store, k.stamp.floor, k.stamp.staging, k.stamp.job = own.Store, own.Floor, own.Staging.Active, own.Staging.Job
-		k.stamp.live, k.stamp.staged = k.view.LiveGen, k.view.StagedGen
+		k.stamp.floor = own.Floor
+		k.stamp.src = viewSource{store: own.Store, live: k.view.LiveGen, staged: k.view.StagedGen, staging: own.Staging.Active, job: own.Staging.Job}
 	}
+}
+
+// stillPasses reports whether w, which read back under stamp old, reads
+// back under its key's stamp in this pass as well, though the two differ:
+//   - the floor and the oracle's versions only matter to a write below the
+//     floor (readBack looks at them only when w.TS < floor), so a write at
+//     or above both floors may ignore a change of them;
+//   - what the owner's read answers depends on nothing but the content of
+//     the key's view (live and staged versions, staging on or off), so
+//     another store, or another staging job, whose view holds the same
+//     versions answers the same. The content w read back under is still in
+//     old's store if that store's generations are still old's: then the two
+//     views are compared version by version.
+func (c *NoLostWriteChecker) stillPasses(k *keyMemo, w AppliedWrite, old readStamp) bool {
+	now := k.stamp
+	if !old.valid || !old.owned || !now.owned {
+		return false
+	}
+	if (old.floor != now.floor || old.known != now.known) && (w.TS < old.floor || w.TS < now.floor) {
+		return false
+	}
+	return old.src == now.src || c.sameContent(k, w.Key, old.src)
+}
+
+// sameContent reports whether the key's content in src (if src's store
+// still holds it) reads as the key's view in this pass; remembered per
+// pass.
+func (c *NoLostWriteChecker) sameContent(k *keyMemo, key string, src viewSource) bool {
+	for _, s := range k.same[:k.nsame] {
+		if s.src == src {
+			return s.ok
+		}
+	}
+	ok := false
+	if then := src.store.View(key, mvcc.StagingOf(src.staging, src.job)); then.LiveGen == src.live && then.StagedGen == src.staged {
+		ok = then.Same(k.view)
+	}
+	if k.nsame < len(k.same) {
+		k.same[k.nsame] = sameAs{src: src, ok: ok}
+		k.nsame++
+	}
+	return ok
 }
 
 // read is the key's OwnerRead in this pass: Owner.Read through the view.

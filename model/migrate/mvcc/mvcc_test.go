@@ -249,3 +249,35 @@ func TestGenChangesWithEveryEdit(t *testing.T) {
 	s.Put("k", Version{TS: 40})
 	step("re-add")
 }
+
+// TestKeyViewSame: two views are the same exactly when a read sees the same
+// live and staged versions, with staging on or off alike, whatever store
+// or staging job they come from; and a view reads as Get does.
+func TestKeyViewSame(t *testing.T) {
+	a, b := New(), New()
+	for _, s := range []*Store{a, b} {
+		s.Put("k", Version{TS: 10, Value: "x"})
+	}
+	a.Put(keys.StageKey(1, "k"), Version{TS: 20, Value: "y"})
+	b.Put(keys.StageKey(2, "k"), Version{TS: 20, Value: "y"})
+	on1, on2 := StagingOf(true, 1), StagingOf(true, 2)
+	if !a.View("k", on1).Same(b.View("k", on2)) {
+		t.Error("the same versions under two jobs are not the same view")
+	}
+	if a.View("k", on1).Same(a.View("k", Staging{})) {
+		t.Error("staging on and off are the same view")
+	}
+	b.Put(keys.StageKey(2, "k"), Version{TS: 20, Value: "z"})
+	if a.View("k", on1).Same(b.View("k", on2)) {
+		t.Error("views differing in a staged value are the same")
+	}
+	b.Put("k", Version{TS: 5, Value: "w"})
+	if a.View("k", Staging{}).Same(b.View("k", Staging{})) {
+		t.Error("views differing in live versions are the same")
+	}
+	for _, ts := range []hlc.TS{1, 10, 15, 20, 30} {
+		if got, want := a.View("k", on1).Get(ts, MergeNewest), a.Get("k", ts, on1, MergeNewest); got != want {
+			t.Errorf("view read at %d: %+v, Get %+v", ts, got, want)
+		}
+	}
+}

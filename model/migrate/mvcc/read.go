@@ -1,6 +1,8 @@
 package mvcc
 
 import (
+	"slices"
+
 	"shardsim/model/migrate/hlc"
 	"shardsim/model/migrate/keys"
 )
@@ -77,6 +79,12 @@ func (s *Store) View(raw string, st Staging) KeyView {
 		}
 	}
 	return v
+}
+
+// Same reports whether o holds the same versions as kv, staging on or off
+// alike: then Get answers the same for both at every timestamp.
+func (kv KeyView) Same(o KeyView) bool {
+	return kv.stagingOn == o.stagingOn && slices.Equal(kv.live, o.live) && slices.Equal(kv.staged, o.staged)
 }
 
 // Get reads the key at ts: the newest live and the newest staged version at
