@@ -69,8 +69,11 @@ func (own Owner) Read(key string, ts hlc.TS) mvcc.Read {
 // equal generations on one store mean equal versions), whether there is an
 // owner, and the number of the oracle's versions of the key (the oracle
 // only ever adds one). A write that read back under a stamp still reads
-// back under an equal one, so skipping it changes no verdict; every other
-// write is judged again, in CheckNoLostWrite's order, and whether each
+// back under an equal one, so skipping it changes no verdict; so does a
+// write whose stamps differ only where its read-back cannot tell
+// (stillPasses: a floor that moved but stays at or below the write, another
+// store holding the same versions of the key); every other write is judged
+// again, in CheckNoLostWrite's order, and whether each
 // acknowledged write was applied at its timestamp is judged on every pass
 // as there. So the first violation is the same. The stamp holds the store
 // pointer, which keeps the store alive: no other store can take its address.
