@@ -10,6 +10,9 @@ import (
 const (
 	codecTag     = 'C'
 	codecVersion = 2
+	// presizeMax bounds the routes Decode allocates room for up front (a
+	// malformed count is only caught as the routes run out).
+	presizeMax = 64
 )
 
 // Encode returns the catalog's stored form.
@@ -39,6 +42,9 @@ func Decode(b []byte) (Catalog, error) {
 	rd := wire.NewReader(b, codecTag, codecVersion)
 	c := Catalog{Version: rd.Uint(), NextRouteID: rd.Uint(), LastCutover: rd.Uint()}
 	n := rd.Count()
+	if n > 0 && n <= presizeMax {
+		c.Routes = make([]Route, 0, n)
+	}
 	for i := 0; i < n; i++ {
 		r := Route{ID: rd.Uint(), Start: rd.String(), End: rd.String(), Group: int(rd.Int())}
 		st := rd.Uint()

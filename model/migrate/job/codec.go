@@ -11,6 +11,9 @@ import (
 const (
 	codecTag     = 'J'
 	codecVersion = 2
+	// presizeMax bounds the brackets Decode allocates room for up front (a
+	// malformed count is only caught as the brackets run out).
+	presizeMax = 64
 )
 
 // Encode returns the stored form.
@@ -69,6 +72,9 @@ func Decode(b []byte) (SplitJob, error) {
 	j.MaxImportedTS = hlc.TS(r.Uint())
 	j.Pass = uint8(r.Uint())
 	n := r.Count()
+	if n > 0 && n <= presizeMax {
+		j.Brackets = make([]Bracket, 0, n)
+	}
 	for i := 0; i < n; i++ {
 		j.Brackets = append(j.Brackets, Bracket{Family: keys.Family(r.Uint()), Cursor: r.Bytes(), Done: r.Bool(), Seq: r.Uint()})
 	}
