@@ -127,6 +127,9 @@ type leaderState struct {
 	match      []uint64 // by node
 	sentCommit []uint64 // by node: the commit index last sent
 	inflight   []bool   // by node: an append is on its way
+	// appends holds, by node, the one append to that follower that can be
+	// on its way (inflight): reused from one append to the next.
+	appends []*appendMsg
 }
 
 // New returns a cluster whose group g's voters start from states[g][n]

@@ -113,7 +113,7 @@ func (c *Cluster) crown(gr *Group, n int, term uint64, voters []int, counted boo
 	gr.leader, gr.ready = n, false
 	L := gr.reps[n]
 	ls := &leaderState{node: n, term: term, match: make([]uint64, len(gr.reps)),
-		sentCommit: make([]uint64, len(gr.reps)), inflight: make([]bool, len(gr.reps))}
+		sentCommit: make([]uint64, len(gr.reps)), inflight: make([]bool, len(gr.reps)), appends: make([]*appendMsg, len(gr.reps))}
 	for f, r := range gr.reps {
 		if r != nil && f != n {
 			ls.match[f] = matchLen(L, r)

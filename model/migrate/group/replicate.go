@@ -75,8 +75,39 @@ func (c *Cluster) sendTo(gr *Group, f int) {
 	prev := from - 1
 	prevTerm, commit := L.termAt(prev), L.commit
 	ls.inflight[f], ls.sentCommit[f] = true, commit
-	leader, term := ls.node, ls.term
-	c.loop.After(c.replDelay(), func() { c.deliver(gr, leader, term, f, prev, prevTerm, ents, commit) })
+	m := ls.appends[f]
+	if m == nil || m.pending {
+		m = &appendMsg{c: c, gr: gr, leader: ls.node, term: ls.term, f: f}
+		m.fn = m.deliver
+		ls.appends[f] = m
+	}
+	m.pending = true
+	m.prev, m.prevTerm, m.ents, m.commit = prev, prevTerm, ents, commit
+	c.loop.After(c.replDelay(), m.fn)
+}
+
+// appendMsg is an append from a leader (at a term) to follower f on its way.
+// A leader mostly has one on its way to each follower (inflight), so it
+// keeps one per follower and reuses it once delivered; one still pending
+// (a follower that came back up is sent again at once) is left to arrive
+// and a fresh one takes its place.
+type appendMsg struct {
+	pending        bool
+	c              *Cluster
+	gr             *Group
+	leader         int
+	term           uint64
+	f              int
+	prev, prevTerm uint64
+	ents           []*fsm.Entry
+	commit         uint64
+	fn             func() // deliver, bound once
+}
+
+// deliver hands the append to the follower.
+func (m *appendMsg) deliver() {
+	m.pending = false
+	m.c.deliver(m.gr, m.leader, m.term, m.f, m.prev, m.prevTerm, m.ents, m.commit)
 }
 
 // current reports whether leader at term still leads gr.
