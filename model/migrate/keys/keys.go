@@ -23,7 +23,10 @@
 // length-prefixed user key. One export bracket covers an umbrella.
 package keys
 
-import "bytes"
+import (
+	"bytes"
+	"strings"
+)
 
 // Family names a key family. FamilyUser holds plain user keys; the others
 // are the internal families whose raw keys embed a user key.
@@ -312,15 +315,25 @@ func Quote(s string) string { return quote(s) }
 // PrefixEnd returns the smallest key greater than every key with prefix p,
 // or "" (+inf) when there is none.
 func PrefixEnd(p string) string {
-	b := []byte(p)
-	for i := len(b) - 1; i >= 0; i-- {
-		if b[i] < 0xff {
-			b[i]++
-			return string(b[:i+1])
+	for i := len(p) - 1; i >= 0; i-- {
+		if p[i] < 0xff {
+			var b strings.Builder
+			b.Grow(i + 1)
+			b.WriteString(p[:i])
+			b.WriteByte(p[i] + 1)
+			return b.String()
 		}
 	}
 	return ""
 }
+
+// prefixEnds are the families' PrefixEnd, worked out once.
+var prefixEnds = func() (out [numFamilies]string) {
+	for f, p := range prefixes {
+		out[f] = PrefixEnd(p)
+	}
+	return out
+}()
 
 // Bracket is the raw key range one family's rows of a route-key span can
 // occupy. A scan of Raw still has to filter by Classify and RouteKey: the
@@ -341,7 +354,7 @@ func BracketFor(f Family, s Span) Bracket {
 		return Bracket{Family: f, Raw: s}
 	}
 	p := prefixes[f]
-	end := PrefixEnd(p)
+	end := prefixEnds[f]
 	if !lengthPrefixed[f] && s.End != "" {
 		end = p + s.End
 	}

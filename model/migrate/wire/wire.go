@@ -119,6 +119,19 @@ func (r *Reader) Bool() bool {
 
 // Bytes reads a length-prefixed byte string (a copy; nil when empty).
 func (r *Reader) Bytes() []byte {
+	b := r.next()
+	if len(b) == 0 {
+		return nil
+	}
+	return append([]byte(nil), b...)
+}
+
+// String reads a length-prefixed string.
+func (r *Reader) String() string { return string(r.next()) }
+
+// next reads a length-prefixed byte string and returns it in place (nil on
+// error).
+func (r *Reader) next() []byte {
 	n := r.Uint()
 	if r.err != nil {
 		return nil
@@ -127,16 +140,10 @@ func (r *Reader) Bytes() []byte {
 		r.fail("bytes")
 		return nil
 	}
-	var out []byte
-	if n > 0 {
-		out = append([]byte(nil), r.b[:n]...)
-	}
+	b := r.b[:n]
 	r.b = r.b[n:]
-	return out
+	return b
 }
-
-// String reads a length-prefixed string.
-func (r *Reader) String() string { return string(r.Bytes()) }
 
 // Count reads a collection length, bounded by what the rest could hold.
 func (r *Reader) Count() int {
