@@ -183,7 +183,9 @@ func (c *NoLostWriteChecker) Check(acked []AckedWrite, owners Owners, when strin
 			}
 			k := &c.keys[m.writes.ids[j]]
 			if k.pass != c.pass {
-				*k = keyMemo{pass: c.pass, routingGen: k.routingGen, routed: k.routed, route: k.route, hasRoute: k.hasRoute}
+				// A new pass: forget what the last one found (what it
+				// computed is overwritten before it is read again).
+				k.pass, k.spansDone, k.stampComputed, k.nsame = c.pass, false, false, 0
 			}
 			if len(spans) > 0 {
 				if !k.spansDone {
