@@ -244,6 +244,9 @@ func (f *FSM) compact(ts hlc.TS) Result {
 	}
 	var cuts []cut
 	f.Store.Ascend("", "", func(k string, vs []mvcc.Version) bool {
+		if len(vs) < 2 {
+			return true // nothing older than its newest version to drop
+		}
 		fam := keys.Classify(k)
 		if fam == keys.FamilyLocal || fam == keys.FamilyTxnLock {
 			return true
