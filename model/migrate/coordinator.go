@@ -119,7 +119,7 @@ func (c *Coordinator) route(span keys.Span, fenced bool) (int, keys.Span, error)
 		return 0, span, errs.ErrWrongGroup
 	}
 	g, part := r.Group, span
-	for _, x := range c.view.Intersecting(span) {
+	for x := range c.view.Overlapping(span) {
 		if x.Group != g {
 			part.End = x.Start
 			break

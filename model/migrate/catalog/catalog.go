@@ -11,6 +11,8 @@ package catalog
 
 import (
 	"fmt"
+	"iter"
+	"slices"
 	"sort"
 	"strings"
 
@@ -235,13 +237,19 @@ func (c Catalog) Cutover(id uint64, target int, job uint64, floor, minRead hlc.T
 
 // Intersecting returns the routes whose spans overlap s, in key order.
 func (c Catalog) Intersecting(s keys.Span) []Route {
-	var out []Route
-	for _, r := range c.Routes {
-		if r.Span().Overlaps(s) {
-			out = append(out, r)
+	return slices.Collect(c.Overlapping(s))
+}
+
+// Overlapping yields the routes whose spans overlap s, in key order, as
+// Intersecting returns them (without building the slice).
+func (c Catalog) Overlapping(s keys.Span) iter.Seq[Route] {
+	return func(yield func(Route) bool) {
+		for _, r := range c.Routes {
+			if r.Span().Overlaps(s) && !yield(r) {
+				return
+			}
 		}
 	}
-	return out
 }
 
 // ClearStaged turns off staged visibility on route id. The route keeps its
