@@ -1,6 +1,7 @@
 package keys
 
 import (
+	"fmt"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -202,4 +203,32 @@ func TestRouteSpan(t *testing.T) {
 	if _, ok := RouteSpan("a", "b"); ok {
 		t.Fatal("a user-key range")
 	}
+}
+
+// A staged key is the local staging prefix, the job as 16 hex digits, a
+// bar and the raw key; Unstage takes exactly that job's keys apart.
+func TestStageKeyLayout(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		job := rapid.Uint64().Draw(t, "job")
+		raw := rapid.String().Draw(t, "raw")
+		want := localPrefix + "migstage|" + fmt.Sprintf("%016x", job) + "|" + raw
+		k := StageKey(job, raw)
+		if k != want || StagePrefix(job)+raw != k {
+			t.Fatalf("StageKey(%d, %q) = %q, want %q", job, raw, k, want)
+		}
+		if got, ok := Unstage(job, k); !ok || got != raw {
+			t.Fatalf("Unstage(%d, %q) = %q, %v", job, k, got, ok)
+		}
+		if _, ok := Unstage(job+1, k); ok {
+			t.Fatalf("job %d's key %q unstaged as job %d's", job, k, job+1)
+		}
+		n := len(StagePrefix(job))
+		bad := k[:n-1] + "/" + raw
+		if _, ok := Unstage(job, bad); ok {
+			t.Fatalf("%q unstaged", bad)
+		}
+		if _, ok := Unstage(job, k[:n-1]); ok {
+			t.Fatal("a cut prefix unstaged")
+		}
+	})
 }
