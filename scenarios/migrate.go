@@ -40,6 +40,9 @@ func runMigrate(name string, kind migrateKind, cfg Config) (Result, error) {
 	m.w.Run()
 	m.chk.final(cfg)
 	m.count()
+	if err := m.writeTLATrace(cfg); err != nil {
+		return Result{}, err
+	}
 	return m.w.Result(), nil
 }
 

@@ -18,6 +18,7 @@ import (
 	"shardsim/nemesis"
 	"shardsim/simclock"
 	"shardsim/simkv"
+	"shardsim/tla/tlatrace"
 )
 
 // migrateKind selects one of the migration scenarios.
@@ -51,8 +52,9 @@ type migrateWorld struct {
 	rec     *migrateRecorder
 	chk     *migrateChecks
 	healAt  simclock.Time
-	opDone  bool       // the operator finished its part
-	lists   *listsPart // the collection clients, compactors and checkers (lists worlds)
+	opDone  bool                // the operator finished its part
+	lists   *listsPart          // the collection clients, compactors and checkers (lists worlds)
+	trace   *tlatrace.Migration // the TLA+ trace recorder (-tla-trace), or nil
 }
 
 // splitPlan is what the operator of migrate and migrate-abandon does.
@@ -173,6 +175,7 @@ func (m *migrateWorld) build(cfg Config) error {
 	m.chk = newMigrateChecks(m)
 	m.cluster.Observe(m.chk)
 	m.meta.Observe(metaObserver{m.chk})
+	m.attachTLATrace(cfg)
 	m.env.Hooks = migrate.Hooks{ReadOpen: m.chk.readOpen, ReadClose: m.chk.readClose, Detected: m.chk.detected, ViewAdopted: m.chk.nodeViewed}
 
 	var metaActors []simclock.ActorID

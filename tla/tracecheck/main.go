@@ -36,6 +36,10 @@ var specOf = map[string]struct{ spec, trace, module string }{
 	"coord":        {"ShardCoordination", "TraceShardCoordination", "CoordTrace"},
 	"coord-zombie": {"ShardCoordination", "TraceShardCoordination", "CoordTrace"},
 	"coord-churn":  {"ShardCoordination", "TraceShardCoordination", "CoordTrace"},
+	// The migration traces are checked against the refined specification
+	// RangeMigrationSteps.tla (durable steps), not RangeMigration.tla.
+	"migrate":         {"RangeMigrationSteps", "TraceRangeMigration", "MigTrace"},
+	"migrate-abandon": {"RangeMigrationSteps", "TraceRangeMigration", "MigTrace"},
 }
 
 type options struct {
@@ -60,7 +64,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	if def == "" {
 		def = filepath.Join("..", "shared", "tools", "tla2tools.jar")
 	}
-	fs.StringVar(&o.scenario, "scenario", "coord", "scenario to run (coord, coord-zombie, coord-churn)")
+	fs.StringVar(&o.scenario, "scenario", "coord", "scenario to run (coord, coord-zombie, coord-churn, migrate, migrate-abandon)")
 	fs.StringVar(&seeds, "seeds", "1-10", "seeds, A-B or N")
 	fs.StringVar(&o.jar, "jar", def, "path of tla2tools.jar (default $TLA2TOOLS, else ../shared/tools/tla2tools.jar)")
 	fs.StringVar(&o.dir, "dir", "tla", "directory of the specifications")
