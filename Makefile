@@ -136,7 +136,7 @@ tlc:
 
 ## trace-validate: every seed of SEEDS of each scenario with a TLA+ trace specification, its trace replayed by
 ## TLC against the specification (make trace-validate SEEDS=1-200); TRACE_SCENARIOS narrows the list
-TRACE_SCENARIOS ?= coord coord-zombie coord-churn
+TRACE_SCENARIOS ?= coord coord-zombie coord-churn migrate migrate-abandon
 trace-validate:
 	@for s in $(TRACE_SCENARIOS); do \
 	  echo "== $$s"; TLA2TOOLS=$(TLA2TOOLS) $(GO) run ./tla/tracecheck -scenario $$s -seeds $(SEEDS) || exit 1; \

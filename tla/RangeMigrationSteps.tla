@@ -139,11 +139,12 @@ InWindow(v, pass) == IF pass = 1 THEN TSOf(v) <= job.snap
                      ELSE job.low < TSOf(v) /\ TSOf(v) <= job.fence
 
 \* An import batch into the staged keyspace: versions the source held, in
-\* the window of their pass.  A delayed batch may land after the job moved
-\* on to FAILED or ABANDONING (never after the target abandoned its rows:
-\* then it is refused and changes nothing).
+\* the window of their pass, before CUTOVER.  A delayed batch may land
+\* after the job moved on to FAILED or ABANDONING (never after the target
+\* abandoned its rows: then it is refused and changes nothing).
 Import(vs, pass) ==
-    /\ phase \in {Backfill, DeltaCopy, Failed, Abandoning}
+    /\ phase \in {Backfill, DeltaCopy, Failed, Abandoning} /\ ~job.cut
+    /\ phase = Failed => BeforeCutover(job.retry)
     /\ pass = 1 => job.snap > 0
     /\ pass = 2 => job.fence > 0
     /\ vs \subseteq hist
@@ -357,11 +358,12 @@ M_FencedWritesRejected == FenceInForce => \A v \in src : TSOf(v) <= job.fence
 M_HLCMonotone == \A v \in tacked : TSOf(v) > Floor
 
 \* M.ExactlyOnceCopy: from CUTOVER until the source is cleaned, every source
-\* version at or below fence_ts is on the target (staged or promoted), and
+\* version at or below fence_ts is on the target (staged or promoted, unless
+\* the target's compaction dropped it under a newer version), and
 \* nothing staged or promoted in the span came from anywhere but the source
 \* within its window or a target write.
 M_ExactlyOnceCopy ==
-    /\ (job.cut /\ ~cleaned) => {v \in src : TSOf(v) <= job.fence} \subseteq stg \cup tgt
+    /\ (job.cut /\ ~cleaned) => {v \in src : TSOf(v) <= job.fence} \subseteq stg \cup tgt \cup gone
     /\ stg \subseteq hist
     /\ job.cut => \A v \in stg : TSOf(v) <= job.fence
 

@@ -4,17 +4,30 @@ import "testing"
 
 func TestJudge(t *testing.T) {
 	var ok result
-	judge(&ok, "Error: Invariant NotDone is violated.\nError: The behavior up to this point is:\n")
+	judge(&ok, "Error: Invariant NotDone is violated.\nError: The behavior up to this point is:\n", false)
 	if !ok.validated || ok.problem != "" {
 		t.Errorf("a trace TLC followed to its end: %+v", ok)
 	}
-	stuck := result{events: 40}
-	judge(&stuck, "Model checking completed. No error has been found.\n27 states generated, 27 distinct states found, 0 states left on queue.\nThe depth of the complete state graph search is 27.\n")
-	if stuck.validated || stuck.reached != 26 {
-		t.Errorf("a trace TLC could not follow past event 27: %+v", stuck)
+	done := "Model checking completed. No error has been found.\n27 states generated, 27 distinct states found, 0 states left on queue.\nThe depth of the complete state graph search is 27.\n"
+	for _, byDepth := range []bool{false, true} {
+		stuck := result{events: 40}
+		judge(&stuck, done, byDepth)
+		if stuck.validated || stuck.reached != 26 {
+			t.Errorf("byDepth %v: a trace TLC could not follow past event 27: %+v", byDepth, stuck)
+		}
+	}
+	whole := result{events: 26}
+	judge(&whole, done, true)
+	if !whole.validated || whole.reached != 26 {
+		t.Errorf("byDepth: a search as deep as the trace is long: %+v", whole)
+	}
+	whole = result{events: 26}
+	judge(&whole, done, false)
+	if whole.validated {
+		t.Errorf("without byDepth only NotDone's violation validates: %+v", whole)
 	}
 	var broken result
-	judge(&broken, "Error: Parsing or semantic analysis failed.\n")
+	judge(&broken, "Error: Parsing or semantic analysis failed.\n", true)
 	if broken.problem == "" {
 		t.Errorf("a TLC error was not reported: %+v", broken)
 	}
