@@ -11,13 +11,18 @@
 (* state exactly as the event says.  The specification has no bugs: a step *)
 (* a bug let through is not a step of it.                                  *)
 (*                                                                         *)
-(* TLC explores the behaviours that follow the trace; the trace validates  *)
-(* when some behaviour reaches its end, which TLC reports as the violation *)
-(* of the invariant NotDone (tla/tracecheck reads it so).                  *)
+(* MigTrace.tla holds a sequence of traces (Traces; one per run, several  *)
+(* when tla/tracecheck validates a batch of seeds in one TLC run): the     *)
+(* behaviours start in any one of them.  TLC explores the behaviours that  *)
+(* follow a trace; the trace validates when some behaviour reaches its     *)
+(* end, which TraceNext prints as <<"validated", t>> (and, for a single    *)
+(* trace, the search's depth shows: one more than the trace's length).     *)
 (***************************************************************************)
 EXTENDS Naturals, Sequences, FiniteSets, TLC, MigTrace
 
-VARIABLES phase, job, routes, src, tgt, stg, tfloor, armed, prom, cleaned, acked, tacked, hist, gone, i
+VARIABLES phase, job, routes, src, tgt, stg, tfloor, armed, prom, cleaned, acked, tacked, hist, gone,
+          t,  \* the trace followed
+          i   \* the events of it followed
 
 RM == INSTANCE RangeMigrationSteps WITH Keys <- TraceKeys, MaxTS <- TraceMaxTS, MaxWrites <- 1000000000
 
@@ -48,16 +53,18 @@ Seen(e) ==
     /\ stg' = (stg \ e.stgDel) \cup e.stgAdd
     /\ tfloor' = e.tfloor /\ armed' = e.armed /\ prom' = e.prom /\ cleaned' = e.cleaned
 
-TraceInit == i = 0 /\ RM!Init
+TraceInit == t \in 1..Len(Traces) /\ i = 0 /\ RM!Init
 
 TraceNext ==
-    /\ i < Len(Trace)
-    /\ i' = i + 1
-    /\ Do(Trace[i + 1])
-    /\ Seen(Trace[i + 1])
+    LET tr == Traces[t] IN
+    /\ i < Len(tr)
+    /\ i' = i + 1 /\ UNCHANGED t
+    /\ Do(tr[i + 1])
+    /\ Seen(tr[i + 1])
+    /\ i + 1 = Len(tr) => PrintT(<<"validated", t>>)
 
-TraceSpec == TraceInit /\ [][TraceNext]_<<specVars, i>>
+TraceSpec == TraceInit /\ [][TraceNext]_<<specVars, t, i>>
 
-\* Violated exactly when a behaviour of the specification follows the whole trace.
-NotDone == i < Len(Trace)
+\* Violated exactly when a behaviour of the specification follows a whole trace.
+NotDone == i < Len(Traces[t])
 =============================================================================

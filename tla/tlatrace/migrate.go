@@ -322,7 +322,7 @@ func (m *Migration) WriteModule(w io.Writer, name string) error {
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString(">>\n====\n")
+	b.WriteString(">>\nTraces == <<Trace>>\n====\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }

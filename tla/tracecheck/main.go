@@ -7,6 +7,7 @@
 //
 //	go run ./tla/tracecheck -scenario coord -seeds 1-200
 //	go run ./tla/tracecheck -scenario coord-zombie -seeds 18 -bug coord.no-fence-check -expect-fail
+//	go run ./tla/tracecheck -scenario migrate -seeds 1-200 -batch 25
 //
 // It prints one line per seed and a summary with events validated per
 // second (TLC's wall time, JVM start included). Exit status: 0 when every
@@ -32,11 +33,13 @@ import (
 )
 
 // traceSpec names a scenario's specification and trace modules. With
-// byDepth the trace validates when TLC's search reaches the trace's end
-// (its depth is one more than the events) and ends without error, instead
-// of by the violation of NotDone: TLC then prints no behaviour, which for
-// the migration traces (hundreds of versions in every state) costs more
-// than the search.
+// byDepth the trace module holds a sequence of traces (Traces), so seeds
+// can be validated in batches (-batch), and a trace validates when TLC's
+// search reaches its end (printed as <<"validated", t>>; alone, its depth
+// is one more than the events) and ends without error, instead of by the
+// violation of NotDone: TLC then prints no behaviour, which for the
+// migration traces (hundreds of versions in every state) costs more than
+// the search.
 type traceSpec struct {
 	spec, trace, module string
 	byDepth             bool
@@ -62,6 +65,7 @@ type options struct {
 	expectFail bool
 	keep       string
 	parallel   int
+	batch      int
 }
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -84,11 +88,16 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.expectFail, "expect-fail", false, "every trace must be rejected (for runs with a bug on)")
 	fs.StringVar(&o.keep, "keep", "", "copy traces that do not end as expected into this folder")
 	fs.IntVar(&o.parallel, "parallel", 2, "seeds validated at once (each TLC runs one worker)")
+	fs.IntVar(&o.batch, "batch", 1, "seeds validated by one TLC run (specifications with a sequence of traces: migrate, migrate-abandon)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
-	if _, ok := specOf[o.scenario]; !ok {
+	sp, ok := specOf[o.scenario]
+	if !ok {
 		return o, fmt.Errorf("no trace specification for scenario %q", o.scenario)
+	}
+	if o.batch > 1 && !sp.byDepth {
+		return o, fmt.Errorf("-batch needs a specification with a sequence of traces (not %s)", sp.trace)
 	}
 	var err error
 	if o.from, o.to, err = seedRange(seeds); err != nil {
@@ -163,15 +172,31 @@ func checkAll(o options) []chan outcome {
 	for i := range results {
 		results[i] = make(chan outcome, 1)
 	}
+	size := max(o.batch, 1)
 	slots := make(chan struct{}, max(o.parallel, 1))
 	go func() {
-		for i := 0; i < n; i++ {
+		for i := 0; i < n; i += size {
 			slots <- struct{}{}
-			go func(i int) {
+			go func(i, j int) {
 				defer func() { <-slots }()
-				r, err := checkSeed(o, o.from+uint64(i))
-				results[i] <- outcome{r, err}
-			}(i)
+				if j-i == 1 {
+					r, err := checkSeed(o, o.from+uint64(i))
+					results[i] <- outcome{r, err}
+					return
+				}
+				var seeds []uint64
+				for k := i; k < j; k++ {
+					seeds = append(seeds, o.from+uint64(k))
+				}
+				rs, err := checkBatch(o, seeds)
+				for k := i; k < j; k++ {
+					if err != nil {
+						results[k] <- outcome{err: err}
+					} else {
+						results[k] <- outcome{r: rs[k-i]}
+					}
+				}
+			}(i, min(i+size, n))
 		}
 	}()
 	return results
@@ -239,21 +264,11 @@ func (s summary) String() string {
 // checkSeed runs one seed with its trace and validates the trace.
 func checkSeed(o options, seed uint64) (result, error) {
 	sp := specOf[o.scenario]
-	r := result{seed: seed}
-	var buf bytes.Buffer
-	cfg := scenarios.Config{Seed: seed, TLATrace: &buf, TLATraceModule: sp.module}
-	if len(o.bugs) > 0 {
-		set, err := bugs.Parse(o.bugs...)
-		if err != nil {
-			return r, err
-		}
-		cfg.Bugs = set
-	}
-	res, err := scenarios.Run(o.scenario, cfg)
+	rt, err := runSeed(o, sp, seed)
 	if err != nil {
-		return r, err
+		return rt.r, err
 	}
-	r.verdict = string(res.Verdict)
+	r, buf := rt.r, bytes.NewBuffer(rt.module)
 	dir, err := os.MkdirTemp("", "tracecheck-")
 	if err != nil {
 		return r, err
@@ -262,7 +277,6 @@ func checkSeed(o options, seed uint64) (result, error) {
 	if err := stage(o, sp, buf.Bytes(), dir); err != nil {
 		return r, err
 	}
-	r.events = bytes.Count(buf.Bytes(), []byte("\n  [act |-> "))
 	start := time.Now()
 	out := tlc(o, sp.trace, dir)
 	r.seconds = time.Since(start).Seconds()
@@ -275,6 +289,28 @@ func checkSeed(o options, seed uint64) (result, error) {
 		_ = os.WriteFile(filepath.Join(o.keep, fmt.Sprintf("%s-seed%d.tla", o.scenario, seed)), buf.Bytes(), 0o644)
 	}
 	return r, nil
+}
+
+// runSeed runs one seed of the scenario with its trace.
+func runSeed(o options, sp traceSpec, seed uint64) (runTrace, error) {
+	rt := runTrace{r: result{seed: seed}}
+	var buf bytes.Buffer
+	cfg := scenarios.Config{Seed: seed, TLATrace: &buf, TLATraceModule: sp.module}
+	if len(o.bugs) > 0 {
+		set, err := bugs.Parse(o.bugs...)
+		if err != nil {
+			return rt, err
+		}
+		cfg.Bugs = set
+	}
+	res, err := scenarios.Run(o.scenario, cfg)
+	if err != nil {
+		return rt, err
+	}
+	rt.r.verdict = string(res.Verdict)
+	rt.module = buf.Bytes()
+	rt.r.events = bytes.Count(rt.module, []byte("\n  [act |-> "))
+	return rt, nil
 }
 
 // stage puts the specification, the trace specification and the trace
