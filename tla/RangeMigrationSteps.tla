@@ -37,7 +37,10 @@ EXTENDS Naturals, FiniteSets, TLC
 CONSTANTS
     Keys,       \* the raw keys of the moving span (ranks)
     MaxTS,      \* timestamps are 1..MaxTS (0: none)
-    MaxWrites   \* state bound: client writes (model checking only)
+    MaxWrites,  \* state bound: client writes (model checking only)
+    Bugs        \* injected bugs, by their model/bugs names (gap configurations; {} for traces)
+
+Has(b) == b \in Bugs
 
 S == "S"
 T == "T"
@@ -124,10 +127,12 @@ Floor == Max2(job.fence, job.maxImp)
 ClientWrite(g, vs) ==
     /\ vs # {}
     /\ IF g = S
-       THEN /\ ~FenceInForce /\ ~job.cut
+       THEN /\ ~FenceInForce \/ Has("migrate.fence-needs-version")
+            /\ ~job.cut
             /\ src' = src \cup vs /\ hist' = hist \cup vs
             /\ UNCHANGED <<tgt, tacked>>
-       ELSE /\ job.cut /\ \A v \in vs : TSOf(v) > Floor
+       ELSE /\ job.cut
+            /\ \A v \in vs : TSOf(v) > Floor \/ Has("migrate.no-hlc-advance")
             /\ tgt' = tgt \cup vs /\ tacked' = tacked \cup vs
             /\ UNCHANGED <<src, hist>>
     /\ acked' = acked \cup vs
@@ -166,7 +171,8 @@ Promote(vs) ==
 \* The source deletes its versions at or below fence_ts, only once the
 \* target's promotion is durable and staged visibility is off.
 CleanSource(fts) ==
-    /\ phase = Cleanup /\ prom /\ job.cleared
+    /\ phase = Cleanup
+    /\ (prom /\ job.cleared) \/ Has("migrate.cleanup-before-promotion")
     /\ fts = job.fence
     /\ src' = {v \in src : TSOf(v) > fts}
     /\ cleaned' = TRUE

@@ -24,7 +24,7 @@ VARIABLES phase, job, routes, src, tgt, stg, tfloor, armed, prom, cleaned, acked
           t,  \* the trace followed
           i   \* the events of it followed
 
-RM == INSTANCE RangeMigrationSteps WITH Keys <- TraceKeys, MaxTS <- TraceMaxTS, MaxWrites <- 1000000000
+RM == INSTANCE RangeMigrationSteps WITH Keys <- TraceKeys, MaxTS <- TraceMaxTS, MaxWrites <- 1000000000, Bugs <- {}
 
 specVars == <<phase, job, routes, src, tgt, stg, tfloor, armed, prom, cleaned, acked, tacked, hist, gone>>
 
