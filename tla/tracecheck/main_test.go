@@ -1,6 +1,10 @@
 package main
 
-import "testing"
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
 
 func TestJudge(t *testing.T) {
 	var ok result
@@ -54,5 +58,29 @@ func TestEventAt(t *testing.T) {
 	}
 	if got := eventAt(data, 5); got != "(past the end)" {
 		t.Errorf("event 5 = %q", got)
+	}
+}
+
+func TestCombine(t *testing.T) {
+	mod := func(keys, ts int, events string) []byte {
+		return []byte("---- MODULE MigTrace ----\nEXTENDS Integers, Sequences, TLC\nTraceKeys == 1.." + strconv.Itoa(keys) +
+			"\nTraceMaxTS == " + strconv.Itoa(ts) + "\nTrace == <<\n" + events + "\n>>\nTraces == <<Trace>>\n====\n")
+	}
+	out, err := combine("MigTrace", []runTrace{
+		{r: result{seed: 1}, module: mod(3, 7, `  [act |-> "write"],`+"\n"+`  [act |-> "job"]`)},
+		{r: result{seed: 2}, module: mod(5, 4, `  [act |-> "import"]`)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"---- MODULE MigTrace ----", "TraceKeys == 1..5\n", "TraceMaxTS == 7\n",
+		"Trace1 == <<\n  [act |-> \"write\"],\n  [act |-> \"job\"]\n>>\n", "Trace2 == <<\n  [act |-> \"import\"]\n>>\n",
+		"Traces == <<Trace1, Trace2>>\n====\n"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("combined module lacks %q:\n%s", want, out)
+		}
+	}
+	if _, err := combine("MigTrace", []runTrace{{module: []byte("not a trace")}}); err == nil {
+		t.Error("a module without a trace was combined")
 	}
 }
