@@ -135,9 +135,11 @@ tlc:
 	TLA2TOOLS=$(TLA2TOOLS) $(GO) run ./tla/tlcrun -dir tla
 
 ## trace-validate: every seed of SEEDS of each scenario with a TLA+ trace specification, its trace replayed by
-## TLC against the specification (make trace-validate SEEDS=1-200); TRACE_SCENARIOS narrows the list
+## TLC against the specification (make trace-validate SEEDS=1-200); TRACE_SCENARIOS narrows the list; the migration
+## scenarios' seeds go TRACE_BATCH to a TLC run
 TRACE_SCENARIOS ?= coord coord-zombie coord-churn migrate migrate-abandon
+TRACE_BATCH ?= 25
 trace-validate:
 	@for s in $(TRACE_SCENARIOS); do \
-	  echo "== $$s"; TLA2TOOLS=$(TLA2TOOLS) $(GO) run ./tla/tracecheck -scenario $$s -seeds $(SEEDS) || exit 1; \
+	  echo "== $$s"; TLA2TOOLS=$(TLA2TOOLS) $(GO) run ./tla/tracecheck -scenario $$s -seeds $(SEEDS) -batch $(TRACE_BATCH) || exit 1; \
 	done

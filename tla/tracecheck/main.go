@@ -88,7 +88,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.expectFail, "expect-fail", false, "every trace must be rejected (for runs with a bug on)")
 	fs.StringVar(&o.keep, "keep", "", "copy traces that do not end as expected into this folder")
 	fs.IntVar(&o.parallel, "parallel", 2, "seeds validated at once (each TLC runs one worker)")
-	fs.IntVar(&o.batch, "batch", 1, "seeds validated by one TLC run (specifications with a sequence of traces: migrate, migrate-abandon)")
+	fs.IntVar(&o.batch, "batch", 1, "seeds validated by one TLC run (migrate, migrate-abandon: specifications with a sequence of traces; 1 for the others)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -96,8 +96,8 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	if !ok {
 		return o, fmt.Errorf("no trace specification for scenario %q", o.scenario)
 	}
-	if o.batch > 1 && !sp.byDepth {
-		return o, fmt.Errorf("-batch needs a specification with a sequence of traces (not %s)", sp.trace)
+	if !sp.byDepth {
+		o.batch = 1 // one trace per module: nothing to batch
 	}
 	var err error
 	if o.from, o.to, err = seedRange(seeds); err != nil {
