@@ -322,7 +322,12 @@ MetaStep ==
     \/ ToFailed \/ Retry \/ RequestAbandon \/ AbandonClearFence \/ LiftFence \/ Abandon
 
 -----------------------------------------------------------------------------
-(* Model checking: parameters drawn from small domains. *)
+(* Model checking: parameters drawn from small domains.  The metadata     *)
+(* steps' parameters are the values the migrator would record (the newest *)
+(* staged ts as max_imported; delta_floor snapshot_ts or just below a     *)
+(* version not yet staged): other values only multiply the states.         *)
+
+LowChoices == {job.snap} \cup {TSOf(v) - 1 : v \in {w \in src \ stg : TSOf(w) <= job.snap}}
 
 Next ==
     \/ /\ Cardinality(acked) < MaxWrites
@@ -336,8 +341,8 @@ Next ==
     \/ ArmFence \/ DisarmFence
     \/ \E g \in {S, T}, k \in Keys, ts \in TSs : Compact(g, {<<k, ts>>})
     \/ \E ts \in TSs : StartBackfill(ts)
-    \/ \E m \in 0..MaxTS, d \in BOOLEAN : Progress(m, d)
-    \/ \E f \in TSs, l \in 0..MaxTS : FenceApplied(f, l)
+    \/ \E d \in BOOLEAN : Progress(Max2(job.maxImp, MaxTSIn(stg)), d)
+    \/ \E f \in TSs, l \in LowChoices : FenceApplied(f, l)
     \/ \E rf \in {"ARMING", "ARMED", "CLEARING"} : ReadFenceStep(rf)
     \/ MetaStep
     \/ UNCHANGED <<meta, src, tgt, stg, tfloor, armed, prom, cleaned, ghosts>> /\ FALSE
