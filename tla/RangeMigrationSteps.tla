@@ -206,13 +206,19 @@ DisarmFence ==
     /\ UNCHANGED <<meta, src, tgt, stg, tfloor, prom, cleaned, ghosts>>
 
 \* Compaction drops versions a newer version of the same key (kept) shadows.
+\* While the job copies (snapshot_ts taken, not cut over, not abandoned)
+\* the retention pin keeps every source version of the span the target has
+\* not staged: the export may still need it, and the target answers reads
+\* down to the source's compaction watermark of the start of the job.
 \* (A set, not \E: TLC would take each witness of an \E in an action for a
 \* successor of its own.)
+Pinned == job.snap > 0 /\ ~job.cut /\ phase \notin {Abandoning, Abandoned}
 Shadowed(v, after) == {w \in after : w[1] = v[1] /\ TSOf(w) > TSOf(v)} # {}
 Compact(g, vs) ==
     /\ vs # {}
     /\ IF g = S
        THEN /\ vs \subseteq src /\ \A v \in vs : Shadowed(v, src \ vs)
+            /\ Pinned => vs \subseteq stg
             /\ src' = src \ vs /\ UNCHANGED tgt
        ELSE /\ vs \subseteq tgt /\ \A v \in vs : Shadowed(v, tgt \ vs)
             /\ tgt' = tgt \ vs /\ UNCHANGED src
