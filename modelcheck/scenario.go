@@ -13,7 +13,7 @@ import (
 // run is the real scenario: its protocol code, nemesis and checkers, with
 // the loop tracking states (simclock.Loop.TrackStates).
 func ScenarioWorld(name string, cfg scenarios.Config) World {
-	return func(src simclock.Source, visit func(simclock.Digest) bool) (Outcome, error) {
+	return func(src simclock.Source, visit func(func() simclock.Digest) bool) (Outcome, error) {
 		ex := &explorer{src: src, visit: visit}
 		c := cfg
 		c.Explorer, c.Source, c.Choices, c.Record, c.TraceOut = ex, nil, nil, false, nil
@@ -40,14 +40,15 @@ func ScenarioWorld(name string, cfg scenarios.Config) World {
 
 // explorer is the scenarios.Explorer of one run.
 type explorer struct {
-	src   simclock.Source
-	visit func(simclock.Digest) bool
-	loop  *simclock.Loop
+	src    simclock.Source
+	visit  func(func() simclock.Digest) bool
+	loop   *simclock.Loop
+	digest func() simclock.Digest // the loop's StateDigest, bound once per run
 }
 
 func (e *explorer) Begin(l *simclock.Loop) simclock.Source {
-	e.loop = l
+	e.loop, e.digest = l, l.StateDigest
 	return e.src
 }
 
-func (e *explorer) Visit(l *simclock.Loop) bool { return e.visit(l.StateDigest()) }
+func (e *explorer) Visit(*simclock.Loop) bool { return e.visit(e.digest) }

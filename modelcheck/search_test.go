@@ -87,7 +87,7 @@ func (k *ticker) Receive(ctx *simclock.Context, msg any) {
 // states whose workers are at different points, which the soundness
 // check must catch.
 func counterRun(n, incs int, locked, unsound bool) World {
-	return func(src simclock.Source, visit func(simclock.Digest) bool) (Outcome, error) {
+	return func(src simclock.Source, visit func(func() simclock.Digest) bool) (Outcome, error) {
 		l := simclock.NewLoop(nil, simclock.Budget{MaxEvents: 10_000})
 		w := &counterWorld{locked: locked, holder: -1, want: n * incs}
 		cut := false
@@ -100,9 +100,9 @@ func counterRun(n, incs int, locked, unsound bool) World {
 				sum := blake3.Sum256(b[:])
 				var d simclock.Digest
 				copy(d[:], sum[:])
-				ok = visit(d)
+				ok = visit(func() simclock.Digest { return d })
 			} else {
-				ok = visit(l.StateDigest())
+				ok = visit(l.StateDigest)
 			}
 			cut = cut || !ok
 			return ok
