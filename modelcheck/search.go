@@ -45,6 +45,15 @@ type Bounds struct {
 	// Time stops the search after this much wall time (0: no limit); like
 	// Max it leaves the search incomplete.
 	Time time.Duration
+	// Memory bounds the bytes the search's tables may hold: the seen set
+	// (16 bytes a slot, at most 90% full) and the prefixes (24 bytes each),
+	// counted as allocated, old and new table together while one grows
+	// (0: no limit). A search that reaches it stops, incomplete
+	// (Report.MemoryBound). The count is exact and does not depend on the
+	// machine, so where a search stops is reproducible; the worlds' own
+	// memory and the collector's headroom come on top (simrun check gives
+	// the tables three quarters of its -max-memory).
+	Memory int
 	// NoPrune explores every path even through states seen before; with
 	// All it is the reference a pruned search must agree with.
 	NoPrune bool
@@ -96,9 +105,15 @@ type Report struct {
 	// (depth, draws, faults, values or forks that do not branch), so a
 	// complete search is not exhaustive.
 	Bounded   bool
-	Truncated bool   // stopped at Max or Time
-	Property  string // the first violated property, if any
-	Witness   []Draw // the path to it, up to the violation
+	Truncated bool // stopped at Max, Time or the memory bound
+	// MemoryBound: the search stopped because its tables reached
+	// Bounds.Memory (Truncated is set too).
+	MemoryBound bool
+	// TableBytes is the memory the search's tables held at the end: the
+	// seen set and the prefixes generated.
+	TableBytes int
+	Property   string // the first violated property, if any
+	Witness    []Draw // the path to it, up to the violation
 	// WitnessStates and WitnessRuns are how many states and runs the
 	// search had visited when it found the violation.
 	WitnessStates, WitnessRuns int
@@ -132,36 +147,69 @@ func perSec(n int, d time.Duration) float64 {
 }
 
 // node is a prefix: its parent's choices plus one more, at a later draw
-// position. A queue of nodes costs a few words per prefix, not a slice.
+// position. Nodes live in one slice (searcher.nodes) and name their parent
+// by index: no pointers for the collector to scan, 24 bytes a prefix, and
+// in a breadth-first search the slice is the queue itself.
 type node struct {
-	parent        *node
+	parent        uint32 // the index of the parent; the root (index 0) has none
 	pos           int32
 	val           uint64
 	depth, faults uint16
 }
 
-// choices returns the prefix's non-zero draws by position.
-func (n *node) choices() []choice {
+// nodeBytes is the size of a node.
+const nodeBytes = 24
+
+// choices returns the prefix of node i as non-zero draws by position.
+func (s *searcher) choices(i uint32) []choice {
 	k := 0
-	for m := n; m != nil && m.parent != nil; m = m.parent {
+	for m := i; m != 0; m = s.nodes[m].parent {
 		k++
 	}
 	out := make([]choice, k)
-	for m := n; m != nil && m.parent != nil; m = m.parent {
+	for m := i; m != 0; m = s.nodes[m].parent {
 		k--
-		out[k] = choice{pos: int(m.pos), val: m.val}
+		out[k] = choice{pos: int(s.nodes[m].pos), val: s.nodes[m].val}
 	}
 	return out
 }
 
-// errStop ends a search early (a violation, Max or Time).
+// addNode appends n to the nodes, growing the slice by doubling while the
+// memory bound allows; it reports false, adding nothing, when it does not.
+func (s *searcher) addNode(n node) bool {
+	if len(s.nodes) == cap(s.nodes) {
+		grown := max(2*cap(s.nodes), 1024)
+		if s.b.Memory > 0 && s.seen.Bytes()+(cap(s.nodes)+grown)*nodeBytes > s.b.Memory {
+			return false
+		}
+		s.nodes = slices.Grow(s.nodes, grown-len(s.nodes))
+	}
+	s.nodes = append(s.nodes, n)
+	return true
+}
+
+// room reports whether the seen set may allocate a table of bytes beside
+// its current one within the memory bound.
+func (s *searcher) room(bytes int) bool {
+	return s.b.Memory <= 0 || s.seen.Bytes()+bytes+cap(s.nodes)*nodeBytes <= s.b.Memory
+}
+
+// TableBytes is the memory the search's tables (the seen set and the
+// prefixes) hold.
+func (s *searcher) tableBytes() int { return s.seen.Bytes() + cap(s.nodes)*nodeBytes }
+
+// errStop ends a search early (a violation, Max, Time or Memory).
 var errStop = errors.New("stop")
+
+// errMemory ends a search whose tables reached the memory bound.
+var errMemory = fmt.Errorf("%w: memory bound", errStop)
 
 // searcher is the state both strategies share.
 type searcher struct {
 	world  World
 	b      Bounds
 	seen   *seenSet
+	nodes  []node // every prefix generated (in a BFS, also its queue)
 	tape   tape
 	start  time.Time
 	report Report
@@ -172,7 +220,11 @@ func Search(world World, b Bounds, strategy Strategy) (Report, error) {
 	if b.Values < 2 {
 		b.Values = 2
 	}
-	s := &searcher{world: world, b: b, seen: newSeenSet(), start: time.Now()}
+	if err := checkBounds(b); err != nil {
+		return Report{}, err
+	}
+	s := &searcher{world: world, b: b, start: time.Now()}
+	s.seen = newSeenSet(s.room)
 	s.tape.fault = b.Fault.Match
 	if b.All {
 		s.report.Violations = map[string]int{}
@@ -185,6 +237,10 @@ func Search(world World, b Bounds, strategy Strategy) (Report, error) {
 	}
 	s.report.Elapsed = time.Since(s.start)
 	s.report.Distinct = s.seen.Len()
+	s.report.TableBytes = s.tableBytes()
+	if errors.Is(err, errMemory) {
+		s.report.Truncated, s.report.MemoryBound = true, true
+	}
 	if errors.Is(err, errStop) {
 		err = nil
 	} else if err == nil {
@@ -193,20 +249,19 @@ func Search(world World, b Bounds, strategy Strategy) (Report, error) {
 	return s.report, err
 }
 
-// bfs runs prefixes in order of depth.
+// bfs runs prefixes in order of depth: the nodes are generated in that
+// order, so they are their own queue.
 func (s *searcher) bfs() error {
-	queue := []*node{{}}
-	for head := 0; head < len(queue); head++ {
-		n := queue[head]
-		queue[head] = nil
+	s.nodes = s.nodes[:0]
+	s.addNode(node{})
+	for head := 0; head < len(s.nodes); head++ {
+		n := s.nodes[head]
 		s.report.Depth = max(s.report.Depth, int(n.depth))
-		if err := s.runNode(n); err != nil {
+		if err := s.runNode(uint32(head)); err != nil {
 			return err
 		}
-		queue = s.children(n, queue, s.b.Depth)
-		if head > 1<<16 && head*2 > len(queue) { // drop the consumed half
-			queue = append(queue[:0], queue[head+1:]...)
-			head = -1
+		if err := s.children(uint32(head), nil, s.b.Depth, true); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -218,8 +273,10 @@ func (s *searcher) bfs() error {
 func (s *searcher) iddfs() error {
 	for limit := 0; limit <= s.b.Depth; limit++ {
 		s.report.Depth = limit
-		s.seen = newSeenSet()
-		cut, err := s.dfs(&node{}, limit)
+		s.nodes = s.nodes[:0]
+		s.seen = newSeenSet(s.room)
+		s.addNode(node{})
+		cut, err := s.dfs(0, limit)
 		if err != nil {
 			return err
 		}
@@ -230,32 +287,42 @@ func (s *searcher) iddfs() error {
 	return nil
 }
 
-// dfs explores n and its descendants up to limit non-zero choices. It
-// reports whether the limit left some child unexplored.
-func (s *searcher) dfs(n *node, limit int) (bool, error) {
-	if err := s.runNode(n); err != nil {
+// dfs explores node i and its descendants up to limit non-zero choices. It
+// reports whether the limit left some child unexplored. The nodes of a
+// subtree are dropped once it is explored.
+func (s *searcher) dfs(i uint32, limit int) (bool, error) {
+	if err := s.runNode(i); err != nil {
 		return false, err
 	}
-	if int(n.depth) >= limit {
-		return len(s.children(n, nil, int(n.depth)+1)) > 0, nil
+	depth := int(s.nodes[i].depth)
+	if depth >= limit {
+		var kids []uint32
+		err := s.children(i, &kids, depth+1, false)
+		return len(kids) > 0, err
+	}
+	var kids []uint32
+	mark := len(s.nodes)
+	if err := s.children(i, &kids, limit, true); err != nil {
+		return false, err
 	}
 	cut := false
-	for _, k := range s.children(n, nil, limit) {
+	for _, k := range kids {
 		c, err := s.dfs(k, limit)
 		if err != nil {
 			return false, err
 		}
 		cut = cut || c
 	}
+	s.nodes = s.nodes[:mark]
 	return cut, nil
 }
 
 // runNode runs the world on n's prefix; the tape keeps its draws.
-func (s *searcher) runNode(n *node) error {
+func (s *searcher) runNode(i uint32) error {
 	t := &s.tape
-	t.reset(n.choices())
+	t.reset(s.choices(i))
 	s.report.Runs++
-	pruned, stop := false, false
+	pruned, stop, full := false, false, false
 	visit := func(state func() simclock.Digest) bool {
 		if !t.past() {
 			return true // still on the parent's path: nothing new yet
@@ -264,6 +331,10 @@ func (s *searcher) runNode(n *node) error {
 		covered, _ := s.seen.visit(state(), s.spent())
 		if covered && !s.b.NoPrune {
 			pruned = true
+			return false
+		}
+		if s.seen.Full() {
+			full = true
 			return false
 		}
 		if (s.b.Max > 0 && s.seen.Len() >= s.b.Max) || s.overTime() {
@@ -293,6 +364,9 @@ func (s *searcher) runNode(n *node) error {
 		}
 		s.report.Violations[out.Property]++
 	}
+	if full {
+		return errMemory
+	}
 	if stop {
 		s.report.Truncated = true
 		return errStop
@@ -308,7 +382,9 @@ func (s *searcher) spent() budget {
 		b.faults = uint16(s.tape.faults)
 	}
 	if s.b.Draws > 0 {
-		b.pos = uint32(len(s.tape.draws))
+		// Past the Draws bound no draw branches: every such position has
+		// the same future, so they all count as the bound itself.
+		b.pos = uint32(min(len(s.tape.draws), s.b.Draws))
 	}
 	return b
 }
@@ -317,19 +393,22 @@ func (s *searcher) overTime() bool {
 	return s.b.Time > 0 && time.Since(s.start) > s.b.Time
 }
 
-// children appends to out the prefixes that differ from n's run in one
-// more draw made after its prefix (and before the run ended or was cut),
-// with at most limit non-zero choices. It notes whether a bound held some
-// back.
-func (s *searcher) children(n *node, out []*node, limit int) []*node {
+// children adds the prefixes that differ from node i's run in one more
+// draw made after its prefix (and before the run ended or was cut), with
+// at most limit non-zero choices, and lists their indices in kids (if not
+// nil). With add false it only counts them into kids. It notes whether a
+// bound held some back, and fails with errMemory if the nodes reach the
+// memory bound.
+func (s *searcher) children(i uint32, kids *[]uint32, limit int, add bool) error {
 	t := &s.tape
+	n := s.nodes[i]
 	end := len(t.draws)
 	if s.b.Draws > 0 && end > s.b.Draws {
 		end = s.b.Draws
 		s.report.Bounded = true
 	}
-	for i := t.plen; i < end; i++ {
-		d := t.draws[i]
+	for p := t.plen; p < end; p++ {
+		d := t.draws[p]
 		if d.Bound < 2 {
 			continue
 		}
@@ -350,10 +429,18 @@ func (s *searcher) children(n *node, out []*node, limit int) []*node {
 			s.report.Bounded = true
 		}
 		for _, v := range vals {
-			out = append(out, &node{parent: n, pos: int32(i), val: v, depth: n.depth + 1, faults: faults})
+			if kids != nil {
+				*kids = append(*kids, uint32(len(s.nodes)))
+			}
+			if !add {
+				continue
+			}
+			if !s.addNode(node{parent: i, pos: int32(p), val: v, depth: n.depth + 1, faults: faults}) {
+				return errMemory
+			}
 		}
 	}
-	return out
+	return nil
 }
 
 // alternatives are the non-zero values draw d may take within values (and

@@ -291,3 +291,77 @@ func BenchmarkSearchCounter(b *testing.B) {
 	}
 	b.ReportMetric(float64(distinct)/b.Elapsed().Seconds(), "distinct/s")
 }
+
+// A memory bound stops a search that would need more, incomplete, with its
+// tables within the bound; without it the same search completes.
+func TestMemoryBoundStopsIncomplete(t *testing.T) {
+	world, b := counterRun(3, 2, true, false), Bounds{Depth: 5, Faults: -1}
+	full, err := Search(world, b, BFS)
+	if err != nil || !full.Complete || full.MemoryBound {
+		t.Fatalf("unbounded: %+v %v", full, err)
+	}
+	// The first table (4096 slots) and the first blocks of prefixes fit,
+	// a doubled table beside them does not.
+	b.Memory = 160 << 10
+	if full.Distinct < 4096 {
+		t.Fatalf("the world is too small for the test: %d distinct states", full.Distinct)
+	}
+	rep, err := Search(world, b, BFS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.MemoryBound || !rep.Truncated || rep.Complete || rep.Property != "" {
+		t.Fatalf("bounded: %+v, want stopped by the memory bound", rep)
+	}
+	if rep.TableBytes > b.Memory || rep.Distinct >= full.Distinct || rep.Distinct == 0 {
+		t.Fatalf("bounded: %d table bytes (bound %d), %d distinct of %d", rep.TableBytes, b.Memory, rep.Distinct, full.Distinct)
+	}
+	t.Logf("bounded at %d bytes: %d of %d distinct states, %d table bytes", b.Memory, rep.Distinct, full.Distinct, rep.TableBytes)
+}
+
+// The seen set fills to 90% when it may not grow, then takes no new state
+// but still knows every state it holds.
+func TestSeenSetFillsThenIsFull(t *testing.T) {
+	s := newSeenSet(func(int) bool { return false })
+	key := func(i int) simclock.Digest {
+		sum := blake3.Sum256(binary.LittleEndian.AppendUint64(nil, uint64(i)))
+		var d simclock.Digest
+		copy(d[:], sum[:])
+		return d
+	}
+	n := 0
+	for ; !s.Full(); n++ {
+		if covered, fresh := s.visit(key(n), budget{depth: 2}); covered || !fresh {
+			t.Fatalf("key %d: covered %v fresh %v", n, covered, fresh)
+		}
+	}
+	if n != 4096*9/10+1 || s.Len() != n || s.Bytes() != 4096*seenSlotBytes {
+		t.Fatalf("full after %d keys (%d held, %d bytes)", n, s.Len(), s.Bytes())
+	}
+	if covered, fresh := s.visit(key(n), budget{}); covered || fresh || s.Len() != n {
+		t.Fatal("a full set took a new key")
+	}
+	for i := 0; i < n; i++ {
+		if covered, _ := s.visit(key(i), budget{depth: 3}); !covered {
+			t.Fatalf("key %d was lost", i)
+		}
+		if covered, _ := s.visit(key(i), budget{depth: 1}); covered {
+			t.Fatalf("key %d: a visit with more budget left was pruned", i)
+		}
+	}
+}
+
+// A slot holds the largest budgets the bounds allow, and bounds beyond
+// them are refused.
+func TestBudgetPacking(t *testing.T) {
+	for _, b := range []budget{{}, {depth: maxDepth, faults: maxFaults, pos: maxDraws}, {depth: 3, faults: 1, pos: 700}} {
+		if got := unpack(b.pack()); got != b {
+			t.Fatalf("%+v packs to %+v", b, got)
+		}
+	}
+	for _, b := range []Bounds{{Depth: maxDepth + 1}, {Faults: maxFaults + 1}, {Draws: maxDraws + 1}} {
+		if _, err := Search(counterRun(2, 1, true, false), b, BFS); err == nil {
+			t.Fatalf("%+v was not refused", b)
+		}
+	}
+}

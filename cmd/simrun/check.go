@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
+	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,9 +39,18 @@ exact simrun run -choices command that replays it is printed. With -json,
 stdout holds one JSON object ({"states","distinct","depth","states_per_sec",
 "verdict","property",...}) and the text goes to stderr.
 
+-max-memory bounds the process's memory (default 2GB): the search's tables
+(the seen set and the queue of prefixes) take at most three quarters of it,
+counted exactly, and the Go runtime is asked to keep the rest within it
+(a soft limit, at least 64MB). A
+search that reaches the bound stops with the verdict "incomplete: memory
+bound reached" (in JSON, "verdict":"incomplete" and "incomplete" says why);
+-time and -max-states stop a search incomplete too.
+
 Exit status 0: no violation within the bounds (the text says whether the
 bounds left paths unexplored); 1: a violation; 3: a run's history check could
-not decide, or -exhaustive was asked and a bound cut the search short.`
+not decide, the memory bound stopped the search, or -exhaustive was asked and
+a bound cut the search short.`
 
 // checkFlags are check's own flags.
 type checkFlags struct {
@@ -52,6 +64,7 @@ type checkFlags struct {
 	faultForks string
 	maxStates  int
 	limit      time.Duration
+	maxMemory  string
 	strategy   string
 	out        string
 	force      bool
@@ -71,6 +84,7 @@ func (c *checkFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.faultForks, "fault-forks", "", "the forks whose non-zero draws count against -faults, `PATTERNS` (default: the preset's)")
 	fs.IntVar(&c.maxStates, "max-states", 0, "stop after `N` distinct states (0: no limit)")
 	fs.DurationVar(&c.limit, "time", 0, "stop after `TIME` of wall-clock time (0: no limit)")
+	fs.StringVar(&c.maxMemory, "max-memory", "2GB", "bound the memory to `SIZE` (\"512MB\", \"4GB\"; 0: no bound): the search stops, incomplete, when its tables reach three quarters of it")
 	fs.StringVar(&c.strategy, "strategy", "", "search order, bfs or iddfs (default: the preset's, else bfs)")
 	fs.StringVar(&c.out, "out", "", "write a violation's choices to `FILE` (default: check-SCENARIO-PROPERTY.choices, never overwriting)")
 	fs.BoolVar(&c.force, "force", false, "overwrite -out if it exists")
@@ -96,6 +110,8 @@ type checkJSON struct {
 	Complete       bool     `json:"complete"`
 	Bounded        bool     `json:"bounded"`
 	Verdict        string   `json:"verdict"`
+	Incomplete     string   `json:"incomplete,omitempty"` // why a search stopped before the end of its bounds
+	TableBytes     int      `json:"table_bytes"`
 	Property       string   `json:"property"`
 	WitnessDepth   int      `json:"witness_depth"`
 	WitnessStates  int      `json:"witness_states,omitempty"`
@@ -105,11 +121,12 @@ type checkJSON struct {
 
 // checkSetup is a validated check: what to search and how.
 type checkSetup struct {
-	name     string
-	cfg      scenarios.Config
-	preset   string
-	bounds   modelcheck.Bounds
-	strategy modelcheck.Strategy
+	name      string
+	cfg       scenarios.Config
+	preset    string
+	bounds    modelcheck.Bounds
+	strategy  modelcheck.Strategy
+	maxMemory int64 // -max-memory in bytes (0: none)
 }
 
 func cmdCheck(e *env, args []string) (int, error) {
@@ -138,6 +155,12 @@ func cmdCheck(e *env, args []string) (int, error) {
 		text = e.stderr
 	}
 	printCheckHead(text, setup)
+	if setup.maxMemory > 0 {
+		// The runtime's soft limit: the collector works harder as the heap
+		// nears it. Below minRuntimeLimit the process's own code and data
+		// would keep it collecting without end.
+		debug.SetMemoryLimit(max(setup.maxMemory, minRuntimeLimit))
+	}
 	rep, err := modelcheck.Search(modelcheck.ScenarioWorld(setup.name, setup.cfg), setup.bounds, setup.strategy)
 	if err != nil {
 		return 0, usagef("check: %v", err)
@@ -145,7 +168,8 @@ func cmdCheck(e *env, args []string) (int, error) {
 	out := checkJSON{Scenario: setup.name, Preset: setup.preset, Strategy: setup.strategy.String(), Bugs: setup.cfg.Bugs.Names(),
 		States: rep.States, Distinct: rep.Distinct, Runs: rep.Runs, Pruned: rep.Pruned, Depth: rep.Depth,
 		StatesPerSec: rep.StatesPerSec(), DistinctPerSec: rep.DistinctPerSec(), ElapsedSec: rep.Elapsed.Seconds(),
-		Complete: rep.Complete, Bounded: rep.Bounded || rep.Truncated, Verdict: string(property.VerdictOK)}
+		Complete: rep.Complete, Bounded: rep.Bounded || rep.Truncated, Verdict: string(property.VerdictOK),
+		Incomplete: incomplete(rep), TableBytes: rep.TableBytes}
 	code := exitOK
 	switch {
 	case rep.Property != "":
@@ -158,7 +182,12 @@ func cmdCheck(e *env, args []string) (int, error) {
 	case rep.Unknown != "":
 		out.Verdict, out.Property = string(property.VerdictUnknown), rep.Unknown
 		code = exitUnknown
-	case cf.exhaustive && (rep.Bounded || rep.Truncated):
+	case rep.Truncated:
+		out.Verdict = verdictIncomplete
+		if rep.MemoryBound || cf.exhaustive {
+			code = exitUnknown
+		}
+	case cf.exhaustive && rep.Bounded:
 		code = exitUnknown
 	}
 	printCheckResult(text, rep, out)
@@ -167,6 +196,25 @@ func cmdCheck(e *env, args []string) (int, error) {
 		fmt.Fprintln(e.stdout, string(b))
 	}
 	return code, nil
+}
+
+// minRuntimeLimit is the least soft memory limit check gives the Go
+// runtime, whatever -max-memory says (the tables still keep to theirs).
+const minRuntimeLimit = 64 << 20
+
+// verdictIncomplete is check's verdict when a search stopped before the
+// end of its bounds with no violation found: not a pass (TLC's word).
+const verdictIncomplete = "incomplete"
+
+// incomplete says why a search stopped before the end of its bounds, or "".
+func incomplete(rep modelcheck.Report) string {
+	switch {
+	case rep.Property != "" || !rep.Truncated:
+		return ""
+	case rep.MemoryBound:
+		return "memory bound reached"
+	}
+	return "time or state bound reached"
 }
 
 // checkConfig validates the flags and merges them with the preset.
@@ -238,6 +286,11 @@ func (cf *checkFlags) override(fs *flag.FlagSet, s *checkSetup) error {
 		b.Fault = modelcheck.ParseForks(cf.faultForks)
 	}
 	b.Max, b.Time, b.NoPrune = cf.maxStates, cf.limit, cf.noPrune
+	mem, err := parseBytes(cf.maxMemory)
+	if err != nil {
+		return usagef("check: -max-memory: %v", err)
+	}
+	s.maxMemory, b.Memory = mem, int(mem/4*3)
 	if cf.strategy != "" {
 		st, err := modelcheck.ParseStrategy(cf.strategy)
 		if err != nil {
@@ -246,6 +299,26 @@ func (cf *checkFlags) override(fs *flag.FlagSet, s *checkSetup) error {
 		s.strategy = st
 	}
 	return nil
+}
+
+// parseBytes reads a size: a number of bytes, or a number with the suffix
+// KB, MB or GB (powers of 1024; "1.5GB" is allowed).
+func parseBytes(v string) (int64, error) {
+	num, unit := strings.ToUpper(strings.TrimSpace(v)), int64(1)
+	for _, u := range []struct {
+		suffix string
+		size   int64
+	}{{"KB", 1 << 10}, {"MB", 1 << 20}, {"GB", 1 << 30}, {"B", 1}} {
+		if n, ok := strings.CutSuffix(num, u.suffix); ok {
+			num, unit = strings.TrimSpace(n), u.size
+			break
+		}
+	}
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil || f < 0 || math.IsInf(f, 0) || f*float64(unit) > 1<<62 {
+		return 0, fmt.Errorf("%q is not a size (512MB, 4GB, 0 for none)", v)
+	}
+	return int64(f * float64(unit)), nil
 }
 
 // mergeOptions returns the preset's options overridden by the user's.
@@ -302,11 +375,24 @@ func printCheckHead(w io.Writer, s checkSetup) {
 	fmt.Fprintf(w, "check    %s  bounds %s  bugs %s\n", s.name, s.preset, s.cfg.Bugs)
 	fmt.Fprintf(w, "options  %s\n", fmtOptions(s.cfg.Options))
 	fmt.Fprintf(w, "bounds   %s\n", fmtBounds(s.bounds, s.strategy))
+	if s.maxMemory > 0 {
+		fmt.Fprintf(w, "memory   at most %s (-max-memory), %s of it for the search's tables\n", fmtBytes(int(s.maxMemory)), fmtBytes(s.bounds.Memory))
+	}
+}
+
+// fmtBytes writes a size in MB (or KB, below one MB).
+func fmtBytes(n int) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
 }
 
 func printCheckResult(w io.Writer, rep modelcheck.Report, out checkJSON) {
 	cover := "complete within the bounds"
 	switch {
+	case rep.MemoryBound:
+		cover = "stopped by the memory bound before the end"
 	case rep.Truncated:
 		cover = "stopped by -max-states or -time before the end"
 	case rep.Property != "":
@@ -317,7 +403,11 @@ func printCheckResult(w io.Writer, rep modelcheck.Report, out checkJSON) {
 	fmt.Fprintf(w, "search   %d states  %d distinct  %d runs  %d cut at a state seen before  depth %d  %s\n",
 		rep.States, rep.Distinct, rep.Runs, rep.Pruned, rep.Depth, cover)
 	fmt.Fprintf(w, "speed    %.1fs  %.0f states/s  %.0f distinct states/s\n", rep.Elapsed.Seconds(), rep.StatesPerSec(), rep.DistinctPerSec())
+	fmt.Fprintf(w, "tables   %s (the seen set and the queue of prefixes)\n", fmtBytes(rep.TableBytes))
 	fmt.Fprintf(w, "verdict  %s", out.Verdict)
+	if out.Incomplete != "" {
+		fmt.Fprintf(w, ": %s (no violation in the states explored)", out.Incomplete)
+	}
 	if out.Property != "" {
 		fmt.Fprintf(w, "  %s", out.Property)
 	}

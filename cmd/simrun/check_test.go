@@ -58,6 +58,9 @@ func TestCheckNeverOverwritesAndRejectsBadBounds(t *testing.T) {
 		{"check", "-scenario", "coord", "-values", "1"},
 		{"check", "-scenario", "coord", "-menu", "-1"},
 		{"check", "-scenario", "coord", "-strategy", "dfs"},
+		{"check", "-scenario", "coord", "-max-memory", "3XB"},
+		{"check", "-scenario", "coord", "-max-memory", "-1GB"},
+		{"check", "-scenario", "coord", "-depth", "300"},
 		{"check", "-scenario", "nope"},
 		{"check"},
 	} {
@@ -91,5 +94,24 @@ func TestCheckListsPresets(t *testing.T) {
 	code, stdout, _ := simrun(t, "check", "-bounds", "list")
 	if code != exitOK || !strings.Contains(stdout, "coord -bounds small") || !strings.Contains(stdout, "coord -bounds medium") {
 		t.Fatalf("exit %d:\n%s", code, stdout)
+	}
+}
+
+// A search that reaches -max-memory stops with the verdict incomplete (in
+// the text and in JSON), exit 3, its tables within three quarters of it.
+func TestCheckMemoryBoundIsIncomplete(t *testing.T) {
+	code, stdout, stderr := simrun(t, "check", "-scenario", "coord", "-depth", "1", "-max-memory", "1MB", "-json")
+	if code != exitUnknown {
+		t.Fatalf("exit %d, want 3\n%s\n%s", code, stdout, stderr)
+	}
+	got := decodeOne[checkJSON](t, stdout)
+	if got.Verdict != "incomplete" || got.Incomplete != "memory bound reached" || got.Complete || got.Distinct == 0 || got.TableBytes > 768<<10 {
+		t.Fatalf("check -json: %+v", got)
+	}
+	if !strings.Contains(stderr, "verdict  incomplete: memory bound reached") {
+		t.Fatalf("the text does not say so:\n%s", stderr)
+	}
+	if _, stdout, _ = simrun(t, "check", "-scenario", "coord", "-depth", "1", "-max-states", "100", "-json"); !strings.Contains(stdout, `"incomplete":"time or state bound reached"`) {
+		t.Fatalf("-max-states: %s", stdout)
 	}
 }
