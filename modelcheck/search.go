@@ -54,6 +54,9 @@ type Bounds struct {
 	// memory and the collector's headroom come on top (simrun check gives
 	// the tables three quarters of its -max-memory).
 	Memory int
+	// Grown, when not nil, is told the bytes of the tables whenever they
+	// grow (simrun check sizes the runtime's soft memory limit from it).
+	Grown func(tableBytes int)
 	// NoPrune explores every path even through states seen before; with
 	// All it is the reference a pruned search must agree with.
 	NoPrune bool
@@ -183,9 +186,17 @@ func (s *searcher) addNode(n node) bool {
 			return false
 		}
 		s.nodes = slices.Grow(s.nodes, grown-len(s.nodes))
+		s.grown()
 	}
 	s.nodes = append(s.nodes, n)
 	return true
+}
+
+// grown tells Bounds.Grown the size of the tables.
+func (s *searcher) grown() {
+	if s.b.Grown != nil && s.seen != nil {
+		s.b.Grown(s.tableBytes())
+	}
 }
 
 // room reports whether the seen set may allocate a table of bytes beside
@@ -224,7 +235,7 @@ func Search(world World, b Bounds, strategy Strategy) (Report, error) {
 		return Report{}, err
 	}
 	s := &searcher{world: world, b: b, start: time.Now()}
-	s.seen = newSeenSet(s.room)
+	s.seen = newSeenSet(s.room, s.grown)
 	s.tape.fault = b.Fault.Match
 	if b.All {
 		s.report.Violations = map[string]int{}
@@ -274,7 +285,7 @@ func (s *searcher) iddfs() error {
 	for limit := 0; limit <= s.b.Depth; limit++ {
 		s.report.Depth = limit
 		s.nodes = s.nodes[:0]
-		s.seen = newSeenSet(s.room)
+		s.seen = newSeenSet(s.room, s.grown)
 		s.addNode(node{})
 		cut, err := s.dfs(0, limit)
 		if err != nil {

@@ -322,7 +322,7 @@ func TestMemoryBoundStopsIncomplete(t *testing.T) {
 // The seen set fills to 90% when it may not grow, then takes no new state
 // but still knows every state it holds.
 func TestSeenSetFillsThenIsFull(t *testing.T) {
-	s := newSeenSet(func(int) bool { return false })
+	s := newSeenSet(func(int) bool { return false }, nil)
 	key := func(i int) simclock.Digest {
 		sum := blake3.Sum256(binary.LittleEndian.AppendUint64(nil, uint64(i)))
 		var d simclock.Digest

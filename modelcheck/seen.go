@@ -70,7 +70,8 @@ type seenSet struct {
 	slots []seenSlot
 	n     int
 	room  func(bytes int) bool
-	full  bool // no more states fit within the room
+	grown func() // after the table grew (nil: nothing)
+	full  bool   // no more states fit within the room
 }
 
 type seenSlot struct {
@@ -78,8 +79,8 @@ type seenSlot struct {
 	hi uint64 // digest bytes 8-11 in the top 32 bits, the packed budget below
 }
 
-func newSeenSet(room func(int) bool) *seenSet {
-	return &seenSet{slots: make([]seenSlot, 1<<12), room: room}
+func newSeenSet(room func(int) bool, grown func()) *seenSet {
+	return &seenSet{slots: make([]seenSlot, 1<<12), room: room, grown: grown}
 }
 
 // Len returns how many states are in the set.
@@ -150,5 +151,8 @@ func (s *seenSet) grow() {
 		if sl.lo != 0 {
 			*s.find(sl.lo, sl.hi&^0xffffffff) = sl
 		}
+	}
+	if s.grown != nil {
+		s.grown()
 	}
 }

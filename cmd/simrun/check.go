@@ -41,8 +41,9 @@ stdout holds one JSON object ({"states","distinct","depth","states_per_sec",
 
 -max-memory bounds the process's memory (default 2GB): the search's tables
 (the seen set and the queue of prefixes) take at most three quarters of it,
-counted exactly, and the Go runtime is asked to keep the rest within it
-(a soft limit, at least 64MB). A
+counted exactly, and the Go runtime is asked to keep the process within it
+(a soft limit, never below 256MB; under it, at most 256MB of garbage beyond
+the tables). A
 search that reaches the bound stops with the verdict "incomplete: memory
 bound reached" (in JSON, "verdict":"incomplete" and "incomplete" says why);
 -time and -max-states stop a search incomplete too.
@@ -155,12 +156,8 @@ func cmdCheck(e *env, args []string) (int, error) {
 		text = e.stderr
 	}
 	printCheckHead(text, setup)
-	if setup.maxMemory > 0 {
-		// The runtime's soft limit: the collector works harder as the heap
-		// nears it. Below minRuntimeLimit the process's own code and data
-		// would keep it collecting without end.
-		debug.SetMemoryLimit(max(setup.maxMemory, minRuntimeLimit))
-	}
+	setup.bounds.Grown = heapLimiter(setup.maxMemory)
+	setup.bounds.Grown(0)
 	rep, err := modelcheck.Search(modelcheck.ScenarioWorld(setup.name, setup.cfg), setup.bounds, setup.strategy)
 	if err != nil {
 		return 0, usagef("check: %v", err)
@@ -198,9 +195,27 @@ func cmdCheck(e *env, args []string) (int, error) {
 	return code, nil
 }
 
-// minRuntimeLimit is the least soft memory limit check gives the Go
-// runtime, whatever -max-memory says (the tables still keep to theirs).
-const minRuntimeLimit = 64 << 20
+// heapHeadroom is how much garbage check lets the heap hold beyond its
+// tables. simrun's collector target (gcPercent) lets the heap grow to five
+// times what is live, which for a search is mostly its tables: a coord
+// small search peaked at 517 MB resident for 65 MB of tables. Worlds are a
+// few megabytes each and die young, so a fixed headroom of garbage keeps
+// collections as rare as they were for a fraction of the memory.
+const heapHeadroom = 256 << 20
+
+// heapLimiter returns the Bounds.Grown of a search: it sets the runtime's
+// soft memory limit to the tables plus a quarter and heapHeadroom, never
+// above maxMemory (0: none) and never below heapHeadroom (below that the
+// process's own code and data would keep the collector running).
+func heapLimiter(maxMemory int64) func(int) {
+	return func(tables int) {
+		limit := int64(tables) + int64(tables)/4 + heapHeadroom
+		if maxMemory > 0 {
+			limit = max(min(limit, maxMemory), heapHeadroom)
+		}
+		debug.SetMemoryLimit(limit)
+	}
+}
 
 // verdictIncomplete is check's verdict when a search stopped before the
 // end of its bounds with no violation found: not a pass (TLC's word).
