@@ -46,9 +46,19 @@ func (w *World) visit() bool {
 // tailSize is how many trace records a violation report shows.
 const tailSize = 40
 
+// tailOf is how many trace records a run keeps for its report: none but
+// the last under a model checker, which reads neither the tail nor the
+// digest of the millions of runs it makes (it replays its witness).
+func tailOf(cfg Config) int {
+	if cfg.Explorer != nil {
+		return 1
+	}
+	return tailSize
+}
+
 // NewWorld builds the world of one run of scenario name.
 func NewWorld(name string, cfg Config, budget simclock.Budget) *World {
-	tr := simclock.NewTrace(tailSize)
+	tr := simclock.NewTrace(tailOf(cfg))
 	if cfg.TraceOut != nil {
 		tr.WriteJSON(cfg.TraceOut)
 	}
@@ -159,13 +169,14 @@ func (w *World) Result() Result {
 		Events:      w.Loop.Events(),
 		Records:     w.Trace.Len(),
 		VirtualNs:   int64(w.Loop.Now()),
-		Digest:      w.Trace.Digest(),
 		Swarm:       w.Swarm,
-		Tail:        w.Trace.Tail(),
 		Draws:       w.Choices.Draws(),
 		Stats:       append([]Stat(nil), w.stats...),
 		Reach:       w.reach.Sorted(),
 		Cut:         w.cut,
+	}
+	if w.Cfg.Explorer == nil { // see tailOf
+		r.Digest, r.Tail = w.Trace.Digest(), w.Trace.Tail()
 	}
 	if w.finding != nil {
 		r.Property, r.Detail, r.Subject = w.finding.Property, w.finding.Detail, w.finding.Subject
