@@ -110,3 +110,23 @@ func TestFollowRateDrawsNothingAndFollows(t *testing.T) {
 		t.Fatalf("slip=2 gave %v, want a range error", err)
 	}
 }
+
+// A fixed duration draws nothing, is its default unless overridden, and
+// range-checks its override.
+func TestFixedDurationDrawsNothing(t *testing.T) {
+	ch := simclock.NewSeeded(1)
+	sw := NewSwarm(ch, nil)
+	if got := sw.FixedDuration("start", 0, time.Second); got != 0 || ch.Draws() != 0 || sw.String() != "start=0s" {
+		t.Fatalf("FixedDuration = %v after %d draws (%q), want 0s after none", got, ch.Draws(), sw.String())
+	}
+	sw = NewSwarm(ch, map[string]string{"start": "205ms"})
+	if got := sw.FixedDuration("start", 0, time.Second); got != 205*time.Millisecond || sw.Err() != nil || ch.Draws() != 0 {
+		t.Fatalf("overridden FixedDuration = %v (%v)", got, sw.Err())
+	}
+	for _, bad := range []string{"2s", "-1ms", "soon"} {
+		sw = NewSwarm(ch, map[string]string{"start": bad})
+		if sw.FixedDuration("start", 0, time.Second); sw.Err() == nil {
+			t.Fatalf("start=%s was accepted", bad)
+		}
+	}
+}

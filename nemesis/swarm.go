@@ -111,6 +111,26 @@ func (s *Swarm) FollowRate(name, of string, v float64) float64 {
 	return s.rateOption(spec, v)
 }
 
+// FixedDuration records a duration that is not drawn: it is v unless the
+// user overrides it with one between 0 and maxD. Like FollowRate it draws
+// nothing, so no run of a seed or a choice file changes; it lets a search
+// place a habit in time.
+func (s *Swarm) FixedDuration(name string, v, maxD time.Duration) time.Duration {
+	spec := OptionSpec{Name: name, Kind: KindDuration, Low: v.String(), High: v.String(), Min: "0s", Max: maxD.String()}
+	if o, ok := s.override(name); ok {
+		if d, err := time.ParseDuration(o); err != nil {
+			s.bad(name, o)
+		} else if d < 0 || d > maxD {
+			s.outOfRange(spec, o)
+		} else {
+			v = d
+		}
+	}
+	s.describe(spec)
+	s.set(name, v.String())
+	return v
+}
+
 // Err returns the first override that could not be parsed or lies outside
 // the values its option accepts.
 func (s *Swarm) Err() error { return s.err }
