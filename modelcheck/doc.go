@@ -25,13 +25,28 @@
 // fault forks. BFS finds a violation with the fewest non-zero draws;
 // IDDFS finds one of the same depth with a stack instead of a queue.
 //
-// After every event the world's state is fingerprinted (the digest of
-// simclock.Loop.AppendState). A run that reaches a state some earlier run
-// reached having spent no more of every bound (depth, fault draws, draw
-// positions) is cut there: everything it could still do, the earlier run
-// or its children do or did. A run that is cut does not run its end-of-run
-// checks (liveness after the heal, linearizability of whole histories);
-// they are judged on the earlier run, whose history is the same (below).
+// After every event past the run's prefix the world's state is
+// fingerprinted (the digest of simclock.Loop.AppendState); the prefix's
+// states are the parent run's, already visited, so they are not digested
+// again (a World hands visit a function, called only when needed). A run
+// that reaches a state some earlier run reached having spent no more of
+// every bound (depth, fault draws, draw positions) is cut there:
+// everything it could still do, the earlier run or its children do or
+// did. A run that is cut does not run its end-of-run checks (liveness
+// after the heal, linearizability of whole histories); they are judged on
+// the earlier run, whose history is the same (below).
+//
+// # Memory
+//
+// A search keeps two tables: the seen set, 16 bytes a slot (95 bits of the
+// 128-bit digest and the packed budget; see seenSet), at most 70% full
+// while it may grow and 90% when it may not; and the prefixes generated,
+// 24 bytes each, in one slice without pointers that a breadth-first search
+// uses as its queue. Bounds.Memory bounds the two, counted as allocated
+// (while the seen set doubles, the old table and the new); a search that
+// reaches it stops incomplete (Report.MemoryBound), at a point that does
+// not depend on the machine. The worlds themselves are a few megabytes,
+// garbage after each run.
 //
 // # Why pruning is sound
 //
