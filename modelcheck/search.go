@@ -205,7 +205,7 @@ func (s *searcher) room(bytes int) bool {
 	return s.b.Memory <= 0 || s.seen.Bytes()+bytes+cap(s.nodes)*nodeBytes <= s.b.Memory
 }
 
-// TableBytes is the memory the search's tables (the seen set and the
+// tableBytes is the memory the search's tables (the seen set and the
 // prefixes) hold.
 func (s *searcher) tableBytes() int { return s.seen.Bytes() + cap(s.nodes)*nodeBytes }
 
