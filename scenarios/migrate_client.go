@@ -31,7 +31,7 @@ type migrateWorkload struct {
 	abort       float64  // chance a client rolls its transaction back
 	readShare   int      // percent of operations that read
 	pace        time.Duration
-	start       time.Duration // how long the clients wait before their first operation
+	restUntil   time.Duration // after its first operation a client waits until this instant (0: not at all)
 	// families are the internal families the clients read and write rows
 	// of (nil: clientFamilies()).
 	families []keys.Family
@@ -69,10 +69,10 @@ func (c *migrateClient) Receive(ctx *simclock.Context, msg any) {
 	c.last = map[string]hlc.TS{}
 	ctx.Go("workload", func(t *simclock.Task) {
 		ch := t.Choices()
-		if c.wl.start > 0 {
-			t.Sleep(c.wl.start)
-		}
 		for i := 0; i < c.ops; i++ {
+			if i == 1 && simclock.Time(c.wl.restUntil) > t.Now() {
+				t.Sleep(simclock.Time(c.wl.restUntil).Sub(t.Now()))
+			}
 			c.one(t, ch)
 			t.Sleep(ch.Duration(0, c.wl.pace))
 		}

@@ -115,10 +115,10 @@ func drawWorkload(sw *nemesis.Swarm) *migrateWorkload {
 	wl.rangeDelete = sw.Rate("range_deletes", 0.6, 0.02, 0.1)
 	wl.txnStall = sw.Rate("txn_stall", 0.5, 0.05, 0.3)
 	wl.abort = sw.Rate("txn_abort", 0.5, 0.02, 0.2)
-	// client_start is not drawn (0 unless set): a model checker's preset
-	// sets it so that the clients' first, quiet operations fall inside the
-	// migration instead of before it (see modelcheck's migrate presets).
-	wl.start = sw.FixedDuration("client_start", 0, 10*time.Second)
+	// client_rest_until is not drawn (0 unless set): a model checker's
+	// preset sets it so that a client's first operation falls before the
+	// migration and its next ones inside it (see modelcheck's presets).
+	wl.restUntil = sw.FixedDuration("client_rest_until", 0, 10*time.Second)
 	wl.readShare = 30
 	return wl
 }
