@@ -159,8 +159,22 @@ var presets = map[string][]Preset{
 
 // migrateRates switch the migration clients' habits on (internal-family
 // rows, writes without a catalog version, TTLs) in a one-client world.
+//
+// client_rest_until splits the client's operations around the migration.
+// The migrator picks the job up at its 200ms poll and, in the quiet run,
+// goes BACKFILL at 202.5ms, FENCE 211.4, DELTA_COPY 213.8, CUTOVER 225.8,
+// target promotion done 273.8, DONE 343.1; the client (a pace draw of up to
+// 100ms between operations) was done by 6ms, so a write during the
+// migration took two pace draws besides the write and its key, and
+// migrate.promote-skips-shadowed (a write on the target after CUTOVER,
+// before promotion) went unfound in a complete depth-2 search. With the
+// client's first operation at 0 and its next ones from 230ms, a write and
+// its key (two draws) land before the export (migrate.key-only-cursor) or
+// between CUTOVER and promotion (migrate.promote-skips-shadowed). A start
+// of 230ms for every operation found the second and lost the first.
 var migrateRates = map[string]string{
 	"clients": "1", "ops_per_client": "4", "internal_keys": "0.3", "unversioned_writes": "0.3", "ttl_writes": "0.1",
+	"client_rest_until": "230ms",
 }
 
 // with returns a merged copy of option maps (later ones win).

@@ -1,8 +1,12 @@
 package modelcheck
 
 import (
+	"bytes"
 	"encoding/binary"
+	"encoding/json"
+	"strings"
 	"testing"
+	"time"
 
 	"shardsim/model/bugs"
 	"shardsim/scenarios"
@@ -175,5 +179,46 @@ func TestLazyDigestChangesNothing(t *testing.T) {
 			t.Fatalf("bug %q was not found, so the comparison proves less", bug)
 		}
 		t.Logf("bug %q: %d states, %d distinct, %d runs, %d pruned, %q", bug, lazy.States, lazy.Distinct, lazy.Runs, lazy.Pruned, lazy.Property)
+	}
+}
+
+// The migrate small preset splits the client around the migration: its
+// first operation at time zero, before the export, and the next from
+// client_rest_until (230ms), after the cutover and before the target's
+// promotion (see migrateRates). The quiet run shows both.
+func TestMigratePresetSplitsTheClient(t *testing.T) {
+	p, err := LookupPreset("migrate", "small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var trace bytes.Buffer
+	if _, err := scenarios.Run("migrate", scenarios.Config{Options: p.Options, Choices: []byte{0}, TraceOut: &trace}); err != nil {
+		t.Fatal(err)
+	}
+	var invokes []int64
+	var cutover, promoted int64
+	for _, line := range strings.Split(trace.String(), "\n") {
+		var r struct {
+			T      int64  `json:"t"`
+			Kind   string `json:"kind"`
+			Detail string `json:"detail"`
+		}
+		if json.Unmarshal([]byte(line), &r) != nil {
+			continue
+		}
+		switch {
+		case r.Kind == "op.invoke":
+			invokes = append(invokes, r.T)
+		case r.Kind == "mig.phase" && strings.Contains(r.Detail, "->CUTOVER"):
+			cutover = r.T
+		case r.Kind == "promote.done":
+			promoted = r.T
+		}
+	}
+	if len(invokes) != 4 || cutover == 0 || promoted == 0 {
+		t.Fatalf("operations at %v, cutover at %d, promotion done at %d", invokes, cutover, promoted)
+	}
+	if invokes[0] != 0 || invokes[1] < int64(230*time.Millisecond) || invokes[1] <= cutover || invokes[3] >= promoted {
+		t.Fatalf("operations at %v: want the first at 0 and the rest between the cutover (%d) and the promotion (%d)", invokes, cutover, promoted)
 	}
 }
