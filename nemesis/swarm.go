@@ -117,17 +117,24 @@ func (s *Swarm) FollowRate(name, of string, v float64) float64 {
 // place a habit in time.
 func (s *Swarm) FixedDuration(name string, v, maxD time.Duration) time.Duration {
 	spec := OptionSpec{Name: name, Kind: KindDuration, Low: v.String(), High: v.String(), Min: "0s", Max: maxD.String()}
-	if o, ok := s.override(name); ok {
+	return s.durationOption(spec, v, 0, maxD)
+}
+
+// durationOption applies a user's override of the duration option spec
+// (which must lie in [min, maxD]) to v, the drawn or fixed value, and
+// records the option's description and final value.
+func (s *Swarm) durationOption(spec OptionSpec, v, min, maxD time.Duration) time.Duration {
+	if o, ok := s.override(spec.Name); ok {
 		if d, err := time.ParseDuration(o); err != nil {
-			s.bad(name, o)
-		} else if d < 0 || d > maxD {
+			s.bad(spec.Name, o)
+		} else if d < min || d > maxD {
 			s.outOfRange(spec, o)
 		} else {
 			v = d
 		}
 	}
 	s.describe(spec)
-	s.set(name, v.String())
+	s.set(spec.Name, v.String())
 	return v
 }
 
@@ -208,18 +215,7 @@ func (s *Swarm) Duration(name string, lo, hi time.Duration) time.Duration {
 	}
 	maxD := max(hi*sizeFactor, min)
 	spec := OptionSpec{Name: name, Kind: KindDuration, Low: lo.String(), High: hi.String(), Min: min.String(), Max: maxD.String()}
-	if o, ok := s.override(name); ok {
-		if d, err := time.ParseDuration(o); err != nil {
-			s.bad(name, o)
-		} else if d < min || d > maxD {
-			s.outOfRange(spec, o)
-		} else {
-			v = d
-		}
-	}
-	s.describe(spec)
-	s.set(name, v.String())
-	return v
+	return s.durationOption(spec, v, min, maxD)
 }
 
 // Flag draws a boolean option that is true with probability p.
