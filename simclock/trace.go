@@ -32,33 +32,42 @@ type recordLine struct {
 // is added: same inputs, same digest. Nothing is formatted as text while a
 // run goes on unless a JSON-lines writer is attached; the last records are
 // kept in binary in a bounded ring and rendered only when Tail is asked for.
+// A record is encoded straight into the ring slot it will occupy (the
+// oldest one), so keeping it costs no copy, and a slot's buffer is reused
+// by every record that passes through it.
 type Trace struct {
 	hash    *blake3.Hasher
 	seq     uint64
-	scratch []byte // the record under construction, encoded
 	ring    []tailRecord
-	ringPos int
+	ringPos int // the oldest slot once the ring is full
+	cur     int // the slot of the record under construction
 	out     *json.Encoder
 	outErr  error
 	rec     Detail // the record under construction
 	open    bool   // rec has been started and not ended
 }
 
-// tailRecord is a record kept for Tail, its detail still in binary.
+// tailRecord is a record kept for Tail: its whole encoding (enc, header
+// and end tag included), its detail's tokens being enc[start:len(enc)-1].
+// seq is 0 while the slot holds a record under construction.
 type tailRecord struct {
-	seq    uint64
-	at     Time
-	kind   string
-	actor  string
-	detail []byte
+	seq   uint64
+	at    Time
+	kind  string
+	actor string
+	enc   []byte
+	start int
 }
+
+// slotBytes is a ring slot's first buffer: most records fit, so few grow.
+const slotBytes = 1024
 
 // NewTrace returns a trace that keeps the last tailCap records in memory.
 func NewTrace(tailCap int) *Trace {
 	if tailCap < 1 {
 		tailCap = 1
 	}
-	return &Trace{hash: blake3.New(), ring: make([]tailRecord, 0, tailCap), scratch: make([]byte, 0, 1024)}
+	return &Trace{hash: blake3.New(), ring: make([]tailRecord, 0, tailCap)}
 }
 
 // WriteJSON makes the trace also write every record to w as one JSON object
@@ -76,14 +85,32 @@ func (t *Trace) Rec(at Time, kind, actor string) *Detail {
 	}
 	t.open = true
 	t.seq++
-	b := binary.AppendUvarint(t.scratch[:0], t.seq)
+	slot := t.next()
+	if slot.enc == nil {
+		slot.enc = make([]byte, 0, slotBytes)
+	}
+	b := binary.AppendUvarint(slot.enc[:0], t.seq)
 	b = binary.AppendVarint(b, int64(at))
 	b = binary.AppendUvarint(b, uint64(len(kind)))
 	b = append(b, kind...)
 	b = binary.AppendUvarint(b, uint64(len(actor)))
 	b = append(b, actor...)
+	*slot = tailRecord{enc: b[:0]} // seq 0: not a finished record until end
 	t.rec = Detail{b: b, start: len(b), tr: t, at: at, kind: kind, actor: actor}
 	return &t.rec
+}
+
+// next picks the ring slot of a new record (a new one while the ring is
+// not full, else the oldest, which the ring then moves past) and returns it.
+func (t *Trace) next() *tailRecord {
+	if len(t.ring) < cap(t.ring) {
+		t.ring = append(t.ring, tailRecord{})
+		t.cur = len(t.ring) - 1
+	} else {
+		t.cur = t.ringPos
+		t.ringPos = (t.ringPos + 1) % len(t.ring)
+	}
+	return &t.ring[t.cur]
 }
 
 // Add appends a record at virtual time at whose detail is free text.
@@ -102,27 +129,13 @@ func (t *Trace) end(d *Detail) {
 	}
 	t.open = false
 	body := d.b[d.start:]
-	t.keep(tailRecord{seq: t.seq, at: d.at, kind: d.kind, actor: d.actor}, body)
 	if t.out != nil && t.outErr == nil {
 		t.writeJSON(d, body)
 	}
-	t.scratch = append(d.b, tagEnd)
+	enc := append(d.b, tagEnd)
 	d.b = nil
-	t.hash.Write(t.scratch) // the hasher buffers, and compresses 8 chunks at once
-}
-
-// keep puts the record into the tail ring, reusing the slot's buffer.
-func (t *Trace) keep(r tailRecord, detail []byte) {
-	var slot *tailRecord
-	if len(t.ring) < cap(t.ring) {
-		t.ring = append(t.ring, tailRecord{})
-		slot = &t.ring[len(t.ring)-1]
-	} else {
-		slot = &t.ring[t.ringPos]
-		t.ringPos = (t.ringPos + 1) % len(t.ring)
-	}
-	r.detail = append(slot.detail[:0], detail...)
-	*slot = r
+	t.hash.Write(enc) // the hasher buffers, and compresses 8 chunks at once
+	t.ring[t.cur] = tailRecord{seq: t.seq, at: d.at, kind: d.kind, actor: d.actor, enc: enc, start: d.start}
 }
 
 func (t *Trace) writeJSON(d *Detail, body []byte) {
@@ -140,7 +153,10 @@ func (t *Trace) Tail() []Record {
 	out := make([]Record, 0, len(t.ring))
 	for _, part := range [][]tailRecord{t.ring[t.ringPos:], t.ring[:t.ringPos]} {
 		for _, r := range part {
-			out = append(out, Record{Seq: r.seq, At: r.at, Kind: r.kind, Actor: r.actor, Detail: RenderDetail(r.detail)})
+			if r.seq == 0 {
+				continue // the record under construction
+			}
+			out = append(out, Record{Seq: r.seq, At: r.at, Kind: r.kind, Actor: r.actor, Detail: RenderDetail(r.enc[r.start : len(r.enc)-1])})
 		}
 	}
 	return out
