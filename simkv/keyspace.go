@@ -41,7 +41,17 @@ func (ks *keyspace) own() {
 // at returns the version of key visible at revision rev, or nil when the
 // key did not exist then (never written, or its last write was a delete).
 func (ks keyspace) at(key string, rev int64) *KeyValue {
-	h := ks.hist[key]
+	return visible(ks.hist[key], rev)
+}
+
+// atBytes is at for a key held as bytes; the map lookup converts it
+// without allocating.
+func (ks keyspace) atBytes(key []byte, rev int64) *KeyValue {
+	return visible(ks.hist[string(key)], rev)
+}
+
+// visible returns the version of a key's history h visible at rev, or nil.
+func visible(h []entry, rev int64) *KeyValue {
 	for i := len(h) - 1; i >= 0; i-- {
 		if h[i].main <= rev {
 			if h[i].tomb {

@@ -71,13 +71,22 @@ func (s *Store) rangeAt(r *RangeRequest, curRev int64) (*RangeResponse, error) {
 	} else {
 		limit = 0 // no limit
 	}
-	sp := spanOf(r.Key, r.RangeEnd)
 	var kvs []KeyValue
 	var count int
-	if r.CountOnly {
-		_, count = s.ks.live(sp, rev, -1)
-	} else {
-		kvs, count = s.ks.live(sp, rev, int(limit))
+	switch {
+	case len(r.RangeEnd) == 0:
+		// One key (the common read): no span, no key copy. A limit
+		// (at least 2 after the prefetch bump) cannot cut one key.
+		if kv := s.ks.atBytes(r.Key, rev); kv != nil {
+			count = 1
+			if !r.CountOnly {
+				kvs = []KeyValue{*kv}
+			}
+		}
+	case r.CountOnly:
+		_, count = s.ks.live(spanOf(r.Key, r.RangeEnd), rev, -1)
+	default:
+		kvs, count = s.ks.live(spanOf(r.Key, r.RangeEnd), rev, int(limit))
 	}
 	kvs = pruneKVs(kvs, func(kv *KeyValue) bool {
 		return (r.MaxModRevision != 0 && kv.ModRevision > r.MaxModRevision) ||

@@ -75,6 +75,43 @@ func anyContains(ivs []interval, k string) bool {
 	return false
 }
 
+// checkListIntervals is checkIntervals on a top-level list of ops. A list
+// without nested txns (what clients send) is checked in place: a put
+// conflicts with an earlier put of its key or with any delete of the list
+// that covers it, exactly the conflicts checkIntervals finds for such a
+// list, without building its map.
+func checkListIntervals(ops []RequestOp) error {
+	for i := range ops {
+		if ops[i].Txn != nil {
+			_, _, err := checkIntervals(ops)
+			return err
+		}
+	}
+	for i := range ops {
+		p := ops[i].Put
+		if p == nil {
+			continue
+		}
+		for j := range ops {
+			if d := ops[j].DeleteRange; d != nil && deleteCovers(d, p.Key) {
+				return ErrDuplicateKey
+			}
+			if q := ops[j].Put; j < i && q != nil && string(q.Key) == string(p.Key) {
+				return ErrDuplicateKey
+			}
+		}
+	}
+	return nil
+}
+
+// deleteCovers is interval.contains for a delete's interval, on bytes.
+func deleteCovers(d *DeleteRangeRequest, k []byte) bool {
+	if len(d.RangeEnd) == 0 {
+		return string(k) == string(d.Key)
+	}
+	return string(d.Key) <= string(k) && string(k) < string(d.RangeEnd)
+}
+
 // checkIntervals is etcd's check that one list of txn ops never writes a
 // key twice: no two puts of one key, and no put of a key a delete of the
 // same list covers, counting nested txns. Its order of checks is etcd's,

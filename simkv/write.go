@@ -24,13 +24,15 @@ func (w *writer) rev() int64 {
 func (w *writer) put(key, value []byte, leaseID int64) {
 	rev := w.begin + 1
 	k := string(key)
-	kv := KeyValue{Key: []byte(k), Value: value, CreateRevision: rev, ModRevision: rev, Version: 1, Lease: leaseID}
+	kv := KeyValue{Value: value, CreateRevision: rev, ModRevision: rev, Version: 1, Lease: leaseID}
 	oldLease := int64(0)
 	if old := w.s.ks.at(k, rev); old != nil {
 		kv.Key = old.Key // share the key bytes
 		kv.CreateRevision = old.CreateRevision
 		kv.Version = old.Version + 1
 		oldLease = old.Lease
+	} else {
+		kv.Key = []byte(k)
 	}
 	w.s.ks.append(k, entry{main: rev, sub: int64(len(w.changes)), kv: kv})
 	if oldLease != 0 {
