@@ -349,14 +349,14 @@ func buildCoord(w *World, sh coordShape, opts coordOptions, set bugs.Set) (*coor
 		lin:     coordcheck.NewLinearizable(),
 	}
 	env.live, env.durable, env.replays = chk.live, chk.durable, coordcheck.NewReplays()
-	chk.durable.OnChange(env.replays.ObserveDurable)
+	chk.durable.OnShardsChange(env.replays.ObserveShards)
 	env.events = map[coord.TenantID]*coord.EventCollector{}
 	for _, t := range topo.tenants {
 		env.events[t] = coord.NewEventCollectorMax(opts.workload.eventCap)
 	}
-	chk.durable.OnChange(env.effects.ObserveDurable)
+	chk.durable.OnShardsChange(env.effects.ObserveShards)
 	chk.durable.OnChange(chk.live.Observe)
-	chk.durable.OnChange(chk.lin.ObserveDurable)
+	chk.durable.OnShardsChange(chk.lin.ObserveShards)
 	server.Observe(chk.durable)
 	w.Loop.OnStep(func() {
 		w.Fail(chk.durable.Err())

@@ -54,7 +54,20 @@ type Durable struct {
 	onChange []func(prev, next *coord.Snapshot, at simclock.Time, seq uint64)
 	// onRequest listeners also learn the request that wrote (nil: none).
 	onRequest []func(op *Request, prev, next *coord.Snapshot, at simclock.Time)
-	Writes    int // applies that changed the namespace
+	// onShards listeners learn only the shard records a change touched.
+	onShards []func(changed []ShardChange, seq uint64)
+	Writes   int // applies that changed the namespace
+
+	ix            stateIndex     // the index of the state being judged, its maps reused
+	before, after coord.Snapshot // judge's subsets of prev and next, their slices reused
+	shardChanges  []ShardChange  // the change being reported, reused
+}
+
+// ShardChange is one shard record a change of durable state touched: its
+// record before (nil: it was created) and after (nil: it was deleted).
+// A record rewritten with its own value counts as touched.
+type ShardChange struct {
+	Prev, Next *coord.ShardRecord
 }
 
 // cachedKV is one decoded key of the namespace.
@@ -89,6 +102,18 @@ func (d *Durable) OnChange(fn func(prev, next *coord.Snapshot, at simclock.Time,
 // as when a lease expires). The states stay valid as long as OnChange's.
 func (d *Durable) OnRequestChange(fn func(op *Request, prev, next *coord.Snapshot, at simclock.Time)) {
 	d.onRequest = append(d.onRequest, fn)
+}
+
+// OnShardsChange registers fn to see, for every checked change, the shard
+// records it touched, with the history number OnChange gets. Every record
+// of a state is reported touched by the change that brought it into the
+// state (the observer learns a record only by reading a key a write
+// named, or all of them after a write that names none), so a listener
+// whose verdict on a record depends on that record alone sees everything
+// a full scan of each state would. The records stay valid as long as
+// OnChange's states; the slice only during the call.
+func (d *Durable) OnShardsChange(fn func(changed []ShardChange, seq uint64)) {
+	d.onShards = append(d.onShards, fn)
 }
 
 // Err returns the first violation, or nil.
@@ -152,7 +177,34 @@ func (d *Durable) OnApply(call uint64, at simclock.Time, req simkv.Request, resp
 	for _, fn := range d.onRequest {
 		fn(op, d.prev, next, at)
 	}
+	if len(d.onShards) > 0 {
+		d.shardChanges = shardChanges(d.shardChanges[:0], d.prev, next, keys)
+		for _, fn := range d.onShards {
+			fn(d.shardChanges, seq)
+		}
+	}
 	d.prev, d.spare = next, d.prev
+}
+
+// shardChanges appends to out the records in prev and next of every shard
+// key in keys.
+func shardChanges(out []ShardChange, prev, next *coord.Snapshot, keys []coord.EtcdKey) []ShardChange {
+	for _, key := range keys {
+		if key.Kind == coord.KeyShard {
+			out = append(out, ShardChange{Prev: findShard(prev, key), Next: findShard(next, key)})
+		}
+	}
+	return out
+}
+
+// findShard returns s's record of the shard key names, or nil.
+func findShard(s *coord.Snapshot, key coord.EtcdKey) *coord.ShardRecord {
+	for i := range s.Shards {
+		if r := &s.Shards[i]; r.Tenant == key.Tenant && r.Run == key.Run && r.Shard == key.Shard {
+			return r
+		}
+	}
+	return nil
 }
 
 // judge runs the durable checkers on the step from d.prev to next.
@@ -161,15 +213,16 @@ func (d *Durable) judge(op *Request, req simkv.Request, resp simkv.Response, nex
 	// step is judged from the changed records of prev; and as every state
 	// before passed, next is judged as a state on the runs it touched
 	// (see checkRunsState), which finds what judging all of it would.
-	before := d.subset(d.prev, changed)
-	if v := checkChangedStep(d.prev, before, next, touchedRuns(changed)); v != nil {
+	before := subset(&d.before, d.prev, changed)
+	d.ix.reindex(next)
+	if v := checkChangedStep(d.prev, before, next, touchedRuns(changed), d.ix); v != nil {
 		d.fail(byRequest(v, op))
 		return
 	}
 	if op == nil {
 		return
 	}
-	if v := CheckTenantStep(before, d.subset(next, changed), op.Tenant); v != nil {
+	if v := CheckTenantStep(before, subset(&d.after, next, changed), op.Tenant); v != nil {
 		d.fail(byRequest(v, op))
 		return
 	}
@@ -515,19 +568,12 @@ func (d *Durable) parseKeys(changed []string) []coord.EtcdKey {
 	return keys
 }
 
-// subset returns the run, shard and claim records of s stored under the
-// given keys, for judging one request by what it changed.
-func (d *Durable) subset(s *coord.Snapshot, keys []coord.EtcdKey) *coord.Snapshot {
-	out := &coord.Snapshot{At: s.At}
-	shards := 0
-	for _, key := range keys {
-		if key.Kind == coord.KeyShard {
-			shards++
-		}
-	}
-	if shards > 0 {
-		out.Shards = make([]coord.ShardRecord, 0, shards) // records are large: no regrowth
-	}
+// subset fills out with the run, shard and claim records of s stored under
+// the given keys, for judging one request by what it changed, and returns
+// it. out's slices are reused: the subset is valid until the next call on
+// the same out.
+func subset(out, s *coord.Snapshot, keys []coord.EtcdKey) *coord.Snapshot {
+	*out = coord.Snapshot{At: s.At, Runs: out.Runs[:0], Shards: out.Shards[:0], Claims: out.Claims[:0]}
 	for _, key := range keys {
 		switch key.Kind {
 		case coord.KeyRun:

@@ -129,3 +129,24 @@ func (l *EffectLog) ObserveDurable(prev, next *coord.Snapshot, _ simclock.Time, 
 		}
 	}
 }
+
+// ObserveShards is ObserveDurable on the shard records a change touched;
+// register it with Durable.OnShardsChange instead. A fence rises only in a
+// record that changed, and a touched record's fence is compared with its
+// own record before the change (none: fence 0), which is the fence
+// ObserveDurable finds for it in the previous state.
+func (l *EffectLog) ObserveShards(changed []ShardChange, seq uint64) {
+	for _, c := range changed {
+		if c.Next == nil {
+			continue
+		}
+		var old coord.FenceEpoch
+		if c.Prev != nil {
+			old = c.Prev.Fence
+		}
+		if c.Next.Fence > old {
+			s := ShardRef{c.Next.Tenant, c.Next.Key()}
+			l.fences[s] = append(l.fences[s], fenceAt{c.Next.Fence, seq})
+		}
+	}
+}

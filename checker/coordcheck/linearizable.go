@@ -202,12 +202,27 @@ func NewLinearizable() *Linearizable {
 // was created in. Register it with Durable.OnChange.
 func (c *Linearizable) ObserveDurable(_, next *coord.Snapshot, _ simclock.Time, _ uint64) {
 	for i := range next.Shards {
-		r := &next.Shards[i]
-		k := ShardRef{r.Tenant, r.Key()}
-		if _, ok := c.initial[k]; !ok {
-			c.initial[k] = r.Clone()
-			c.order = append(c.order, k)
+		c.observeShard(&next.Shards[i])
+	}
+}
+
+// ObserveShards is ObserveDurable on the shard records a change touched;
+// register it with Durable.OnShardsChange instead. A record is touched by
+// the change that brings it into the durable state, so its first state is
+// among them.
+func (c *Linearizable) ObserveShards(changed []ShardChange, _ uint64) {
+	for _, ch := range changed {
+		if ch.Next != nil {
+			c.observeShard(ch.Next)
 		}
+	}
+}
+
+func (c *Linearizable) observeShard(r *coord.ShardRecord) {
+	k := ShardRef{r.Tenant, r.Key()}
+	if _, ok := c.initial[k]; !ok {
+		c.initial[k] = r.Clone()
+		c.order = append(c.order, k)
 	}
 }
 

@@ -168,10 +168,11 @@ func (c *Liveness) Observe(_, next *coord.Snapshot, at simclock.Time, _ uint64) 
 			s.deadline = r.Lease.Val.Deadline
 		}
 	}
-	if c.converged < 0 && allTerminal(next) {
+	settled := allTerminal(next, ended)
+	if c.converged < 0 && settled {
 		c.converged = at
 	}
-	if c.converged >= 0 && !allTerminal(next) {
+	if c.converged >= 0 && !settled {
 		c.converged = -1 // something came back (an unpark)
 	}
 }
@@ -188,9 +189,8 @@ func endedRuns(s *coord.Snapshot) map[runRef]bool {
 }
 
 // allTerminal reports whether every run of s is terminal and every shard
-// is terminal or belongs to a run that ended.
-func allTerminal(s *coord.Snapshot) bool {
-	ended := endedRuns(s)
+// is terminal or belongs to a run that ended (ended: endedRuns(s)).
+func allTerminal(s *coord.Snapshot, ended map[runRef]bool) bool {
 	if len(ended) != len(s.Runs) {
 		return false
 	}

@@ -46,13 +46,30 @@ func (r *Replays) Err() *property.Violation { return r.err }
 // only the newest is looked at.
 func (r *Replays) ObserveDurable(_, next *coord.Snapshot, _ simclock.Time, seq uint64) {
 	for i := range next.Shards {
-		s := &next.Shards[i]
-		if n := s.OpLog.Len(); n > 0 {
-			e := s.OpLog.At(n - 1)
-			k := effectOp{ShardRef{s.Tenant, s.Key()}, e.Op}
-			if _, ok := r.landed[k]; !ok && e.Result != coord.OpError {
-				r.landed[k] = seq
-			}
+		r.observeShard(&next.Shards[i], seq)
+	}
+}
+
+// ObserveShards is ObserveDurable on the shard records a change touched;
+// register it with Durable.OnShardsChange instead. It learns exactly what
+// ObserveDurable would: an untouched record's newest entry was looked at
+// when the record took its present value, and looking again can add
+// nothing (landed only gains op ids it lacks, and a refused entry stays
+// refused).
+func (r *Replays) ObserveShards(changed []ShardChange, seq uint64) {
+	for _, c := range changed {
+		if c.Next != nil {
+			r.observeShard(c.Next, seq)
+		}
+	}
+}
+
+func (r *Replays) observeShard(s *coord.ShardRecord, seq uint64) {
+	if n := s.OpLog.Len(); n > 0 {
+		e := s.OpLog.At(n - 1)
+		k := effectOp{ShardRef{s.Tenant, s.Key()}, e.Op}
+		if _, ok := r.landed[k]; !ok && e.Result != coord.OpError {
+			r.landed[k] = seq
 		}
 	}
 }

@@ -91,6 +91,23 @@ type runRef struct {
 
 func indexState(s *coord.Snapshot) stateIndex {
 	ix := stateIndex{shards: make(map[ShardRef]*coord.ShardRecord, len(s.Shards)), runs: make(map[runRef]*coord.RunRecord, len(s.Runs))}
+	ix.fill(s)
+	return ix
+}
+
+// reindex makes ix the index of s, reusing its maps (a checker that judges
+// state after state indexes each one).
+func (ix *stateIndex) reindex(s *coord.Snapshot) {
+	if ix.shards == nil {
+		*ix = indexState(s)
+		return
+	}
+	clear(ix.shards)
+	clear(ix.runs)
+	ix.fill(s)
+}
+
+func (ix stateIndex) fill(s *coord.Snapshot) {
 	for i := range s.Shards {
 		r := &s.Shards[i]
 		ix.shards[ShardRef{r.Tenant, r.Key()}] = r
@@ -99,7 +116,6 @@ func indexState(s *coord.Snapshot) stateIndex {
 		r := &s.Runs[i]
 		ix.runs[runRef{r.Tenant, r.Run}] = r
 	}
-	return ix
 }
 
 func (ix stateIndex) shard(t coord.TenantID, run coord.RunID, id coord.ShardID) (*coord.ShardRecord, bool) {
@@ -389,13 +405,13 @@ func CheckStep(prev, next *coord.Snapshot) *property.Violation {
 // only at the changed records could not see that an untouched run had
 // ended before one of its shards changed.
 func CheckChangedStep(prev, changed, next *coord.Snapshot) *property.Violation {
-	return checkChangedStep(prev, changed, next, nil)
+	return checkChangedStep(prev, changed, next, nil, indexState(next))
 }
 
 // checkChangedStep is CheckChangedStep judging next as a state only on
 // the runs in only (nil: every run; see checkRunsState).
-func checkChangedStep(prev, changed, next *coord.Snapshot, only map[runRef]bool) *property.Violation {
-	ix := indexState(next) // built once, for the state and the step checks
+// ix is the index of next, built once for the state and the step checks.
+func checkChangedStep(prev, changed, next *coord.Snapshot, only map[runRef]bool, ix stateIndex) *property.Violation {
 	if v := checkRunsState(next, ix, only); v != nil {
 		return v
 	}
