@@ -1,6 +1,7 @@
 package coordcheck
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"hash/fnv"
@@ -39,14 +40,34 @@ import (
 // refusal the protocol logs (OpError) changes the model's state like an
 // execution: its op-log entry is part of the shard.
 
-// coordState is an immutable model state: one shard record and its encoding.
+// coordState is an immutable model state: one shard record and its
+// encoding, which decides equality. Its hash is computed once, when
+// porcupine first asks (it asks for every state it caches, and again for
+// every set of states a state belongs to).
 type coordState struct {
-	rec coord.ShardRecord
-	enc string
+	rec    coord.ShardRecord
+	enc    []byte
+	hash   uint64
+	hashed bool
 }
 
 func newCoordState(r coord.ShardRecord) *coordState {
-	return &coordState{rec: r, enc: string(coord.EncodeShardRecord(&r))}
+	return &coordState{rec: r, enc: coord.EncodeShardRecord(&r)}
+}
+
+// sum returns the state's hash (FNV-1a of its encoding).
+func (s *coordState) sum() uint64 {
+	if !s.hashed {
+		h := fnv.New64a()
+		h.Write(s.enc)
+		s.hash, s.hashed = h.Sum64(), true
+	}
+	return s.hash
+}
+
+// equal reports whether s and o are the same state: the same encoding.
+func (s *coordState) equal(o *coordState) bool {
+	return s == o || bytes.Equal(s.enc, o.enc)
 }
 
 // coordExpect runs op on rec through the protocol's step function.
@@ -175,12 +196,8 @@ func coordModel(init coord.ShardRecord) porcupine.Model {
 			}
 			return coordStep(state.(*coordState), input.(*Request))
 		},
-		Equal: func(a, b any) bool { return a.(*coordState).enc == b.(*coordState).enc },
-		Hash: func(a any) uint64 {
-			h := fnv.New64a()
-			h.Write([]byte(a.(*coordState).enc))
-			return h.Sum64()
-		},
+		Equal:             func(a, b any) bool { return a.(*coordState).equal(b.(*coordState)) },
+		Hash:              func(a any) uint64 { return a.(*coordState).sum() },
 		DescribeOperation: func(input, _ any) string { return input.(*Request).String() },
 	}
 	return nm.ToModel()
