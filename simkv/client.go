@@ -14,6 +14,7 @@ type Client struct {
 	server *Server
 	owner  simclock.ActorID
 	name   string
+	idle   []*waiting // finished calls' records, for Call to reuse
 }
 
 // Connect returns a client owned by actor.
@@ -32,10 +33,24 @@ func (c *Client) Do(ctx *simclock.Context, req Request, reply func(ctx *simclock
 }
 
 // Call sends req from inside a task and parks the task until the answer.
+// The record of the call (and its two callbacks) is reused once the answer
+// is in: the server calls a reply exactly once, so nothing refers to it
+// any more. A call whose task dies parked never returns, and its record is
+// simply dropped.
 func (c *Client) Call(t *simclock.Task, req Request) (Response, error) {
-	w := &waiting{c: c, t: t, req: req}
-	t.Await(w.send)
-	return w.resp, w.err
+	var w *waiting
+	if n := len(c.idle); n > 0 {
+		w, c.idle = c.idle[n-1], c.idle[:n-1]
+	} else {
+		w = &waiting{c: c}
+		w.sendFn, w.doneFn = w.send, w.done
+	}
+	w.t, w.req = t, req
+	t.Await(w.sendFn)
+	resp, err := w.resp, w.err
+	*w = waiting{c: c, sendFn: w.sendFn, doneFn: w.doneFn}
+	c.idle = append(c.idle, w)
+	return resp, err
 }
 
 // waiting is a task's call in flight: the request, then its answer.
@@ -46,11 +61,13 @@ type waiting struct {
 	resume func(any)
 	resp   Response
 	err    error
+	sendFn func(resume func(any))                           // w.send, bound once
+	doneFn func(ctx *simclock.Context, r Response, e error) // w.done, bound once
 }
 
 func (w *waiting) send(resume func(any)) {
 	w.resume = resume
-	w.c.Do(w.t.Context(), w.req, w.done)
+	w.c.Do(w.t.Context(), w.req, w.doneFn)
 }
 
 func (w *waiting) done(_ *simclock.Context, r Response, e error) {
