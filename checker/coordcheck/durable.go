@@ -50,6 +50,17 @@ type Durable struct {
 	spare   *coord.Snapshot // the state before prev, whose slices the next state reuses
 	err     *property.Violation
 
+	// What snapshot needs to bring spare up to date instead of rebuilding
+	// it: layout counts the keys joining or leaving the cache (which moves
+	// records within the state's slices); spareLayout is the layout spare
+	// was built with (spareOK: spare is that state, untouched since);
+	// prevChanged and curChanged the cache entries whose records changed
+	// in the step that made prev and in the step under way.
+	layout, prevLayout, spareLayout uint64
+	spareOK                         bool
+	prevChanged, curChanged         []*cachedKV
+	active                          []coord.EtcdKey // the active-run index keys, as of the last rebuild
+
 	// Listeners, called after each checked change (nil: none).
 	onChange []func(prev, next *coord.Snapshot, at simclock.Time, seq uint64)
 	// onRequest listeners also learn the request that wrote (nil: none).
@@ -72,6 +83,7 @@ type ShardChange struct {
 
 // cachedKV is one decoded key of the namespace.
 type cachedKV struct {
+	pos   int // the record's index in its kind's slice of a state (see snapshot)
 	mod   int64
 	key   coord.EtcdKey
 	run   coord.RunRecord
@@ -184,6 +196,8 @@ func (d *Durable) OnApply(call uint64, at simclock.Time, req simkv.Request, resp
 		}
 	}
 	d.prev, d.spare = next, d.prev
+	d.spareLayout, d.prevLayout, d.spareOK = d.prevLayout, d.layout, true
+	d.prevChanged, d.curChanged = d.curChanged, d.prevChanged[:0]
 }
 
 // shardChanges appends to out the records in prev and next of every shard
@@ -305,6 +319,39 @@ func (d *Durable) read(req simkv.Request, resp simkv.Response) (*coord.Snapshot,
 // the state before the previous one, which nothing holds any more (see
 // OnChange), grown only when the namespace grew.
 func (d *Durable) snapshot() (*coord.Snapshot, []coord.EtcdKey) {
+	if next := d.spare; next != nil && next != d.prev && d.spareOK && d.spareLayout == d.layout {
+		// No key joined or left the cache since spare was built: spare
+		// differs from the state now only in the records changed by the
+		// step that made prev and by this one.
+		d.spare, d.spareOK = nil, false
+		for _, c := range d.prevChanged {
+			place(next, c)
+		}
+		for _, c := range d.curChanged {
+			place(next, c)
+		}
+		return next, d.active
+	}
+	return d.rebuild()
+}
+
+// place writes c's record into s at its position.
+func place(s *coord.Snapshot, c *cachedKV) {
+	switch c.key.Kind {
+	case coord.KeyRun:
+		s.Runs[c.pos] = c.run
+	case coord.KeyShard:
+		s.Shards[c.pos] = c.shard
+	case coord.KeyOwner:
+		s.Bindings[c.pos] = coord.TenantBinding{Tenant: c.key.Tenant, Shard: coord.ShardKey{Run: c.key.Run, Shard: c.key.Shard}, Binding: c.bind}
+	case coord.KeyClaim:
+		s.Claims[c.pos] = coord.TenantClaim{Tenant: c.key.Tenant, Claim: c.claim}
+	}
+}
+
+// rebuild builds the state from every cached entry, noting each record's
+// position for place.
+func (d *Durable) rebuild() (*coord.Snapshot, []coord.EtcdKey) {
 	var runs, shards, owners, claims, active int
 	for _, c := range d.entries {
 		switch c.key.Kind {
@@ -324,7 +371,7 @@ func (d *Durable) snapshot() (*coord.Snapshot, []coord.EtcdKey) {
 	if next == nil || next == d.prev {
 		next = &coord.Snapshot{}
 	}
-	d.spare = nil
+	d.spare, d.spareOK = nil, false
 	*next = coord.Snapshot{
 		Runs:     reuse(next.Runs, runs),
 		Shards:   reuse(next.Shards, shards),
@@ -335,17 +382,22 @@ func (d *Durable) snapshot() (*coord.Snapshot, []coord.EtcdKey) {
 	for _, c := range d.entries {
 		switch c.key.Kind {
 		case coord.KeyRun:
+			c.pos = len(next.Runs)
 			next.Runs = append(next.Runs, c.run)
 		case coord.KeyShard:
+			c.pos = len(next.Shards)
 			next.Shards = append(next.Shards, c.shard)
 		case coord.KeyOwner:
+			c.pos = len(next.Bindings)
 			next.Bindings = append(next.Bindings, coord.TenantBinding{Tenant: c.key.Tenant, Shard: coord.ShardKey{Run: c.key.Run, Shard: c.key.Shard}, Binding: c.bind})
 		case coord.KeyClaim:
+			c.pos = len(next.Claims)
 			next.Claims = append(next.Claims, coord.TenantClaim{Tenant: c.key.Tenant, Claim: c.claim})
 		case coord.KeyActiveRun:
 			keys = append(keys, c.key)
 		}
 	}
+	d.active = keys
 	return next, keys
 }
 
@@ -460,9 +512,13 @@ func (d *Durable) learn(kv *simkv.KeyValue) (bool, *property.Violation) {
 		return false, v
 	}
 	if ok {
+		pos := old.pos
 		*old = d.scratch
+		old.pos = pos
+		d.curChanged = append(d.curChanged, old)
 		return true, nil
 	}
+	d.layout++
 	c := new(cachedKV)
 	*c = d.scratch
 	k := string(kv.Key)
@@ -479,6 +535,7 @@ func (d *Durable) forget(k string) bool {
 		return false
 	}
 	delete(d.cache, k)
+	d.layout++
 	if i, found := slices.BinarySearch(d.keys, k); found {
 		d.keys = slices.Delete(d.keys, i, i+1)
 		d.entries = slices.Delete(d.entries, i, i+1)

@@ -97,10 +97,28 @@ func TestShardListenersAgreeWithFullScans(t *testing.T) {
 				t.Fatalf("seed %d step %d: the random history is not legal: %v", seed, step, v)
 			}
 			both.agree(t, step)
+			sameAsRebuilt(t, r, step)
 		}
 		if both.calls < 10 || len(both.linInc.order) != len(shards) || len(both.effectsInc.fences) == 0 || len(both.replaysInc.landed) == 0 {
 			t.Fatalf("seed %d: a weak history: %d changes, %d shards, %d fence rises, %d landed ops",
 				seed, both.calls, len(both.linInc.order), len(both.effectsInc.fences), len(both.replaysInc.landed))
 		}
+	}
+}
+
+// sameAsRebuilt requires the observer's state, brought up to date record
+// by record, to equal the state a fresh observer builds from the whole
+// store.
+func sameAsRebuilt(t *testing.T, r *durableRig, step int) {
+	t.Helper()
+	fresh := NewDurable(r.store, testNS, r.d.unit, r.d.cooldown, NewHistory())
+	if _, v := fresh.refreshAll(); v != nil {
+		t.Fatal(v)
+	}
+	want, _ := fresh.rebuild()
+	got := *r.d.Snapshot()
+	got.At = 0
+	if !reflect.DeepEqual(&got, want) {
+		t.Fatalf("step %d: the state updated in place differs from the state rebuilt from the store", step)
 	}
 }
