@@ -128,7 +128,7 @@ type Result struct {
 	VirtualNs   int64
 	Digest      string
 	Swarm       *nemesis.Swarm
-	Tail        []simclock.Record // the last trace records, for a violation report
+	Tail        []simclock.Record // the last trace records, for the report of a run that did not pass (nil when it passed)
 	Recording   []byte            // the run's choice stream, when Config.Record
 	Draws       uint64            // how many draws the run made
 	Stats       []Stat            // what the run did (faults injected, operations), in a fixed order

@@ -181,6 +181,9 @@ func (w *World) Result() Result {
 	if w.finding != nil {
 		r.Property, r.Detail, r.Subject = w.finding.Property, w.finding.Detail, w.finding.Subject
 	}
+	if w.verdict != property.VerdictOK {
+		r.Tail = w.Trace.Tail() // rendered only for the report of a run that did not pass
+	}
 	if w.recording != nil {
 		r.Recording = append([]byte(nil), w.recording.Bytes()...)
 	}
