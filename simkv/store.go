@@ -102,6 +102,17 @@ func (s *Store) ownLeases() {
 	s.leases, s.leasesCOW = own, false
 }
 
+// Latest returns the live version of key at the current revision, as a
+// Range of the key would, without building a request or a response: for
+// observers that re-read what a write changed. The key and value share the
+// store's bytes, as a Range's answer does; callers must not modify them.
+func (s *Store) Latest(key []byte) (KeyValue, bool) {
+	if kv := s.ks.atBytes(key, s.rev); kv != nil {
+		return *kv, true
+	}
+	return KeyValue{}, false
+}
+
 // Apply applies one request at virtual time now and returns etcd's answer.
 // Requests etcd rejects are rejected here with the same error and change
 // nothing. now matters only to leases.

@@ -37,6 +37,8 @@ import (
 type Durable struct {
 	store    *simkv.Store
 	ns       []byte
+	nsText   string   // ns as a string
+	written  [][]byte // the keys of the write being read, reused
 	unit     time.Duration
 	cooldown coord.LogicalDuration
 	history  *History
@@ -95,7 +97,7 @@ type cachedKV struct {
 // NewDurable returns an observer of store's namespace ns, where one
 // logical unit is unit of virtual time and claims must be cooldown apart.
 func NewDurable(store *simkv.Store, ns string, unit time.Duration, cooldown coord.LogicalDuration, h *History) *Durable {
-	d := &Durable{store: store, ns: []byte(ns), unit: unit, cooldown: cooldown, history: h,
+	d := &Durable{store: store, ns: []byte(ns), nsText: ns, unit: unit, cooldown: cooldown, history: h,
 		calls: map[uint64]*Request{}, cache: map[string]*cachedKV{}}
 	d.prev = &coord.Snapshot{}
 	return d
@@ -298,10 +300,11 @@ func (d *Durable) checkCooldown(next *coord.Snapshot, op *Request) *property.Vio
 // one point read per key; anything else (a lease revoke deleting the keys
 // it held, a range delete) re-reads the whole namespace, decoding only
 // keys whose mod revision moved.
-func (d *Durable) read(req simkv.Request, resp simkv.Response) (*coord.Snapshot, []string, *property.Violation) {
-	var changed []string
+func (d *Durable) read(req simkv.Request, resp simkv.Response) (*coord.Snapshot, [][]byte, *property.Violation) {
+	var changed [][]byte
 	var v *property.Violation
-	if keys, ok := writtenKeys(req, resp); ok {
+	if keys, ok := writtenKeys(d.written[:0], req, resp); ok {
+		d.written = keys
 		changed, v = d.refreshKeys(keys)
 	} else {
 		changed, v = d.refreshAll()
@@ -412,9 +415,9 @@ func reuse[T any](s []T, n int) []T {
 	return s[:0]
 }
 
-// writtenKeys lists the keys a write request may have changed, when the
-// request names them all.
-func writtenKeys(req simkv.Request, resp simkv.Response) ([]string, bool) {
+// writtenKeys appends to keys the keys a write request may have changed,
+// when the request names them all (the request's own bytes, not copies).
+func writtenKeys(keys [][]byte, req simkv.Request, resp simkv.Response) ([][]byte, bool) {
 	var ops []simkv.RequestOp
 	switch {
 	case req.Txn != nil && resp.Txn != nil:
@@ -429,13 +432,12 @@ func writtenKeys(req simkv.Request, resp simkv.Response) ([]string, bool) {
 	default:
 		return nil, false
 	}
-	var keys []string
 	for _, op := range ops {
 		switch {
 		case op.Put != nil:
-			keys = append(keys, string(op.Put.Key))
+			keys = append(keys, op.Put.Key)
 		case op.DeleteRange != nil && len(op.DeleteRange.RangeEnd) == 0:
-			keys = append(keys, string(op.DeleteRange.Key))
+			keys = append(keys, op.DeleteRange.Key)
 		case op.Range != nil:
 		default:
 			return nil, false
@@ -445,27 +447,24 @@ func writtenKeys(req simkv.Request, resp simkv.Response) ([]string, bool) {
 }
 
 // refreshKeys re-reads single keys of the namespace.
-func (d *Durable) refreshKeys(keys []string) ([]string, *property.Violation) {
-	var changed []string
+func (d *Durable) refreshKeys(keys [][]byte) ([][]byte, *property.Violation) {
+	var changed [][]byte
 	for _, k := range keys {
-		if !bytes.HasPrefix([]byte(k), d.ns) || slices.Contains(changed, k) {
+		if !bytes.HasPrefix(k, d.ns) || slices.ContainsFunc(changed, func(c []byte) bool { return bytes.Equal(c, k) }) {
 			continue
 		}
-		resp, err := d.store.Apply(0, simkv.Request{Range: &simkv.RangeRequest{Key: []byte(k)}})
-		if err != nil {
-			return nil, &property.Violation{Property: property.CRecordInvariants, Detail: "cannot read the namespace: " + err.Error()}
-		}
-		if len(resp.Range.Kvs) == 0 {
-			if d.forget(k) {
+		kv, ok := d.store.Latest(k)
+		if !ok {
+			if d.forget(string(k)) {
 				changed = append(changed, k)
 			}
 			continue
 		}
-		ok, v := d.learn(&resp.Range.Kvs[0])
+		learned, v := d.learn(&kv)
 		if v != nil {
 			return nil, v
 		}
-		if ok {
+		if learned {
 			changed = append(changed, k)
 		}
 	}
@@ -473,12 +472,12 @@ func (d *Durable) refreshKeys(keys []string) ([]string, *property.Violation) {
 }
 
 // refreshAll re-reads the whole namespace.
-func (d *Durable) refreshAll() ([]string, *property.Violation) {
+func (d *Durable) refreshAll() ([][]byte, *property.Violation) {
 	resp, err := d.store.Apply(0, simkv.Request{Range: &simkv.RangeRequest{Key: d.ns, RangeEnd: prefixEnd(d.ns)}})
 	if err != nil {
 		return nil, &property.Violation{Property: property.CRecordInvariants, Detail: "cannot read the namespace: " + err.Error()}
 	}
-	var changed []string
+	var changed [][]byte
 	seen := make(map[string]bool, len(resp.Range.Kvs))
 	for i := range resp.Range.Kvs {
 		kv := &resp.Range.Kvs[i]
@@ -488,12 +487,12 @@ func (d *Durable) refreshAll() ([]string, *property.Violation) {
 			return nil, v
 		}
 		if ok {
-			changed = append(changed, string(kv.Key))
+			changed = append(changed, kv.Key)
 		}
 	}
 	for _, k := range slices.Clone(d.keys) {
 		if !seen[k] && d.forget(k) {
-			changed = append(changed, k)
+			changed = append(changed, []byte(k))
 		}
 	}
 	return changed, nil
@@ -548,7 +547,7 @@ func (d *Durable) forget(k string) bool {
 // are decoded without their invariant check: a buggy backend's states must reach the
 // checkers, which name what they break.
 func (d *Durable) decode(kv *simkv.KeyValue, c *cachedKV) *property.Violation {
-	k, err := coord.ParseEtcdKey(string(d.ns), kv.Key)
+	k, err := coord.ParseEtcdKey(d.nsText, kv.Key)
 	if err != nil {
 		return &property.Violation{Property: property.CRecordInvariants, Detail: err.Error()}
 	}
@@ -615,10 +614,10 @@ func touchedRuns(changed []coord.EtcdKey) map[runRef]bool {
 
 // parseKeys parses the changed keys once for every use of them in a step;
 // keys that do not parse (which decode already reported) are left out.
-func (d *Durable) parseKeys(changed []string) []coord.EtcdKey {
+func (d *Durable) parseKeys(changed [][]byte) []coord.EtcdKey {
 	keys := make([]coord.EtcdKey, 0, len(changed))
 	for _, k := range changed {
-		if key, err := coord.ParseEtcdKey(string(d.ns), []byte(k)); err == nil {
+		if key, err := coord.ParseEtcdKey(d.nsText, k); err == nil {
 			keys = append(keys, key)
 		}
 	}
