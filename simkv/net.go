@@ -42,6 +42,7 @@ type Server struct {
 	streams       []*WatchStream // open watch streams, by id
 	mutate        Mutation
 	stats         Stats
+	idle          []*call // finished calls nothing refers to any more, for reuse
 }
 
 // Stats counts what the network did to requests, so tests can show that the
@@ -138,6 +139,60 @@ type call struct {
 	deadline simclock.Timer
 	reply    func(ctx *simclock.Context, resp Response, err error)
 	ctx      *simclock.Context
+
+	// A call is reused once nothing refers to it: it is done and none of
+	// its callbacks is still scheduled. pending counts those: +1 when one
+	// is scheduled, -1 when it runs or is cancelled. A callback dropped
+	// with a crashed actor never runs, so its call is never reused (the
+	// world's end frees it). The callbacks are bound once per call object.
+	pending    int
+	out        Response // what the scheduled finish delivers
+	outErr     error
+	arriveFn   func()
+	finishFn   func(*simclock.Context)
+	deadlineFn func(*simclock.Context)
+}
+
+// newCall returns a call to fill: a reused one, or a new one with its
+// callbacks bound.
+func (s *Server) newCall() *call {
+	if n := len(s.idle); n > 0 {
+		cl := s.idle[n-1]
+		s.idle = s.idle[:n-1]
+		return cl
+	}
+	cl := &call{}
+	cl.arriveFn = func() {
+		cl.pending--
+		s.arrive(cl)
+		s.release(cl)
+	}
+	cl.finishFn = func(ctx *simclock.Context) {
+		cl.pending--
+		s.finish(ctx, cl, cl.out, cl.outErr)
+	}
+	cl.deadlineFn = func(ctx *simclock.Context) {
+		cl.pending--
+		s.finish(ctx, cl, Response{}, ErrDeadlineExceeded)
+	}
+	return cl
+}
+
+// release puts cl up for reuse if nothing refers to it any more.
+func (s *Server) release(cl *call) {
+	if cl.pending != 0 || !cl.done {
+		return
+	}
+	*cl = call{arriveFn: cl.arriveFn, finishFn: cl.finishFn, deadlineFn: cl.deadlineFn}
+	s.idle = append(s.idle, cl)
+}
+
+// finishAfter schedules cl's finish with resp and err after d, as an
+// event of its caller.
+func (s *Server) finishAfter(cl *call, d time.Duration, resp Response, err error) {
+	cl.out, cl.outErr = resp, err
+	cl.pending++
+	cl.ctx.Defer(d, cl.finishFn)
 }
 
 func (s *Server) latency() time.Duration { return s.faults.Latency(s.choices) }
@@ -146,14 +201,15 @@ func (s *Server) latency() time.Duration { return s.faults.Latency(s.choices) }
 func (s *Server) submit(ctx *simclock.Context, c *Client, req Request, reply func(*simclock.Context, Response, error)) uint64 {
 	s.loop.Shared()
 	s.stats.Calls++
-	cl := &call{id: s.loop.NextID(), client: c, req: req, reply: reply, ctx: ctx}
+	cl := s.newCall()
+	cl.id, cl.client, cl.req, cl.reply, cl.ctx = s.loop.NextID(), c, req, reply, ctx
 	for _, o := range s.observers {
 		o.OnInvoke(cl.id, c.name, s.loop.Now(), req)
 	}
 	if s.partitioned[c.owner] {
 		cl.fate = Refused
 		s.stats.Refused++
-		ctx.Defer(s.faults.MinLatency, func(ctx *simclock.Context) { s.finish(ctx, cl, Response{}, ErrUnavailable) })
+		s.finishAfter(cl, s.faults.MinLatency, Response{}, ErrUnavailable)
 		d := s.loop.Rec("kv.refused", c.name).Uint("call", cl.id)
 		req.AppendDetail(d)
 		d.End()
@@ -177,15 +233,15 @@ func (s *Server) submit(ctx *simclock.Context, c *Client, req Request, reply fun
 	if cl.fate == LostRequest && s.mutate == PhantomAck {
 		// The mutant acknowledges what it never applied.
 		ok := phantomResponse(req, s.store.Revision())
-		ctx.Defer(2*lat, func(ctx *simclock.Context) { s.finish(ctx, cl, ok, nil) })
+		s.finishAfter(cl, 2*lat, ok, nil)
 	} else if cl.fate != LostRequest {
 		cl.arriving = true
-		cl.arrive = s.loop.After(lat, func() { s.arrive(cl) })
+		cl.pending++
+		cl.arrive = s.loop.After(lat, cl.arriveFn)
 		s.inflight = append(s.inflight, cl)
 	}
-	cl.deadline = ctx.Defer(s.faults.TimeoutOr(defaultTimeout), func(ctx *simclock.Context) {
-		s.finish(ctx, cl, Response{}, ErrDeadlineExceeded)
-	})
+	cl.pending++
+	cl.deadline = ctx.Defer(s.faults.TimeoutOr(defaultTimeout), cl.deadlineFn)
 	return cl.id
 }
 
@@ -215,7 +271,7 @@ func (s *Server) answer(cl *call, resp Response, err error) {
 	if cl.done {
 		return
 	}
-	cl.ctx.Defer(s.latency(), func(ctx *simclock.Context) { s.finish(ctx, cl, resp, err) })
+	s.finishAfter(cl, s.latency(), resp, err)
 }
 
 // apply runs one request against the store and tells the observers.
@@ -281,10 +337,13 @@ func (s *Server) expireLeases() {
 func (s *Server) finish(ctx *simclock.Context, cl *call, resp Response, err error) {
 	s.loop.Shared()
 	if cl.done {
+		s.release(cl)
 		return
 	}
 	cl.done = true
-	cl.deadline.Cancel()
+	if cl.deadline.Cancel() {
+		cl.pending--
+	}
 	if IsIndeterminate(err) {
 		s.stats.Indeterminate++
 	}
@@ -298,7 +357,11 @@ func (s *Server) finish(ctx *simclock.Context, cl *call, resp Response, err erro
 		resp.AppendDetail(d)
 	}
 	d.End()
-	cl.reply(ctx, resp, err)
+	// The reply may run the caller's task on, which may send its next
+	// request on this very call object: release it first, touch it no more.
+	reply := cl.reply
+	s.release(cl)
+	reply(ctx, resp, err)
 }
 
 func (s *Server) forget(cl *call) {
@@ -324,7 +387,9 @@ func (s *Server) LeaderChange(window time.Duration) {
 	s.inflight = nil
 	for _, cl := range pending {
 		if cl.arriving {
-			cl.arrive.Cancel()
+			if cl.arrive.Cancel() {
+				cl.pending--
+			}
 			cl.arriving = false
 			if s.choices.Chance(0.5) {
 				s.apply(cl.id, cl.req)
@@ -332,9 +397,9 @@ func (s *Server) LeaderChange(window time.Duration) {
 			}
 		}
 		if !cl.done {
-			c := cl
-			c.ctx.Defer(s.latency(), func(ctx *simclock.Context) { s.finish(ctx, c, Response{}, ErrLeaderChanged) })
+			s.finishAfter(cl, s.latency(), Response{}, ErrLeaderChanged)
 		}
+		s.release(cl)
 	}
 	s.electionUntil = s.loop.Now().Add(window)
 	s.tookOffice = s.electionUntil
