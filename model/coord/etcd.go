@@ -62,7 +62,7 @@ func NewEtcd(kv simkv.KV, cfg EtcdConfig) *Etcd {
 	if err := cfg.Validate(); err != nil {
 		panic(err)
 	}
-	return &Etcd{kv: kv, cfg: cfg, keys: keyspace{ns: cfg.Namespace}, selfCheck: !selfCheckBlinded(cfg.Bugs)}
+	return &Etcd{kv: kv, cfg: cfg, keys: newKeyspace(cfg.Namespace), selfCheck: !selfCheckBlinded(cfg.Bugs)}
 }
 
 // Config returns the configuration, with defaults applied.

@@ -63,8 +63,46 @@ type EtcdKey struct {
 	Worker WorkerID
 }
 
-// keyspace builds the keys of one namespace.
-type keyspace struct{ ns string }
+// keyspace builds the keys of one namespace. With a cache (the backend's
+// own keyspace), a record's key is built once and handed out again: a key
+// is read, never written, by everything it goes to (requests, compares,
+// the store, which copies what it keeps), and its capacity is its length,
+// so a caller that appends to one gets a copy.
+type keyspace struct {
+	ns    string
+	cache map[recordKeyID][]byte // nil: build every time
+}
+
+// recordKeyID names one record's key within a namespace.
+type recordKeyID struct {
+	kind   KeyKind
+	tenant TenantID
+	a, b   uint64
+}
+
+func newKeyspace(ns string) keyspace {
+	return keyspace{ns: ns, cache: map[recordKeyID][]byte{}}
+}
+
+// record returns the key of a record named by kind, tenant and one or two
+// ids (b is used when two is set).
+func (k keyspace) record(kind KeyKind, tenant TenantID, a, b uint64, two bool) []byte {
+	id := recordKeyID{kind: kind, tenant: tenant, a: a, b: b}
+	if key, ok := k.cache[id]; ok {
+		return key
+	}
+	var key []byte
+	if two {
+		key = k.build(kind, tenant, a, b)
+	} else {
+		key = k.build(kind, tenant, a)
+	}
+	key = key[:len(key):len(key)]
+	if k.cache != nil {
+		k.cache[id] = key
+	}
+	return key
+}
 
 func (k keyspace) build(kind KeyKind, tenant TenantID, ids ...uint64) []byte {
 	b := make([]byte, 0, len(k.ns)+2+64+len(ids)*17)
@@ -86,17 +124,19 @@ func appendHex16(b []byte, v uint64) []byte {
 	return b
 }
 
-func (k keyspace) run(t TenantID, r RunID) []byte { return k.build(KeyRun, t, uint64(r)) }
+func (k keyspace) run(t TenantID, r RunID) []byte { return k.record(KeyRun, t, uint64(r), 0, false) }
 func (k keyspace) active(t TenantID, r RunID) []byte {
-	return k.build(KeyActiveRun, t, uint64(r))
+	return k.record(KeyActiveRun, t, uint64(r), 0, false)
 }
 func (k keyspace) shard(t TenantID, key ShardKey) []byte {
-	return k.build(KeyShard, t, uint64(key.Run), uint64(key.Shard))
+	return k.record(KeyShard, t, uint64(key.Run), uint64(key.Shard), true)
 }
 func (k keyspace) owner(t TenantID, key ShardKey) []byte {
-	return k.build(KeyOwner, t, uint64(key.Run), uint64(key.Shard))
+	return k.record(KeyOwner, t, uint64(key.Run), uint64(key.Shard), true)
 }
-func (k keyspace) claim(t TenantID, w WorkerID) []byte { return k.build(KeyClaim, t, uint64(w)) }
+func (k keyspace) claim(t TenantID, w WorkerID) []byte {
+	return k.record(KeyClaim, t, uint64(w), 0, false)
+}
 
 // keyRange is a half-open range of keys [Start, End).
 type keyRange struct{ Start, End []byte }
