@@ -116,30 +116,32 @@ func (e *encoder) opLog(entries []OpLogEntry) {
 	}
 }
 
-func (d *decoder) opLog(capacity int, kindOK func(OpKind) bool) []OpLogEntry {
+// opLog decodes an op-log's entries, oldest first, into push (the log's
+// own Push: no slice in between).
+func (d *decoder) opLog(capacity int, kindOK func(OpKind) bool, push func(OpLogEntry)) {
 	n := int(d.u8("op-log count"))
 	if d.err != nil {
-		return nil
+		return
 	}
 	if n > capacity {
 		d.off--
 		d.fail(DecodeBadValue, "op-log count above capacity")
-		return nil
+		return
 	}
 	if n*opLogEntrySize > len(d.b)-d.off {
 		d.fail(DecodeTruncated, "op-log")
-		return nil
+		return
 	}
-	out := make([]OpLogEntry, n)
-	for i := range out {
-		out[i].Op = OpID(d.u64("op id"))
-		out[i].Kind = OpKind(d.discriminant("op kind", func(v uint8) bool { return kindOK(OpKind(v)) }))
-		out[i].Result = OpResult(d.discriminant("op result", func(v uint8) bool { return OpResult(v).Valid() }))
-		out[i].Refusal = Code(d.discriminant("op refusal", func(v uint8) bool { return Code(v) < codeEnd }))
-		out[i].PayloadHash = d.u64("payload hash")
-		out[i].ExecutedAt = LogicalTime(d.u64("executed at"))
+	for range n {
+		var e OpLogEntry
+		e.Op = OpID(d.u64("op id"))
+		e.Kind = OpKind(d.discriminant("op kind", func(v uint8) bool { return kindOK(OpKind(v)) }))
+		e.Result = OpResult(d.discriminant("op result", func(v uint8) bool { return OpResult(v).Valid() }))
+		e.Refusal = Code(d.discriminant("op refusal", func(v uint8) bool { return Code(v) < codeEnd }))
+		e.PayloadHash = d.u64("payload hash")
+		e.ExecutedAt = LogicalTime(d.u64("executed at"))
+		push(e)
 	}
-	return out
 }
 
 func (d *decoder) shardIDs(what string, max int) []ShardID {

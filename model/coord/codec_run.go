@@ -51,7 +51,7 @@ func decodeRunRecordAs(b []byte, check bool) (RunRecord, error) {
 		r.CompletedAt = Some(LogicalTime(d.u64("completed at")))
 	}
 	r.RootShards = d.shardIDs("root shards", math.MaxInt32)
-	r.OpLog = newRunOpLog(d.opLog(runOpLogCap, OpKind.RunKind)...)
+	d.opLog(runOpLogCap, OpKind.RunKind, r.OpLog.Push)
 	d.finish()
 	if check && d.err == nil {
 		d.invariant(r.AssertInvariants())

@@ -70,7 +70,7 @@ func decodeShardRecordAs(b []byte, check bool) (ShardRecord, error) {
 		r.Parent = Some(ShardID(d.u64("parent id")))
 	}
 	r.Spawned = d.shardIDs("spawned", maxSpawnedPerShard)
-	r.OpLog = newShardOpLog(d.opLog(shardOpLogCap, OpKind.ShardKind)...)
+	d.opLog(shardOpLogCap, OpKind.ShardKind, r.OpLog.Push)
 	d.finish()
 	if check && d.err == nil {
 		d.invariant(r.AssertInvariants())

@@ -93,12 +93,13 @@ func (e *Etcd) get(label string, keys ...[]byte) (int64, []*simkv.KeyValue, erro
 	return rev, out, nil
 }
 
+// firstKV returns the first key-value of a range's answer (in place: an
+// answer belongs to the one request that asked for it), or nil.
 func firstKV(r *simkv.RangeResponse) *simkv.KeyValue {
 	if len(r.Kvs) == 0 {
 		return nil
 	}
-	kv := r.Kvs[0]
-	return &kv
+	return &r.Kvs[0]
 }
 
 // countReq counts the keys of r without reading them.
