@@ -71,9 +71,10 @@ type Durable struct {
 	onShards []func(changed []ShardChange, seq uint64)
 	Writes   int // applies that changed the namespace
 
-	ix            stateIndex     // the index of the state being judged, its maps reused
-	before, after coord.Snapshot // judge's subsets of prev and next, their slices reused
-	shardChanges  []ShardChange  // the change being reported, reused
+	ix            stateIndex      // the index of the state being judged, its maps reused
+	before, after coord.Snapshot  // judge's subsets of prev and next, their slices reused
+	shardChanges  []ShardChange   // the change being reported, reused
+	touched       map[runRef]bool // the runs the change being judged touched, reused
 }
 
 // ShardChange is one shard record a change of durable state touched: its
@@ -98,7 +99,7 @@ type cachedKV struct {
 // logical unit is unit of virtual time and claims must be cooldown apart.
 func NewDurable(store *simkv.Store, ns string, unit time.Duration, cooldown coord.LogicalDuration, h *History) *Durable {
 	d := &Durable{store: store, ns: []byte(ns), nsText: ns, unit: unit, cooldown: cooldown, history: h,
-		calls: map[uint64]*Request{}, cache: map[string]*cachedKV{}}
+		calls: map[uint64]*Request{}, cache: map[string]*cachedKV{}, touched: map[runRef]bool{}}
 	d.prev = &coord.Snapshot{}
 	return d
 }
@@ -231,7 +232,7 @@ func (d *Durable) judge(op *Request, req simkv.Request, resp simkv.Response, nex
 	// (see checkRunsState), which finds what judging all of it would.
 	before := subset(&d.before, d.prev, changed)
 	d.ix.reindex(next)
-	if v := checkChangedStep(d.prev, before, next, touchedRuns(changed), d.ix); v != nil {
+	if v := checkChangedStep(d.prev, before, next, touchedRuns(d.touched, changed), d.ix); v != nil {
 		d.fail(byRequest(v, op))
 		return
 	}
@@ -410,7 +411,7 @@ func (d *Durable) rebuild() (*coord.Snapshot, []coord.EtcdKey) {
 // some old records' byte slices alive until it is overwritten.
 func reuse[T any](s []T, n int) []T {
 	if cap(s) < n {
-		return make([]T, 0, n)
+		return make([]T, 0, max(n, cap(s)+cap(s)/4)) // a growing namespace grows by a record at a time
 	}
 	return s[:0]
 }
@@ -582,27 +583,33 @@ func (d *Durable) decode(kv *simkv.KeyValue, c *cachedKV) *property.Violation {
 // checkActiveIndex requires the active-run index to list exactly the
 // Active runs (both lists are in key order: tenant, then run).
 func checkActiveIndex(s *coord.Snapshot, active []coord.EtcdKey) *property.Violation {
-	var want []coord.EtcdKey
+	n := 0
 	for i := range s.Runs {
 		if s.Runs[i].Status == coord.RunActive {
-			want = append(want, coord.EtcdKey{Kind: coord.KeyActiveRun, Tenant: s.Runs[i].Tenant, Run: s.Runs[i].Run})
+			n++
 		}
 	}
-	if len(want) != len(active) {
-		return &property.Violation{Property: property.CRecordInvariants, Detail: fmt.Sprintf("active-run index holds %d entries for %d Active runs", len(active), len(want))}
+	if n != len(active) {
+		return &property.Violation{Property: property.CRecordInvariants, Detail: fmt.Sprintf("active-run index holds %d entries for %d Active runs", len(active), n)}
 	}
-	for i := range want {
-		if want[i] != active[i] {
-			return &property.Violation{Property: property.CRecordInvariants, Detail: fmt.Sprintf("active-run index disagrees with %s", want[i].Run)}
+	j := 0
+	for i := range s.Runs {
+		if s.Runs[i].Status != coord.RunActive {
+			continue
 		}
+		if want := (coord.EtcdKey{Kind: coord.KeyActiveRun, Tenant: s.Runs[i].Tenant, Run: s.Runs[i].Run}); active[j] != want {
+			return &property.Violation{Property: property.CRecordInvariants, Detail: fmt.Sprintf("active-run index disagrees with %s", want.Run)}
+		}
+		j++
 	}
 	return nil
 }
 
 // touchedRuns lists the runs whose records (run, shard, owner binding) a
-// step changed.
-func touchedRuns(changed []coord.EtcdKey) map[runRef]bool {
-	runs := make(map[runRef]bool, len(changed))
+// step changed, in the map into (emptied first, then returned).
+func touchedRuns(into map[runRef]bool, changed []coord.EtcdKey) map[runRef]bool {
+	runs := into
+	clear(runs)
 	for _, k := range changed {
 		switch k.Kind {
 		case coord.KeyRun, coord.KeyShard, coord.KeyOwner:

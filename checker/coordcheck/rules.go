@@ -82,6 +82,7 @@ func nonEmpty(start, end []byte) bool { return len(end) == 0 || bytes.Compare(st
 type stateIndex struct {
 	shards map[ShardRef]*coord.ShardRecord
 	runs   map[runRef]*coord.RunRecord
+	tiling *tilingWalk // checkTiling's scratch, reused from root to root
 }
 
 type runRef struct {
@@ -90,7 +91,8 @@ type runRef struct {
 }
 
 func indexState(s *coord.Snapshot) stateIndex {
-	ix := stateIndex{shards: make(map[ShardRef]*coord.ShardRecord, len(s.Shards)), runs: make(map[runRef]*coord.RunRecord, len(s.Runs))}
+	ix := stateIndex{shards: make(map[ShardRef]*coord.ShardRecord, len(s.Shards)), runs: make(map[runRef]*coord.RunRecord, len(s.Runs)),
+		tiling: &tilingWalk{}}
 	ix.fill(s)
 	return ix
 }
@@ -338,27 +340,36 @@ func tiles(start, end []byte, pieces []piece) string {
 	return ""
 }
 
+// tilingWalk collects the unsplit shards of a root's tree, depth first in
+// spawned order, each shard once.
+type tilingWalk struct {
+	ix     stateIndex
+	seen   []coord.ShardID // the shards visited (a tree holds a handful)
+	leaves []piece
+}
+
+func (w *tilingWalk) walk(r *coord.ShardRecord) {
+	if slices.Contains(w.seen, r.Shard) {
+		return
+	}
+	w.seen = append(w.seen, r.Shard)
+	if r.Status != coord.ShardSplit {
+		w.leaves = append(w.leaves, piece{r.Spec.Start, r.Spec.End})
+	}
+	for _, id := range r.Spawned {
+		if c, ok := w.ix.shard(r.Tenant, r.Run, id); ok {
+			w.walk(c)
+		}
+	}
+}
+
 // checkTiling checks that the unsplit shards of root's tree tile one
 // contiguous range starting at the root's start, without overlap.
 func checkTiling(ix stateIndex, root *coord.ShardRecord) *property.Violation {
-	var leaves []piece
-	seen := map[coord.ShardID]bool{}
-	var walk func(r *coord.ShardRecord)
-	walk = func(r *coord.ShardRecord) {
-		if seen[r.Shard] {
-			return
-		}
-		seen[r.Shard] = true
-		if r.Status != coord.ShardSplit {
-			leaves = append(leaves, piece{r.Spec.Start, r.Spec.End})
-		}
-		for _, id := range r.Spawned {
-			if c, ok := ix.shard(r.Tenant, r.Run, id); ok {
-				walk(c)
-			}
-		}
-	}
-	walk(root)
+	w := ix.tiling
+	w.ix, w.seen, w.leaves = ix, w.seen[:0], w.leaves[:0]
+	w.walk(root)
+	leaves := w.leaves
 	slices.SortStableFunc(leaves, func(a, b piece) int { return bytes.Compare(a.start, b.start) })
 	if len(leaves) == 0 || !bytes.Equal(leaves[0].start, root.Spec.Start) {
 		return onShard(root, property.CSplitCoverage, " (a root): its unsplit shards do not start at its start")
