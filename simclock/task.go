@@ -25,6 +25,8 @@ type Task struct {
 	register   func(resume func(any)) // set by Await before yielding
 	sleepFor   time.Duration          // the virtual time the current Sleep waits
 	sleepReg   func(resume func(any)) // t.registerSleep, made once per task
+	sleepWake  func(*Context)         // wakes the current Sleep, made once per task
+	sleepDone  func(any)              // the current Sleep's resume
 	value      any                    // the value Await returns
 	token      uint64                 // identifies the current Await
 	fired      bool                   // the current Await was resumed
@@ -104,9 +106,20 @@ func (t *Task) Sleep(d time.Duration) {
 }
 
 // registerSleep wakes the task once sleepFor has passed. Protocol code
-// sleeps between every retry, so Sleep reuses one registration per task.
+// sleeps between every retry, so Sleep reuses one registration and one
+// wake-up per task: a task is parked in one Sleep at a time, and its
+// wake-up runs once (or is dropped with the actor) before the next Sleep
+// can begin, so the wake-up always resumes the Sleep that scheduled it.
 func (t *Task) registerSleep(resume func(any)) {
-	t.ctx.Defer(t.sleepFor, func(*Context) { resume(nil) })
+	t.sleepDone = resume
+	if t.sleepWake == nil {
+		t.sleepWake = func(*Context) {
+			done := t.sleepDone
+			t.sleepDone = nil
+			done(nil)
+		}
+	}
+	t.ctx.Defer(t.sleepFor, t.sleepWake)
 }
 
 // step runs the task until it parks or ends, then hands its registration the
