@@ -24,10 +24,19 @@ type commit struct {
 	then *commit
 	// stamp ends every record value the commit writes (record).
 	stamp WriteStamp
+
+	// Room for the compares and ops of a typical commit, allocated with
+	// it rather than grown one append at a time.
+	cmpRoom [4]simkv.Compare
+	opRoom  [4]simkv.RequestOp
 }
 
 // newCommit starts the commit of one attempt, with a fresh write stamp.
-func (e *Etcd) newCommit() *commit { return &commit{stamp: e.nextStamp()} }
+func (e *Etcd) newCommit() *commit {
+	c := &commit{stamp: e.nextStamp()}
+	c.cmps, c.ops = c.cmpRoom[:0], c.opRoom[:0]
+	return c
+}
 
 // record returns the stored value of a record: its encoding followed by
 // the commit's write stamp, which makes the value unique to this attempt
