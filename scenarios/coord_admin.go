@@ -356,10 +356,11 @@ func (a *coordAdmin) housekeep(c *coordCaller) {
 	}
 }
 
-// drainEvents consumes every tenant's collected events.
+// drainEvents consumes every tenant's collected events, keeping each
+// collector's storage (Drain would allocate a fresh one every round).
 func (a *coordAdmin) drainEvents() {
 	for _, t := range a.env.topo.tenants {
-		a.env.events[t].Drain()
+		a.env.events[t].DrainWith(func(coord.Event) {})
 	}
 }
 
