@@ -53,15 +53,18 @@ type Durable struct {
 	err     *property.Violation
 
 	// What snapshot needs to bring spare up to date instead of rebuilding
-	// it: layout counts the keys joining or leaving the cache (which moves
-	// records within the state's slices); spareLayout is the layout spare
-	// was built with (spareOK: spare is that state, untouched since);
+	// it: layout counts, per kind of record, the keys joining or leaving
+	// the cache (which moves that kind's records within the state's
+	// slices); spareLayout is the layout spare was built with (spareOK:
+	// spare is that state, untouched since);
 	// prevChanged and curChanged the cache entries whose records changed
 	// in the step that made prev and in the step under way.
-	layout, prevLayout, spareLayout uint64
+	layout, prevLayout, spareLayout [slotKinds]uint64
 	spareOK                         bool
 	prevChanged, curChanged         []*cachedKV
-	active                          []coord.EtcdKey // the active-run index keys, as of the last rebuild
+	active                          []coord.EtcdKey // the active-run index keys
+	activeLayout                    uint64          // layout[slotActive] when active was listed
+	activeOK                        bool
 
 	// Listeners, called after each checked change (nil: none).
 	onChange []func(prev, next *coord.Snapshot, at simclock.Time, seq uint64)
@@ -323,20 +326,66 @@ func (d *Durable) read(req simkv.Request, resp simkv.Response) (*coord.Snapshot,
 // the state before the previous one, which nothing holds any more (see
 // OnChange), grown only when the namespace grew.
 func (d *Durable) snapshot() (*coord.Snapshot, []coord.EtcdKey) {
-	if next := d.spare; next != nil && next != d.prev && d.spareOK && d.spareLayout == d.layout {
-		// No key joined or left the cache since spare was built: spare
-		// differs from the state now only in the records changed by the
-		// step that made prev and by this one.
-		d.spare, d.spareOK = nil, false
-		for _, c := range d.prevChanged {
-			place(next, c)
-		}
-		for _, c := range d.curChanged {
-			place(next, c)
-		}
-		return next, d.active
+	next := d.spare
+	fresh := next == nil || next == d.prev || !d.spareOK
+	if next == nil || next == d.prev {
+		next = &coord.Snapshot{}
 	}
-	return d.rebuild()
+	d.spare, d.spareOK = nil, false
+	// A kind whose keys stayed put since spare was built differs from the
+	// state now only in the records changed by the step that made prev and
+	// by this one; a kind that gained or lost a key is rebuilt.
+	var stale [slotActive]bool
+	for k := range stale {
+		stale[k] = fresh || d.spareLayout[k] != d.layout[k]
+		if stale[k] {
+			d.rebuildKind(next, k)
+		}
+	}
+	for _, changed := range [2][]*cachedKV{d.prevChanged, d.curChanged} {
+		for _, c := range changed {
+			if k := slotOf(c.key.Kind); k < slotActive && !stale[k] {
+				place(next, c)
+			}
+		}
+	}
+	if !d.activeOK || d.activeLayout != d.layout[slotActive] {
+		d.active = d.active[:0]
+		for _, c := range d.entries {
+			if c.key.Kind == coord.KeyActiveRun {
+				d.active = append(d.active, c.key)
+			}
+		}
+		d.activeLayout, d.activeOK = d.layout[slotActive], true
+	}
+	return next, d.active
+}
+
+// The kinds of cached records, as indexes of the layout counters.
+const (
+	slotRun = iota
+	slotShard
+	slotOwner
+	slotClaim
+	slotActive
+	slotKinds
+)
+
+// slotOf returns the layout index of a key kind (slotKinds: none).
+func slotOf(k coord.KeyKind) int {
+	switch k {
+	case coord.KeyRun:
+		return slotRun
+	case coord.KeyShard:
+		return slotShard
+	case coord.KeyOwner:
+		return slotOwner
+	case coord.KeyClaim:
+		return slotClaim
+	case coord.KeyActiveRun:
+		return slotActive
+	}
+	return slotKinds
 }
 
 // place writes c's record into s at its position.
@@ -347,62 +396,55 @@ func place(s *coord.Snapshot, c *cachedKV) {
 	case coord.KeyShard:
 		s.Shards[c.pos] = c.shard
 	case coord.KeyOwner:
-		s.Bindings[c.pos] = coord.TenantBinding{Tenant: c.key.Tenant, Shard: coord.ShardKey{Run: c.key.Run, Shard: c.key.Shard}, Binding: c.bind}
+		s.Bindings[c.pos] = binding(c)
 	case coord.KeyClaim:
 		s.Claims[c.pos] = coord.TenantClaim{Tenant: c.key.Tenant, Claim: c.claim}
 	}
 }
 
-// rebuild builds the state from every cached entry, noting each record's
-// position for place.
-func (d *Durable) rebuild() (*coord.Snapshot, []coord.EtcdKey) {
-	var runs, shards, owners, claims, active int
+func binding(c *cachedKV) coord.TenantBinding {
+	return coord.TenantBinding{Tenant: c.key.Tenant, Shard: coord.ShardKey{Run: c.key.Run, Shard: c.key.Shard}, Binding: c.bind}
+}
+
+// rebuildKind fills s's records of one kind (a slot below slotActive)
+// from every cached entry of that kind, in key order, noting each
+// record's position for place.
+func (d *Durable) rebuildKind(s *coord.Snapshot, kind int) {
+	n := 0
 	for _, c := range d.entries {
-		switch c.key.Kind {
-		case coord.KeyRun:
-			runs++
-		case coord.KeyShard:
-			shards++
-		case coord.KeyOwner:
-			owners++
-		case coord.KeyClaim:
-			claims++
-		case coord.KeyActiveRun:
-			active++
+		if slotOf(c.key.Kind) == kind {
+			n++
 		}
 	}
-	next := d.spare
-	if next == nil || next == d.prev {
-		next = &coord.Snapshot{}
+	switch kind {
+	case slotRun:
+		s.Runs = reuse(s.Runs, n)
+	case slotShard:
+		s.Shards = reuse(s.Shards, n)
+	case slotOwner:
+		s.Bindings = reuse(s.Bindings, n)
+	case slotClaim:
+		s.Claims = reuse(s.Claims, n)
 	}
-	d.spare, d.spareOK = nil, false
-	*next = coord.Snapshot{
-		Runs:     reuse(next.Runs, runs),
-		Shards:   reuse(next.Shards, shards),
-		Bindings: reuse(next.Bindings, owners),
-		Claims:   reuse(next.Claims, claims),
-	}
-	keys := make([]coord.EtcdKey, 0, active)
 	for _, c := range d.entries {
-		switch c.key.Kind {
-		case coord.KeyRun:
-			c.pos = len(next.Runs)
-			next.Runs = append(next.Runs, c.run)
-		case coord.KeyShard:
-			c.pos = len(next.Shards)
-			next.Shards = append(next.Shards, c.shard)
-		case coord.KeyOwner:
-			c.pos = len(next.Bindings)
-			next.Bindings = append(next.Bindings, coord.TenantBinding{Tenant: c.key.Tenant, Shard: coord.ShardKey{Run: c.key.Run, Shard: c.key.Shard}, Binding: c.bind})
-		case coord.KeyClaim:
-			c.pos = len(next.Claims)
-			next.Claims = append(next.Claims, coord.TenantClaim{Tenant: c.key.Tenant, Claim: c.claim})
-		case coord.KeyActiveRun:
-			keys = append(keys, c.key)
+		if slotOf(c.key.Kind) != kind {
+			continue
+		}
+		switch kind {
+		case slotRun:
+			c.pos = len(s.Runs)
+			s.Runs = append(s.Runs, c.run)
+		case slotShard:
+			c.pos = len(s.Shards)
+			s.Shards = append(s.Shards, c.shard)
+		case slotOwner:
+			c.pos = len(s.Bindings)
+			s.Bindings = append(s.Bindings, binding(c))
+		case slotClaim:
+			c.pos = len(s.Claims)
+			s.Claims = append(s.Claims, coord.TenantClaim{Tenant: c.key.Tenant, Claim: c.claim})
 		}
 	}
-	d.active = keys
-	return next, keys
 }
 
 // reuse returns s emptied, with room for n elements: s's own array when
@@ -518,7 +560,7 @@ func (d *Durable) learn(kv *simkv.KeyValue) (bool, *property.Violation) {
 		d.curChanged = append(d.curChanged, old)
 		return true, nil
 	}
-	d.layout++
+	d.bumpLayout(d.scratch.key.Kind)
 	c := new(cachedKV)
 	*c = d.scratch
 	k := string(kv.Key)
@@ -529,13 +571,21 @@ func (d *Durable) learn(kv *simkv.KeyValue) (bool, *property.Violation) {
 	return true, nil
 }
 
+// bumpLayout notes that a key of kind joined or left the cache.
+func (d *Durable) bumpLayout(kind coord.KeyKind) {
+	if k := slotOf(kind); k < slotKinds {
+		d.layout[k]++
+	}
+}
+
 // forget drops a deleted key; it reports whether the key was known.
 func (d *Durable) forget(k string) bool {
-	if _, ok := d.cache[k]; !ok {
+	c, ok := d.cache[k]
+	if !ok {
 		return false
 	}
 	delete(d.cache, k)
-	d.layout++
+	d.bumpLayout(c.key.Kind)
 	if i, found := slices.BinarySearch(d.keys, k); found {
 		d.keys = slices.Delete(d.keys, i, i+1)
 		d.entries = slices.Delete(d.entries, i, i+1)
