@@ -58,39 +58,75 @@ func (e *Etcd) read(label string, reqs ...simkv.RangeRequest) (int64, []*simkv.R
 	for i := range reqs {
 		ops[i] = simkv.RequestOp{Range: &reqs[i]}
 	}
+	resp, err := e.readOps(label, ops)
+	if err != nil {
+		return 0, nil, err
+	}
+	out := make([]*simkv.RangeResponse, len(reqs))
+	for i := range out {
+		out[i] = resp.Responses[i].Range
+	}
+	return resp.Header.Revision, out, nil
+}
+
+// readOps runs the range ops in one read-only transaction and checks that
+// the answer holds a range for each.
+func (e *Etcd) readOps(label string, ops []simkv.RequestOp) (*simkv.TxnResponse, error) {
 	var resp *simkv.TxnResponse
 	err := e.retry(label, func() (err error) {
 		resp, err = e.kv.Txn(simkv.TxnRequest{Success: ops})
 		return err
 	})
 	if err != nil {
-		return 0, nil, infraOf(label, err)
+		return nil, infraOf(label, err)
 	}
-	out := make([]*simkv.RangeResponse, len(reqs))
-	for i := range out {
+	for i := range ops {
 		if i >= len(resp.Responses) || resp.Responses[i].Range == nil {
-			return 0, nil, corrupt(label, "read transaction answered without range %d", i)
+			return nil, corrupt(label, "read transaction answered without range %d", i)
 		}
-		out[i] = resp.Responses[i].Range
 	}
-	return resp.Header.Revision, out, nil
+	return resp, nil
+}
+
+// getRoom and getRoom1 hold the request of a get of up to three keys (a
+// shard, its owner binding and its run), or of one, in one allocation.
+type getRoom struct {
+	ops  [3]simkv.RequestOp
+	reqs [3]simkv.RangeRequest
+}
+
+type getRoom1 struct {
+	ops  [1]simkv.RequestOp
+	reqs [1]simkv.RangeRequest
 }
 
 // get reads single keys at one revision; a missing key gives nil.
 func (e *Etcd) get(label string, keys ...[]byte) (int64, []*simkv.KeyValue, error) {
-	reqs := make([]simkv.RangeRequest, len(keys))
+	var ops []simkv.RequestOp
+	var reqs []simkv.RangeRequest
+	switch {
+	case len(keys) == 1:
+		room := &getRoom1{}
+		ops, reqs = room.ops[:], room.reqs[:]
+	case len(keys) <= 3:
+		room := &getRoom{}
+		ops, reqs = room.ops[:len(keys)], room.reqs[:len(keys)]
+	default:
+		ops, reqs = make([]simkv.RequestOp, len(keys)), make([]simkv.RangeRequest, len(keys))
+	}
 	for i, k := range keys {
 		reqs[i] = simkv.RangeRequest{Key: k}
+		ops[i] = simkv.RequestOp{Range: &reqs[i]}
 	}
-	rev, resps, err := e.read(label, reqs...)
+	resp, err := e.readOps(label, ops)
 	if err != nil {
 		return 0, nil, err
 	}
 	out := make([]*simkv.KeyValue, len(keys))
-	for i, r := range resps {
-		out[i] = firstKV(r)
+	for i := range out {
+		out[i] = firstKV(resp.Responses[i].Range)
 	}
-	return rev, out, nil
+	return resp.Header.Revision, out, nil
 }
 
 // firstKV returns the first key-value of a range's answer (in place: an
