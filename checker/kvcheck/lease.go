@@ -58,13 +58,19 @@ func (c *LeaseExpiry) refresh() {
 }
 
 // checkLate flags a lease still held although its deadline passed before
-// at: its expiry comes too late.
+// at: its expiry comes too late. Of several, it names the most overdue
+// (then the smallest id), so the report does not depend on map order.
 func (c *LeaseExpiry) checkLate(at simclock.Time) {
+	found := false
+	var lateID int64
+	var lateDL simclock.Time
 	for id, dl := range c.deadline {
-		if dl < at {
-			c.fail("lease %x outlived its deadline %v: still held at %v, %v late", id, dl, at, at.Sub(dl))
-			return
+		if dl < at && (!found || dl < lateDL || dl == lateDL && id < lateID) {
+			found, lateID, lateDL = true, id, dl
 		}
+	}
+	if found {
+		c.fail("lease %x outlived its deadline %v: still held at %v, %v late", lateID, lateDL, at, at.Sub(lateDL))
 	}
 }
 
