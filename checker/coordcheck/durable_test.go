@@ -53,17 +53,7 @@ func claimKey(t coord.TenantID, w coord.WorkerID) string {
 // write applies puts (key -> value) in one transaction issued by op (nil:
 // nobody) and tells the observer.
 func (r *durableRig) write(op *Request, puts map[string][]byte) {
-	var ops []simkv.RequestOp
-	for _, k := range sortedKeys(puts) {
-		ops = append(ops, simkv.RequestOp{Put: &simkv.PutRequest{Key: []byte(k), Value: puts[k]}})
-	}
-	req := simkv.Request{Txn: &simkv.TxnRequest{Success: ops}}
-	r.call++
-	r.h.Tag(op)
-	r.d.OnInvoke(r.call, "test", 0, req)
-	before := r.store.Revision()
-	resp, err := r.store.Apply(0, req)
-	r.d.OnApply(r.call, 0, req, resp, err, before, r.store.Revision())
+	r.writeDeleting(op, puts, nil)
 }
 
 func sortedKeys(m map[string][]byte) []string {
