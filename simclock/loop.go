@@ -96,8 +96,9 @@ type Loop struct {
 	trace     *Trace
 	observers []func()
 	actors    []*actorSlot
-	ids       uint64      // the last id NextID handed out
-	st        *stateTrack // nil unless a model checker tracks states
+	idle      []*coroutine // parked coroutines for the next tasks (see Context.Go)
+	ids       uint64       // the last id NextID handed out
+	st        *stateTrack  // nil unless a model checker tracks states
 }
 
 // NewLoop returns an empty loop at time zero writing to trace.

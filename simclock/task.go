@@ -16,11 +16,10 @@ import (
 // Tasks are built on iter.Pull: control passes explicitly between the loop
 // and the task; there is no parallelism and no scheduler involvement.
 type Task struct {
-	name  string
-	ctx   *Context
-	next  func() (struct{}, bool)
-	stop  func()
-	yield func(struct{}) bool
+	name string
+	ctx  *Context
+	body func(t *Task)
+	co   *coroutine // runs the body; nil once the task ended
 
 	register   func(resume func(any)) // set by Await before yielding
 	sleepFor   time.Duration          // the virtual time the current Sleep waits
@@ -36,30 +35,80 @@ type Task struct {
 	killed     bool
 }
 
-// errKilled unwinds a task's stack when its actor crashes.
+// killedSignal unwinds a task's stack when its actor crashes.
 type killedSignal struct{}
 
 // Go starts body as a task of this actor. It runs at once until its first
 // Await (or to completion). The task dies with the actor's incarnation.
 func (c *Context) Go(name string, body func(t *Task)) *Task {
-	t := &Task{name: name, ctx: c}
-	seq := func(yield func(struct{}) bool) {
-		defer func() {
-			if r := recover(); r != nil {
-				if _, ok := r.(killedSignal); ok {
-					return
-				}
-				panic(r)
-			}
-		}()
-		t.yield = yield
-		body(t)
-	}
-	t.next, t.stop = iter.Pull(seq)
+	t := &Task{name: name, ctx: c, body: body}
+	t.co = c.loop.coroutine()
+	t.co.task = t
 	slot := c.loop.actors[c.id]
 	slot.tasks = append(slot.tasks, t)
 	t.step()
 	return t
+}
+
+// coroutine is an iter.Pull coroutine that runs task bodies one after
+// another. A world starts tens of tasks per run; giving each a coroutine of
+// its own cost a goroutine, the coroutine's plumbing and, as the body ran,
+// the growth of a fresh stack (runtime.newstack and morestack were about 5%
+// of a migration world's CPU time). A coroutine whose body ended, or was
+// killed and unwound, parks idle in its loop's pool (see Loop.coroutine)
+// and runs the loop's next task body on the stack it already grew.
+//
+// Each loop has its own pool: worlds run in parallel by a sweep share no
+// coroutine, and Loop.Close ends the pooled ones with the world.
+type coroutine struct {
+	next  func() (struct{}, bool)
+	stop  func()
+	yield func(struct{}) bool
+	task  *Task // the task whose body runs, or nil while idle
+	idle  bool  // parked between bodies (not inside an Await)
+}
+
+// coroutine returns an idle coroutine from the loop's pool, or a new one.
+func (l *Loop) coroutine() *coroutine {
+	if n := len(l.idle); n > 0 {
+		co := l.idle[n-1]
+		l.idle[n-1] = nil
+		l.idle = l.idle[:n-1]
+		return co
+	}
+	co := &coroutine{}
+	co.next, co.stop = iter.Pull(co.run)
+	return co
+}
+
+// run is the coroutine's life: the body of each task it is given, and an
+// idle park between two. It returns when stopped while idle.
+func (co *coroutine) run(yield func(struct{}) bool) {
+	co.yield = yield
+	for {
+		co.runBody()
+		co.idle = true
+		if !yield(struct{}{}) {
+			return
+		}
+		co.idle = false
+	}
+}
+
+// runBody runs the current task's body. A killed task's body unwinds to
+// here (its deferred calls run on the way); any other panic goes on to
+// whoever resumed the coroutine, and the coroutine dies with it.
+func (co *coroutine) runBody() {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(killedSignal); ok {
+				return
+			}
+			panic(r)
+		}
+	}()
+	t := co.task
+	t.body(t)
 }
 
 // Name returns the task's name.
@@ -86,8 +135,11 @@ func (t *Task) Choices() *Choices { return t.ctx.Choices() }
 // of the same resume are ignored. If the actor crashes while the task is
 // parked, Await never returns: the task's stack unwinds and it ends.
 func (t *Task) Await(register func(resume func(any))) any {
+	if t.killed {
+		panic(killedSignal{}) // a deferred call of a killed task: it stays dead
+	}
 	t.register = register
-	if !t.yield(struct{}{}) {
+	if !t.co.yield(struct{}{}) || t.killed {
 		panic(killedSignal{})
 	}
 	v := t.value
@@ -127,7 +179,7 @@ func (t *Task) registerSleep(resume func(any)) {
 func (t *Task) step() {
 	for !t.done {
 		t.register = nil
-		if _, ok := t.next(); !ok || t.register == nil {
+		if _, ok := t.co.next(); !ok || t.co.idle || t.register == nil {
 			t.finish()
 			return
 		}
@@ -154,6 +206,8 @@ func (t *Task) step() {
 	}
 }
 
+// finish ends a task whose body returned (or that parked with nothing to
+// wait for) and lets its coroutine go.
 func (t *Task) finish() {
 	if t.done {
 		return
@@ -166,23 +220,43 @@ func (t *Task) finish() {
 			break
 		}
 	}
+	t.release()
 }
 
-// kill ends a parked task, unwinding its stack (deferred calls run).
+// kill ends a parked task: its Await panics with killedSignal, so its stack
+// unwinds (deferred calls run) and its coroutine parks idle.
 func (t *Task) kill() {
 	if t.done {
 		return
 	}
 	t.done, t.killed = true, true
-	t.stop()
+	t.co.next()
+	t.release()
+}
+
+// release returns the task's coroutine to the loop's pool if it parked idle
+// after the body; a coroutine that is still inside the body (an Await with
+// nothing registered) is stopped instead, which unwinds it as a kill does.
+// One that died of a panic is dropped.
+func (t *Task) release() {
+	co := t.co
+	t.co = nil
+	co.task = nil
+	if !co.idle {
+		co.stop()
+		return
+	}
+	l := t.ctx.loop
+	l.idle = append(l.idle, co)
 }
 
 // Killed reports whether the task ended because its actor crashed.
 func (t *Task) Killed() bool { return t.killed }
 
-// Close ends every task still parked when a world is done with its loop.
-// A parked task is a coroutine that references everything it can reach
-// (its actor, the world around it): left parked, it is never freed, and a
+// Close ends every task still parked when a world is done with its loop,
+// and the idle coroutines of the loop's pool. A parked task or an idle
+// coroutine is a goroutine that references everything it can reach (its
+// actor, the world around it): left parked, it is never freed, and a
 // process that runs world after world (a sweep, a benchmark) would keep
 // every one of them alive. Killing a task runs its deferred calls, as a
 // crash would; the trace stops writing its JSON lines first, so a trace
@@ -198,4 +272,9 @@ func (l *Loop) Close() {
 			}
 		}
 	}
+	for i, co := range l.idle {
+		l.idle[i] = nil
+		co.stop()
+	}
+	l.idle = nil
 }
