@@ -182,7 +182,9 @@ func (l *Loop) Resume(id ActorID) {
 // A delivery costs the caller's closure and a (reused) event: a busy world
 // delivers hundreds of thousands of events a second.
 func (l *Loop) deliver(id ActorID, inc uint64, d time.Duration, fn func(*Context)) Timer {
-	return l.schedule(l.now.Add(max(d, 0)), event{actor: id, inc: inc, call: fn, owner: int32(id) + 1})
+	ev := l.newEvent(l.now.Add(max(d, 0)))
+	ev.actor, ev.inc, ev.call, ev.owner = id, inc, fn, int32(id)+1
+	return l.enqueue(ev)
 }
 
 // run is one event of the actor's incarnation inc: fn with the actor's
@@ -229,7 +231,9 @@ func (l *Loop) Send(to ActorID, msg any, delay time.Duration) {
 // post schedules msg for the actor's incarnation inc after d: deliver with
 // the actor's Receive as the callback, without a closure for it.
 func (l *Loop) post(id ActorID, inc uint64, d time.Duration, msg any) Timer {
-	return l.schedule(l.now.Add(max(d, 0)), event{actor: id, inc: inc, msg: msg, owner: int32(id) + 1})
+	ev := l.newEvent(l.now.Add(max(d, 0)))
+	ev.actor, ev.inc, ev.msg, ev.owner = id, inc, msg, int32(id)+1
+	return l.enqueue(ev)
 }
 
 // Context is an actor's handle on the world while it handles one event.

@@ -145,17 +145,28 @@ func (l *Loop) OrderBy(c *Choices) { l.order = c }
 func (l *Loop) Log(kind, actor, detail string) { l.trace.Add(l.now, kind, actor, detail) }
 
 // At schedules fn at virtual time at (or now, if at is in the past).
-func (l *Loop) At(at Time, fn func()) Timer { return l.schedule(at, event{fn: fn}) }
+func (l *Loop) At(at Time, fn func()) Timer {
+	ev := l.newEvent(at)
+	ev.fn = fn
+	return l.enqueue(ev)
+}
 
-// schedule queues e at virtual time at (or now, if at is in the past).
-func (l *Loop) schedule(at Time, e event) Timer {
+// newEvent returns a free event due at virtual time at (or now, if at is in
+// the past), with the next seq, for its scheduler to fill in and enqueue.
+// Filling the pooled event in place spares copying a whole event per
+// message (it was passed and stored by value).
+func (l *Loop) newEvent(at Time) *event {
 	if at < l.now {
 		at = l.now
 	}
 	l.seq++
-	e.at, e.seq, e.pending = at, l.seq, true
 	ev := l.free.get()
-	*ev = e
+	ev.at, ev.seq, ev.pending = at, l.seq, true
+	return ev
+}
+
+// enqueue queues ev, made by newEvent and filled in.
+func (l *Loop) enqueue(ev *event) Timer {
 	l.queue.push(ev)
 	if l.st != nil {
 		l.st.scheduled(ev)
@@ -201,7 +212,9 @@ func (l *Loop) Step() (StopReason, bool) {
 		}
 	}
 	e := l.due[i]
-	copy(l.due[i:], l.due[i+1:])
+	if last := len(l.due) - 1; i < last { // usually a single event is due
+		copy(l.due[i:], l.due[i+1:])
+	}
 	l.due[len(l.due)-1] = nil
 	l.due = l.due[:len(l.due)-1]
 	l.now = e.at
