@@ -75,6 +75,11 @@ bad input (one line on stderr), 3 a check could not decide (never a pass),
 4 a replayed run differs from its record, 130/143 a sweep interrupted by
 SIGINT/SIGTERM that found no violation.`
 
+const gcEnvironment = `environment: simrun runs Go's garbage collector at GOGC=400 with a soft
+memory limit of GOMEMLIMIT=2GiB (worlds are small and die young); setting
+either variable overrides simrun's value. check sets its own memory limit
+from -max-memory as its tables grow.`
+
 // cmdHelp prints the list of commands, or one command's usage.
 func cmdHelp(args []string, e *env) (int, error) {
 	if len(args) == 0 {
@@ -85,6 +90,7 @@ func cmdHelp(args []string, e *env) (int, error) {
 		}
 		fmt.Fprintln(e.stdout, "  help     this list, or one command's usage: simrun help COMMAND")
 		fmt.Fprintln(e.stdout, "\n"+exitStatuses)
+		fmt.Fprintln(e.stdout, "\n"+gcEnvironment)
 		return exitOK, nil
 	}
 	if len(args) > 1 {
