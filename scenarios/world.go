@@ -176,7 +176,7 @@ func (w *World) Result() Result {
 		Cut:         w.cut,
 	}
 	if w.Cfg.Explorer == nil { // see tailOf
-		r.Digest, r.Tail = w.Trace.Digest(), w.Trace.Tail()
+		r.Digest = w.Trace.Digest()
 	}
 	if w.finding != nil {
 		r.Property, r.Detail, r.Subject = w.finding.Property, w.finding.Detail, w.finding.Subject
