@@ -126,13 +126,13 @@ type Result struct {
 	Events      uint64           // loop steps executed (one step may write several trace records, or none)
 	Records     uint64           // trace records written, the violation record included
 	VirtualNs   int64
-	Digest      string
+	Digest      string // the hex blake3 digest of the trace ("" under a model checker: Config.Explorer)
 	Swarm       *nemesis.Swarm
 	Tail        []simclock.Record // the last trace records, for the report of a run that did not pass (nil when it passed)
 	Recording   []byte            // the run's choice stream, when Config.Record
 	Draws       uint64            // how many draws the run made
 	Stats       []Stat            // what the run did (faults injected, operations), in a fixed order
-	Reach       []reach.Count     // the reachability points the run reached, by name
+	Reach       []reach.Count     // the reachability points the run reached, by name (nil under a model checker)
 	Cut         bool              // an Explorer cut the run short (its verdict covers only the steps it ran)
 }
 

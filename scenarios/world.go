@@ -46,19 +46,20 @@ func (w *World) visit() bool {
 // tailSize is how many trace records a violation report shows.
 const tailSize = 40
 
-// tailOf is how many trace records a run keeps for its report: none but
-// the last under a model checker, which reads neither the tail nor the
-// digest of the millions of runs it makes (it replays its witness).
-func tailOf(cfg Config) int {
+// newTrace is the trace of a run: under a model checker, which reads
+// neither the tail nor the digest of the millions of runs it makes (it
+// replays its witness), one that keeps only the last record and hashes
+// none; otherwise one that keeps a report's tail and the run's digest.
+func newTrace(cfg Config) *simclock.Trace {
 	if cfg.Explorer != nil {
-		return 1
+		return simclock.NewUndigestedTrace(1)
 	}
-	return tailSize
+	return simclock.NewTrace(tailSize)
 }
 
 // NewWorld builds the world of one run of scenario name.
 func NewWorld(name string, cfg Config, budget simclock.Budget) *World {
-	tr := simclock.NewTrace(tailOf(cfg))
+	tr := newTrace(cfg)
 	if cfg.TraceOut != nil {
 		tr.WriteJSON(cfg.TraceOut)
 	}
@@ -172,11 +173,10 @@ func (w *World) Result() Result {
 		Swarm:       w.Swarm,
 		Draws:       w.Choices.Draws(),
 		Stats:       append([]Stat(nil), w.stats...),
-		Reach:       w.reach.Sorted(),
 		Cut:         w.cut,
 	}
-	if w.Cfg.Explorer == nil { // see tailOf
-		r.Digest = w.Trace.Digest()
+	if w.Cfg.Explorer == nil { // a model checker reads neither (see newTrace)
+		r.Digest, r.Reach = w.Trace.Digest(), w.reach.Sorted()
 	}
 	if w.finding != nil {
 		r.Property, r.Detail, r.Subject = w.finding.Property, w.finding.Detail, w.finding.Subject

@@ -114,6 +114,19 @@ func TestTraceTailRendersTheLastRecords(t *testing.T) {
 	}
 }
 
+func TestUndigestedTraceKeepsItsTailAndNoDigest(t *testing.T) {
+	tr := NewUndigestedTrace(1)
+	for i := 0; i < 3; i++ {
+		tr.Rec(Time(i), "k", "a").Uint("i", uint64(i)).End()
+	}
+	if d := tr.Digest(); d != "" {
+		t.Fatalf("digest %q of a trace made without one", d)
+	}
+	if tail := tr.Tail(); tr.Len() != 3 || len(tail) != 1 || tail[0].Seq != 3 || tail[0].Detail != "i=2" {
+		t.Fatalf("len %d, tail %+v", tr.Len(), tail)
+	}
+}
+
 func TestTraceRecordsDoNotNest(t *testing.T) {
 	tr := NewTrace(1)
 	tr.Rec(1, "outer", "")
