@@ -77,16 +77,19 @@ type stateTrack struct {
 	hashBuf   []byte
 }
 
-// Chain tags keep the kinds of fold apart.
+// Chain tags keep the kinds of fold apart, and the kinds of input within
+// a fold: every input is a tag and a self-delimiting value (a varint or a
+// digest), so the inputs of a fold are injective whatever their order.
 const (
-	tagBuild   = 'B'
-	tagShared  = 'S'
-	tagRaw     = 'R'
-	tagPrivate = 'P'
-	tagEvent   = 'E'
-	tagReborn  = 'N'
-	tagDraw    = 'D'
-	tagRead    = 'r'
+	tagBuild     = 'B'
+	tagShared    = 'S'
+	tagRaw       = 'R'
+	tagPrivate   = 'P'
+	tagEvent     = 'E'
+	tagReborn    = 'N'
+	tagDraw      = 'D'
+	tagRead      = 'r' // an actor's chain read by the event
+	tagReadValue = 'v' // a number read from the loop
 )
 
 // TrackStates switches on state tracking; visit, when not nil, runs after
@@ -148,14 +151,20 @@ func (l *Loop) StateDigest() Digest {
 
 // AppendState appends the canonical encoding of the world's state (see
 // TrackStates). It must be called between events, with tracking on.
+//
+// Numbers are varints and an actor's chain is left out when it is the
+// shared chain (its last event was the last shared one): every field is
+// self-delimiting, so the encoding stays injective, and it is about a
+// third shorter than in fixed widths, which is a third fewer blake3 blocks
+// per state digest.
 func (l *Loop) AppendState(b []byte) []byte {
 	st := l.st
 	st.flushBuild(l)
-	b = binary.LittleEndian.AppendUint64(b, uint64(l.now))
+	b = binary.AppendVarint(b, int64(l.now))
 	b = append(b, st.shared[:]...)
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(l.actors)))
+	b = binary.AppendUvarint(b, uint64(len(l.actors)))
 	for _, s := range l.actors {
-		b = s.appendState(b)
+		b = s.appendState(b, st.shared)
 	}
 	pend := st.scratch[:0]
 	for _, e := range l.due {
@@ -181,9 +190,9 @@ func (l *Loop) AppendState(b []byte) []byte {
 		}
 		return 1
 	})
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(pend)))
+	b = binary.AppendUvarint(b, uint64(len(pend)))
 	for _, e := range pend {
-		b = binary.LittleEndian.AppendUint64(b, uint64(e.at-l.now))
+		b = binary.AppendVarint(b, int64(e.at-l.now))
 		b = append(b, e.id[:]...)
 	}
 	clear(pend)
@@ -191,42 +200,54 @@ func (l *Loop) AppendState(b []byte) []byte {
 	return b
 }
 
-// appendState encodes one actor.
-func (s *actorSlot) appendState(b []byte) []byte {
-	b = binary.LittleEndian.AppendUint64(b, s.incarnation)
+// Flags of an actor's encoded state.
+const (
+	actorDown = 1 << iota
+	actorPaused
+	actorChainIsShared // its chain is the shared chain, not written again
+)
+
+// appendState encodes one actor; shared is the shared chain.
+func (s *actorSlot) appendState(b []byte, shared Digest) []byte {
+	b = binary.AppendUvarint(b, s.incarnation)
 	var flags byte
 	if s.down {
-		flags |= 1
+		flags |= actorDown
 	}
 	if s.paused {
-		flags |= 2
+		flags |= actorPaused
+	}
+	if s.chain == shared {
+		flags |= actorChainIsShared
 	}
 	b = append(b, flags)
-	b = append(b, s.chain[:]...)
+	if flags&actorChainIsShared == 0 {
+		b = append(b, s.chain[:]...)
+	}
 	b = appendClock(b, s.clock)
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(s.held)))
+	b = binary.AppendUvarint(b, uint64(len(s.held)))
 	for _, h := range s.held {
 		b = append(b, h.id[:]...)
 	}
 	return b
 }
 
-// appendClock encodes a node clock's whole state (nil: none).
+// appendClock encodes a node clock's whole state (nil: none), in varints.
 func appendClock(b []byte, c *NodeClock) []byte {
 	if c == nil {
 		return append(b, 0)
 	}
 	b = append(b, 1)
-	b = binary.LittleEndian.AppendUint64(b, uint64(c.maxSkew))
-	b = binary.LittleEndian.AppendUint64(b, uint64(c.offset))
-	b = binary.LittleEndian.AppendUint64(b, uint64(c.driftPPM))
-	return binary.LittleEndian.AppendUint64(b, uint64(c.anchor))
+	b = binary.AppendVarint(b, int64(c.maxSkew))
+	b = binary.AppendVarint(b, int64(c.offset))
+	b = binary.AppendVarint(b, c.driftPPM)
+	return binary.AppendVarint(b, int64(c.anchor))
 }
 
 // word folds one value into the running event's (or build's) inputs.
 func (st *stateTrack) word(tag byte, v uint64) {
 	st.buf = append(st.buf, tag)
-	st.buf = binary.LittleEndian.AppendUint64(st.buf, v)
+	st.buf = binary.AppendUvarint(st.buf, v)
 }
 
 // digest folds a digest into the running event's inputs.
@@ -245,11 +266,16 @@ func (st *stateTrack) begin(l *Loop, e *event) {
 	}
 	st.curID = e.id
 	st.private, st.touched, st.nonzero, st.void = false, false, false, false
-	st.digest(tagEvent, e.id)
-	st.word(tagEvent, uint64(l.now))
-	if st.owner != nil && st.owner.clock != nil {
-		st.buf = appendClock(st.buf, st.owner.clock)
+	// The event's header comes first in its inputs (flushBuild left them
+	// empty), so it needs no tags: its id, the time and the owner's clock
+	// (a zero byte if none).
+	st.buf = append(st.buf, e.id[:]...)
+	st.buf = binary.AppendVarint(st.buf, int64(l.now))
+	var clock *NodeClock
+	if st.owner != nil {
+		clock = st.owner.clock
 	}
+	st.buf = appendClock(st.buf, clock)
 }
 
 // end folds the finished event into the chains and names what it
@@ -263,14 +289,14 @@ func (st *stateTrack) end() {
 	var final Digest
 	switch o := st.owner; {
 	case o != nil && st.private && !st.touched && !st.nonzero:
-		o.chain = st.chain(tagPrivate, o.chain, Digest{})
+		o.chain = st.chain(tagPrivate, o.chain, nil)
 		final = o.chain
 	case o != nil:
-		st.shared = st.chain(tagShared, st.shared, o.chain)
+		st.shared = st.chain(tagShared, st.shared, o.chain[:])
 		o.chain = st.shared
 		final = st.shared
 	default:
-		st.shared = st.chain(tagRaw, st.shared, Digest{})
+		st.shared = st.chain(tagRaw, st.shared, nil)
 		final = st.shared
 	}
 	st.name(final)
@@ -283,15 +309,18 @@ func (st *stateTrack) flushBuild(l *Loop) {
 		return
 	}
 	st.word(tagBuild, uint64(l.now))
-	st.shared = st.chain(tagBuild, st.shared, Digest{})
+	st.shared = st.chain(tagBuild, st.shared, nil)
 	st.name(st.shared)
 }
 
 // chain returns blake3(tag, prev, other, inputs) and clears the inputs.
-func (st *stateTrack) chain(tag byte, prev, other Digest) Digest {
+// other is the owner's chain of a shared event, nil for the other tags
+// (each tag has its fixed layout). Most folds then fit one or two of
+// blake3's 64-byte blocks.
+func (st *stateTrack) chain(tag byte, prev Digest, other []byte) Digest {
 	h := append(st.hashBuf[:0], tag)
 	h = append(h, prev[:]...)
-	h = append(h, other[:]...)
+	h = append(h, other...)
 	h = append(h, st.buf...)
 	st.hashBuf = h
 	st.buf = st.buf[:0]
@@ -334,7 +363,7 @@ func derive(d Digest, tag byte, i int) Digest {
 func (st *stateTrack) scheduled(e *event) { st.born = append(st.born, e) }
 
 // read folds a value the running event read from the loop.
-func (st *stateTrack) read(v uint64) { st.word(tagRead, v) }
+func (st *stateTrack) read(v uint64) { st.word(tagReadValue, v) }
 
 // trackedSource folds every draw into the running event's inputs.
 type trackedSource struct {
@@ -359,7 +388,7 @@ func (t *trackedSource) note(n, v uint64) uint64 {
 		return v
 	}
 	st.word(tagDraw, n)
-	st.word(tagDraw, v)
+	st.buf = binary.AppendUvarint(st.buf, v)
 	if v != 0 {
 		st.nonzero = true
 	}
