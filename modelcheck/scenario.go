@@ -48,6 +48,9 @@ type explorer struct {
 
 func (e *explorer) Begin(l *simclock.Loop) simclock.Source {
 	e.loop, e.digest = l, l.StateDigest
+	if v, ok := e.src.(view); ok { // a search's run: its tape knows the run before
+		l.ReuseFolds(&v.t.folds, uint64(v.t.same))
+	}
 	return e.src
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -181,6 +182,85 @@ func TestLazyDigestChangesNothing(t *testing.T) {
 		t.Logf("bug %q: %d states, %d distinct, %d runs, %d pruned, %q", bug, lazy.States, lazy.Distinct, lazy.Runs, lazy.Pruned, lazy.Property)
 	}
 }
+
+// A run takes over the folds of the run before it for as long as it makes
+// that run's draws (simclock.FoldMemo). Hashing every fold instead must
+// give every state the same digest, in the same order, and the searches
+// the same reports. (Migrate's runs branch only at draws made while the
+// world is built, before its first fold, so they reuse none; coord's do.
+// simclock's TestFoldReuse shows that a spoiled memo changes the digests.)
+func TestFoldReuseChangesNothing(t *testing.T) {
+	opts, tiny := tinyCoord(t)
+	tiny.Branch = Forks{"worker/*", "admin", "loop/order", "nemesis"}
+	cases := []struct {
+		scenario string
+		opts     map[string]string
+		b        Bounds
+	}{{"coord", opts, tiny}}
+	for _, name := range []string{"coord", "migrate"} {
+		p, err := LookupPreset(name, "small")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := p.Bounds
+		b.Max = 20_000
+		cases = append(cases, struct {
+			scenario string
+			opts     map[string]string
+			b        Bounds
+		}{name, p.Options, b})
+	}
+	for _, c := range cases {
+		world := ScenarioWorld(c.scenario, scenarios.Config{Options: c.opts})
+		var memo *simclock.FoldMemo
+		reused, reusedStates := searchDigests(t, func(src simclock.Source, visit func(func() simclock.Digest) bool) (Outcome, error) {
+			memo = &src.(view).t.folds
+			return world(src, visit)
+		}, c.b)
+		hashed, hashedStates := searchDigests(t, hashEveryFold(world), c.b)
+		if reused.States != hashed.States || reused.Distinct != hashed.Distinct || reused.Runs != hashed.Runs || reused.Pruned != hashed.Pruned {
+			t.Fatalf("%s: folds reused %+v, hashed %+v", c.scenario, reused, hashed)
+		}
+		if !slices.Equal(reusedStates, hashedStates) {
+			t.Fatalf("%s: the state digests differ when every fold is hashed", c.scenario)
+		}
+		if c.scenario == "coord" && memo.Recalled() == 0 {
+			t.Fatalf("%s: no fold was reused, so the comparison proves nothing", c.scenario)
+		}
+		t.Logf("%s: %d runs, %d states, the same digests; %d folds reused", c.scenario, reused.Runs, len(reusedStates), memo.Recalled())
+	}
+}
+
+// searchDigests searches world within b and lists the digest of every
+// state visited, in order.
+func searchDigests(t *testing.T, world World, b Bounds) (Report, []simclock.Digest) {
+	t.Helper()
+	var seen []simclock.Digest
+	rep, err := Search(func(src simclock.Source, visit func(func() simclock.Digest) bool) (Outcome, error) {
+		return world(src, func(state func() simclock.Digest) bool {
+			return visit(func() simclock.Digest {
+				d := state()
+				seen = append(seen, d)
+				return d
+			})
+		})
+	}, b, BFS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep, seen
+}
+
+// hashEveryFold hides the tape from the world (ScenarioWorld reuses the
+// folds of a tape's runs), so that every fold is hashed.
+func hashEveryFold(world World) World {
+	return func(src simclock.Source, visit func(func() simclock.Digest) bool) (Outcome, error) {
+		return world(hiddenTape{src.(view)}, visit)
+	}
+}
+
+// hiddenTape is a view of the tape under another type.
+type hiddenTape struct{ view }
 
 // The migrate small preset splits the client around the migration: its
 // first operation at time zero, before the export, and the next from

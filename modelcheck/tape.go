@@ -36,15 +36,39 @@ type tape struct {
 	depth  int
 	faults int
 	fault  func(fork string) bool
+	// same is how many first draws of this run are those of the run
+	// before it on this tape, whose folds (simclock.FoldMemo) it reuses.
+	same  int
+	folds simclock.FoldMemo
 }
 
 // reset readies the tape for a run of prefix set.
 func (t *tape) reset(set []choice) {
+	t.same = sameDraws(t.draws, set)
 	t.set, t.next, t.draws, t.depth, t.faults = set, 0, t.draws[:0], 0, 0
 	t.plen = 0
 	if n := len(set); n > 0 {
 		t.plen = set[n-1].pos + 1
 	}
+}
+
+// sameDraws is how many first draws a run of prefix set makes as the run
+// that made last did: up to the first position where set gives another
+// value (a value of set is taken modulo the draw's bound, as draw does),
+// and no further than last went.
+func sameDraws(last []Draw, set []choice) int {
+	next := 0
+	for i, d := range last {
+		var v uint64
+		if next < len(set) && set[next].pos == i {
+			v = set[next].val % d.Bound
+			next++
+		}
+		if v != d.Value {
+			return i
+		}
+	}
+	return len(last)
 }
 
 // past reports whether the run has made every draw of its prefix.

@@ -75,6 +75,11 @@ type stateTrack struct {
 	budgetHit bool     // Run stopped at the event budget
 	scratch   []*event // pending events, sorted for AppendState
 	hashBuf   []byte
+
+	draws     uint64    // draws made so far (the order's included)
+	memo      *FoldMemo // where this run's folds are recorded (nil: nowhere)
+	same      uint64    // draws this run makes as memo's last run did
+	recalling bool      // folds still come from memo's last run
 }
 
 // Chain tags keep the kinds of fold apart, and the kinds of input within
@@ -99,6 +104,54 @@ const (
 // are not model-checked never pay for it.
 func (l *Loop) TrackStates(visit func() bool) {
 	l.st = &stateTrack{visit: visit}
+}
+
+// FoldMemo keeps the results of a run's folds (the blake3 of each event's
+// inputs) for the next run of the same world. A model checker's runs
+// replay the draws of the run before them up to the draw they change, and
+// a run that has made only draws the last one made is the same
+// computation so far (worlds are deterministic), whose folds have the same
+// results: it takes them over instead of hashing again.
+type FoldMemo struct {
+	last, cur []memoFold // the last run's folds; this run's so far
+	recalled  uint64
+}
+
+// Recalled returns how many folds runs took over from the memo.
+func (m *FoldMemo) Recalled() uint64 { return m.recalled }
+
+// memoFold is one fold's result and the draws made before it.
+type memoFold struct {
+	draws uint64
+	out   Digest
+}
+
+// ReuseFolds makes this run's folds come from m's last run for as long as
+// this run has made only the first same draws, which the caller knows are
+// those of that run; it records this run's folds in m for the next. Call
+// it after TrackStates, before anything is scheduled or drawn.
+func (l *Loop) ReuseFolds(m *FoldMemo, same uint64) {
+	m.last, m.cur = m.cur, m.last[:0]
+	l.st.memo, l.st.same, l.st.recalling = m, same, true
+}
+
+// recall returns the result of the next fold from the memo's last run
+// while this run has made only draws that run made too. It checks that
+// the last run's fold came after as many draws (it always does, worlds
+// being deterministic). Once it declines, it declines for the rest of the
+// run.
+func (st *stateTrack) recall() (Digest, bool) {
+	if !st.recalling {
+		return Digest{}, false
+	}
+	m := st.memo
+	k := len(m.cur)
+	if st.draws > st.same || k >= len(m.last) || m.last[k].draws != st.draws {
+		st.recalling = false
+		return Digest{}, false
+	}
+	m.recalled++
+	return m.last[k].out, true
 }
 
 // Tracking reports whether state tracking is on.
@@ -318,12 +371,24 @@ func (st *stateTrack) flushBuild(l *Loop) {
 // (each tag has its fixed layout). Most folds then fit one or two of
 // blake3's 64-byte blocks.
 func (st *stateTrack) chain(tag byte, prev Digest, other []byte) Digest {
+	d, ok := st.recall()
+	if !ok {
+		d = st.hash(tag, prev, other)
+	}
+	st.buf = st.buf[:0]
+	if st.memo != nil {
+		st.memo.cur = append(st.memo.cur, memoFold{draws: st.draws, out: d})
+	}
+	return d
+}
+
+// hash returns blake3(tag, prev, other, inputs), truncated to 16 bytes.
+func (st *stateTrack) hash(tag byte, prev Digest, other []byte) Digest {
 	h := append(st.hashBuf[:0], tag)
 	h = append(h, prev[:]...)
 	h = append(h, other...)
 	h = append(h, st.buf...)
 	st.hashBuf = h
-	st.buf = st.buf[:0]
 	sum := blake3.Sum256(h)
 	var d Digest
 	copy(d[:], sum[:16])
@@ -384,7 +449,11 @@ func (t *trackedSource) DrawKind(n uint64, kind DrawKind) uint64 {
 
 func (t *trackedSource) note(n, v uint64) uint64 {
 	st := t.l.st
-	if st == nil || st.ordering {
+	if st == nil {
+		return v
+	}
+	st.draws++
+	if st.ordering {
 		return v
 	}
 	st.word(tagDraw, n)

@@ -211,3 +211,58 @@ func TestTrackingDoesNotChangeTheRun(t *testing.T) {
 		t.Fatal("tracking states changed what the run did")
 	}
 }
+
+// foldWorld runs a world of three actors that each draw twice, once a
+// millisecond apart, from a byte stream, with m reusing the folds of its
+// last run for the first same draws (m nil: every fold hashed), and
+// returns the state at the end.
+func foldWorld(draws []byte, m *FoldMemo, same uint64) Digest {
+	l := NewLoop(nil, Budget{})
+	l.TrackStates(nil)
+	if m != nil {
+		l.ReuseFolds(m, same)
+	}
+	root := NewFromSource(l.TrackDraws(&byteSource{tape: &byteTape{data: draws}}))
+	for i := 0; i < 3; i++ {
+		id := l.Spawn("a", &scripted{}, NewNodeClock(time.Millisecond), root.Fork("a"))
+		l.Send(id, func(ctx *Context) {
+			ctx.Choices().Intn(4)
+			ctx.After(time.Millisecond, func(ctx *Context) { ctx.Choices().Intn(4) })
+		}, time.Duration(i+1)*time.Millisecond)
+	}
+	l.Run()
+	return l.StateDigest()
+}
+
+// A run takes over the folds of the memo's last run while it has made only
+// that run's draws, and hashes the rest: the same states as hashing every
+// fold, and a spoiled memo shows in them, so the folds were taken over.
+func TestFoldReuse(t *testing.T) {
+	first, second := []byte{1, 2, 3, 0, 1, 2}, []byte{1, 2, 3, 3, 1, 2}
+	var m FoldMemo
+	if got, want := foldWorld(first, &m, 0), foldWorld(first, nil, 0); got != want {
+		t.Fatal("recording the folds changed the state")
+	}
+	// The second stream differs from the first at draw 3: up to then, the
+	// run is the first one again.
+	if got, want := foldWorld(second, &m, 3), foldWorld(second, nil, 0); got != want {
+		t.Fatal("reusing the folds made before draw 3 changed the state")
+	}
+	if m.Recalled() == 0 {
+		t.Fatal("no fold was taken over")
+	}
+	// Told that all six draws are the last run's, a run of the first
+	// stream takes over folds made after the second's draw 3: wrong, which
+	// shows that the bound on the draws is what keeps reuse sound.
+	if foldWorld(first, &m, 6) == foldWorld(first, nil, 0) {
+		t.Fatal("folds made after the draws differ were taken over and changed nothing")
+	}
+	foldWorld(second, &m, 0) // the memo holds the second stream's folds again
+	// Spoil them: m.cur becomes the last run's once the next run begins.
+	for i := range m.cur {
+		m.cur[i].out[0] ^= 1
+	}
+	if foldWorld(second, &m, 3) == foldWorld(second, nil, 0) {
+		t.Fatal("a spoiled memo changed nothing: its folds were not used")
+	}
+}
