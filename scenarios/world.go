@@ -48,11 +48,11 @@ const tailSize = 40
 
 // newTrace is the trace of a run: under a model checker, which reads
 // neither the tail nor the digest of the millions of runs it makes (it
-// replays its witness), one that keeps only the last record and hashes
-// none; otherwise one that keeps a report's tail and the run's digest.
+// replays its witness), one that only counts its records; otherwise one
+// that keeps a report's tail and the run's digest.
 func newTrace(cfg Config) *simclock.Trace {
-	if cfg.Explorer != nil {
-		return simclock.NewUndigestedTrace(1)
+	if cfg.Explorer != nil && cfg.TraceOut == nil {
+		return simclock.NewCountingTrace()
 	}
 	return simclock.NewTrace(tailSize)
 }

@@ -33,7 +33,8 @@ type Detail struct {
 	at    Time
 	kind  string
 	actor string
-	depth int // open groups
+	depth int  // open groups
+	drop  bool // a record of a counting trace: fields are not encoded
 }
 
 // Token tags of the binary form. Tag 0 ends a trace record, so every token
@@ -74,12 +75,18 @@ func appendString[T ~string | ~[]byte](b []byte, v T) []byte {
 
 // Uint adds an unsigned integer field.
 func (d *Detail) Uint(name string, v uint64) *Detail {
+	if d.drop {
+		return d
+	}
 	d.b = binary.AppendUvarint(appendName(d.b, tagUint, name), v)
 	return d
 }
 
 // Int adds a signed integer field.
 func (d *Detail) Int(name string, v int64) *Detail {
+	if d.drop {
+		return d
+	}
 	d.b = binary.AppendVarint(appendName(d.b, tagInt, name), v)
 	return d
 }
@@ -87,30 +94,45 @@ func (d *Detail) Int(name string, v int64) *Detail {
 // Hex adds an unsigned integer field shown in hexadecimal (identifiers that
 // are printed that way elsewhere).
 func (d *Detail) Hex(name string, v uint64) *Detail {
+	if d.drop {
+		return d
+	}
 	d.b = binary.AppendUvarint(appendName(d.b, tagHex, name), v)
 	return d
 }
 
 // Bytes adds a byte-string field (a key, a value).
 func (d *Detail) Bytes(name string, v []byte) *Detail {
+	if d.drop {
+		return d
+	}
 	d.b = appendString(appendName(d.b, tagBytes, name), v)
 	return d
 }
 
 // Str adds a string field (an error message, an identifier).
 func (d *Detail) Str(name, v string) *Detail {
+	if d.drop {
+		return d
+	}
 	d.b = appendString(appendName(d.b, tagStr, name), v)
 	return d
 }
 
 // Dur adds a duration field.
 func (d *Detail) Dur(name string, v time.Duration) *Detail {
+	if d.drop {
+		return d
+	}
 	d.b = binary.AppendVarint(appendName(d.b, tagDur, name), int64(v))
 	return d
 }
 
 // Flag adds a field that is just its name (a boolean that is true).
 func (d *Detail) Flag(name string) *Detail {
+	if d.drop {
+		return d
+	}
 	d.b = appendName(d.b, tagFlag, name)
 	return d
 }
@@ -125,7 +147,7 @@ func (d *Detail) FlagIf(name string, on bool) *Detail {
 
 // Err adds err's message as a string field, or nothing when err is nil.
 func (d *Detail) Err(name string, err error) *Detail {
-	if err != nil {
+	if err != nil && !d.drop {
 		d.Str(name, err.Error())
 	}
 	return d
@@ -133,7 +155,9 @@ func (d *Detail) Err(name string, err error) *Detail {
 
 // Open starts a group of fields rendered as name(...); Close ends it.
 func (d *Detail) Open(name string) *Detail {
-	d.b = appendName(d.b, tagOpen, name)
+	if !d.drop {
+		d.b = appendName(d.b, tagOpen, name)
+	}
 	d.depth++
 	return d
 }
@@ -143,13 +167,18 @@ func (d *Detail) Close() *Detail {
 	if d.depth == 0 {
 		panic("simclock: Detail.Close without Open")
 	}
-	d.b = append(d.b, tagClose)
+	if !d.drop {
+		d.b = append(d.b, tagClose)
+	}
 	d.depth--
 	return d
 }
 
 // Text adds free text, rendered verbatim.
 func (d *Detail) Text(s string) *Detail {
+	if d.drop {
+		return d
+	}
 	d.b = appendString(append(d.b, tagText), s)
 	return d
 }

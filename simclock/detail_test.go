@@ -114,17 +114,28 @@ func TestTraceTailRendersTheLastRecords(t *testing.T) {
 	}
 }
 
-func TestUndigestedTraceKeepsItsTailAndNoDigest(t *testing.T) {
-	tr := NewUndigestedTrace(1)
+func TestCountingTraceCountsAndKeepsNothing(t *testing.T) {
+	tr := NewCountingTrace()
 	for i := 0; i < 3; i++ {
-		tr.Rec(Time(i), "k", "a").Uint("i", uint64(i)).End()
+		d := tr.Rec(Time(i), "k", "a").Uint("i", uint64(i)).Open("g").Str("s", "x").Err("e", errors.New("no")).Close()
+		if b := d.Binary(); len(b) != 0 {
+			t.Fatalf("a counting trace's record encoded %q", b)
+		}
+		d.End()
 	}
 	if d := tr.Digest(); d != "" {
-		t.Fatalf("digest %q of a trace made without one", d)
+		t.Fatalf("digest %q of a counting trace", d)
 	}
-	if tail := tr.Tail(); tr.Len() != 3 || len(tail) != 1 || tail[0].Seq != 3 || tail[0].Detail != "i=2" {
+	if tail := tr.Tail(); tr.Len() != 3 || len(tail) != 0 {
 		t.Fatalf("len %d, tail %+v", tr.Len(), tail)
 	}
+	tr.Rec(4, "outer", "")
+	defer func() {
+		if recover() == nil {
+			t.Fatal("a second record started before the first ended")
+		}
+	}()
+	tr.Rec(4, "inner", "")
 }
 
 func TestTraceRecordsDoNotNest(t *testing.T) {
