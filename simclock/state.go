@@ -243,6 +243,9 @@ func (l *Loop) AppendState(b []byte) []byte {
 		}
 		return 1
 	})
+	if live := pend[n:]; len(l.queue) > 2*len(live)+16 {
+		l.keepInQueue(live)
+	}
 	b = binary.AppendUvarint(b, uint64(len(pend)))
 	for _, e := range pend {
 		b = binary.AppendVarint(b, int64(e.at-l.now))
@@ -251,6 +254,32 @@ func (l *Loop) AppendState(b []byte) []byte {
 	clear(pend)
 	st.scratch = pend[:0]
 	return b
+}
+
+// keepInQueue makes live, the queue's events that are not cancelled, in
+// (at, seq) order, the whole queue, and frees the cancelled ones as Step
+// does when they come due: a cancelled timer stays queued until its time,
+// and in a coord world about 90 of the queue's 100 events were, which
+// AppendState read for every state. A sorted slice is a heap, and the
+// order in which live events run does not change (only Pending, which
+// counts the cancelled events not yet discarded, and which no world
+// reads, can tell).
+func (l *Loop) keepInQueue(live []*event) {
+	kept := 0
+	for _, e := range l.queue {
+		if e.cancelled {
+			e.pending = false
+			l.free.put(e)
+		} else {
+			kept++
+		}
+	}
+	if kept != len(live) {
+		panic("simclock: a queued event is neither pending nor cancelled")
+	}
+	q := append(l.queue[:0], live...)
+	clear(l.queue[len(q):])
+	l.queue = q
 }
 
 // Flags of an actor's encoded state.
