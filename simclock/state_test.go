@@ -1,6 +1,7 @@
 package simclock
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -264,5 +265,43 @@ func TestFoldReuse(t *testing.T) {
 	}
 	if foldWorld(second, &m, 3) == foldWorld(second, nil, 0) {
 		t.Fatal("a spoiled memo changed nothing: its folds were not used")
+	}
+}
+
+// Digesting a state drops the queue's cancelled timers once they are most
+// of it (keepInQueue); the events that run, and their order, must be those
+// of a run that digests nothing.
+func TestDroppingCancelledTimersChangesNoRun(t *testing.T) {
+	run := func(digest bool) (string, int) {
+		l := NewLoop(nil, Budget{})
+		if digest {
+			l.TrackStates(func() bool { l.StateDigest(); return true })
+		}
+		var timers []Timer
+		for i := 0; i < 60; i++ {
+			i := i
+			at := Time(time.Duration(i%7+1) * time.Millisecond)
+			timers = append(timers, l.At(at, func() {
+				l.Log("fire", "", fmt.Sprint(i))
+				if i%3 == 0 { // cancel a later timer and set a new one
+					timers[(i+17)%len(timers)].Cancel()
+					l.After(time.Duration(i%5)*time.Millisecond, func() { l.Log("again", "", fmt.Sprint(i)) })
+				}
+			}))
+		}
+		for i, tm := range timers {
+			if i%4 != 0 {
+				tm.Cancel()
+			}
+		}
+		l.Run()
+		return l.Trace().Digest(), int(l.Trace().Len())
+	}
+	plain, n := run(false)
+	if tracked, _ := run(true); tracked != plain {
+		t.Fatal("digesting states changed which events ran, or their order")
+	}
+	if n < 20 {
+		t.Fatalf("only %d records: the run proves little", n)
 	}
 }
