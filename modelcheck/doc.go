@@ -100,6 +100,14 @@
 //     budget (a count not in the state) must never end a run of a search
 //     (ScenarioWorld fails the search if it does); the time budget and the
 //     heal are absolute instants, covered by absolute time.
+//  7. What the checker saves does not change the names. A run takes over
+//     the folds of the run before it on the tape (simclock.FoldMemo) only
+//     while it has made that run's draws, up to the first position where
+//     its prefix differs: by 1 it is the same computation so far, so the
+//     folds are the same. Digesting a state drops cancelled timers from
+//     the queue (they would be discarded when due; the live events keep
+//     their order). TestFoldReuseChangesNothing compares every state
+//     digest of searches with every fold hashed.
 //
 // Hence equal fingerprints mean equal configurations, equal histories of
 // everything shared, equal actor memories and equal pending work: equal
