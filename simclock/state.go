@@ -259,8 +259,8 @@ func (l *Loop) AppendState(b []byte) []byte {
 // keepInQueue makes live, the queue's events that are not cancelled, in
 // (at, seq) order, the whole queue, and frees the cancelled ones as Step
 // does when they come due: a cancelled timer stays queued until its time,
-// and in a coord world about 90 of the queue's 100 events were, which
-// AppendState read for every state. A sorted slice is a heap, and the
+// and in a coord world about 90 of the queue's 97 events (on average)
+// were, which AppendState read for every state. A sorted slice is a heap, and the
 // order in which live events run does not change (only Pending, which
 // counts the cancelled events not yet discarded, and which no world
 // reads, can tell).
@@ -395,10 +395,12 @@ func (st *stateTrack) flushBuild(l *Loop) {
 	st.name(st.shared)
 }
 
-// chain returns blake3(tag, prev, other, inputs) and clears the inputs.
-// other is the owner's chain of a shared event, nil for the other tags
-// (each tag has its fixed layout). Most folds then fit one or two of
-// blake3's 64-byte blocks.
+// chain returns the fold of tag, prev, other and the inputs (hash), or the
+// same fold of the memo's last run while recall may take it over; it
+// records the result in the memo, if any, and clears the inputs. other is
+// the owner's chain of a shared event, nil for the other tags (each tag
+// has its fixed layout). Most folds then fit one or two of blake3's
+// 64-byte blocks.
 func (st *stateTrack) chain(tag byte, prev Digest, other []byte) Digest {
 	d, ok := st.recall()
 	if !ok {
