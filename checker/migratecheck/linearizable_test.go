@@ -1,0 +1,178 @@
+package migratecheck
+
+import (
+	"math/rand"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"shardsim/checker"
+	"shardsim/model/migrate/hlc"
+	"shardsim/model/migrate/mvcc"
+	"shardsim/property"
+	"shardsim/simclock"
+)
+
+// randomKeyHistory is one key's history of n operations by up to three
+// clients over a few values: writes (some deletes, some with a TTL) and
+// latest reads that see one of the values or nothing at a random
+// timestamp. Operations start after the previous one's call, most of them
+// after it returned (sometimes at that very instant), some while it runs,
+// so a good share of histories are sequential and a good share are not.
+func randomKeyHistory(r *rand.Rand, n int) []keyCall {
+	values := []string{"a", "b", "c"}
+	var part []keyCall
+	var call, ret int64
+	for i := 0; i < n; i++ {
+		switch r.Intn(8) {
+		case 0:
+			call += int64(r.Intn(3)) // overlaps the previous operation
+		case 1:
+			call = ret // meets it at an instant
+		default:
+			call = ret + 1 + int64(r.Intn(3))
+		}
+		ret = call + int64(r.Intn(4))
+		c := keyCall{client: r.Intn(3), key: "k", call: call, ret: ret}
+		if r.Intn(2) == 0 {
+			c.in = mInput{write: true, delete: r.Intn(5) == 0, op: values[r.Intn(len(values))]}
+			if r.Intn(4) == 0 {
+				c.in.expireAt = hlc.TS(1 + r.Intn(20))
+			}
+		} else {
+			c.in = mInput{readTS: hlc.TS(r.Intn(25))}
+			if r.Intn(4) > 0 {
+				c.out = mOutput{found: true, value: values[r.Intn(len(values))]}
+			}
+		}
+		part = append(part, c)
+	}
+	return part
+}
+
+// decideAlone agrees with porcupine on every history it decides, over
+// many random histories, and decides both ways often: the shortcut is
+// exactly as strong as the porcupine check it skips. It leaves overlapping
+// histories with reads to porcupine.
+func TestDecideAloneAgreesWithPorcupine(t *testing.T) {
+	single := KeyModel
+	single.Partition = nil
+	r := rand.New(rand.NewSource(1))
+	decided := map[property.Verdict]int{}
+	undecided := 0
+	for i := 0; i < 20000; i++ {
+		part := randomKeyHistory(r, 1+r.Intn(7))
+		got, ok := decideAlone(part)
+		if !ok {
+			undecided++
+			continue
+		}
+		want := checker.CheckWithin(single, porcupineOps(part), time.Minute)
+		if got != want {
+			t.Fatalf("history %+v: decided %s, porcupine %s", part, got, want)
+		}
+		decided[got]++
+	}
+	t.Logf("decided %v, left to porcupine %d", decided, undecided)
+	if decided[property.VerdictOK] < 1000 || decided[property.VerdictViolation] < 1000 || undecided < 1000 {
+		t.Fatalf("too little of each kind: decided %v, undecided %d", decided, undecided)
+	}
+}
+
+// keysOracle knows writes a, b and c on each of k1..k3 (one version each,
+// first applied at 2, 5 and 9; b expires at timestamp 15) and nothing of
+// any other write.
+func keysOracle() *VersionOracle {
+	o := NewVersionOracle()
+	for i, k := range []string{"k1", "k2", "k3"} {
+		o.Add(AppliedWrite{Op: "a", Key: k, Version: mvcc.Version{TS: hlc.TS(10 + i), Value: "a"}, At: 2})
+		o.Add(AppliedWrite{Op: "b", Key: k, Version: mvcc.Version{TS: hlc.TS(20 + i), Value: "b", ExpireAt: 15}, At: 5})
+		o.Add(AppliedWrite{Op: "c", Key: k, Version: mvcc.Version{TS: hlc.TS(30 + i), Value: "c"}, At: 9})
+	}
+	return o
+}
+
+// randomKeyOps is a random history over keys k1..k3 as the recorder
+// gives it: writes of a, b, c or a never-applied ghost, some ambiguous,
+// and reads, with times from randomKeyHistory.
+func randomKeyOps(r *rand.Rand) []KeyOp {
+	var ops []KeyOp
+	for _, k := range []string{"k1", "k2", "k3"} {
+		var last KeyOp
+		for _, c := range randomKeyHistory(r, 1+r.Intn(5)) {
+			op := KeyOp{Client: c.client, Key: k, Call: simclock.Time(c.call), Return: simclock.Time(c.ret)}
+			switch {
+			case c.in.write:
+				op.Write, op.Delete, op.Op = true, c.in.delete, c.in.op
+				if r.Intn(8) == 0 {
+					op.Op = "ghost"
+				}
+				op.Ambiguous = r.Intn(4) == 0
+				last = op
+			case r.Intn(2) == 0:
+				// Mostly right: what the last write generated left.
+				op.ReadTS, op.Found, op.Value = c.in.readTS, last.Write && !last.Delete, last.Op
+			default:
+				op.ReadTS, op.Found, op.Value = c.in.readTS, c.out.found, c.out.value
+			}
+			ops = append(ops, op)
+		}
+	}
+	r.Shuffle(len(ops), func(i, j int) { ops[i], ops[j] = ops[j], ops[i] })
+	return ops
+}
+
+// CheckLinearizable judges a whole multi-key history as porcupine does
+// with KeyModel's partition, verdict for verdict, whichever keys it
+// decides alone, and names the first key (in key order) that fails.
+func TestCheckLinearizableAgreesWithPorcupine(t *testing.T) {
+	o := keysOracle()
+	r := rand.New(rand.NewSource(2))
+	single := KeyModel
+	single.Partition = nil
+	verdicts := map[property.Verdict]int{}
+	for i := 0; i < 5000; i++ {
+		ops := randomKeyOps(r)
+		got, v := CheckLinearizable(ops, o, time.Minute)
+		want, wantKey := property.VerdictOK, ""
+		for _, part := range KeyModel.Partition(Operations(ops, o)) {
+			if checker.CheckWithin(single, part, time.Minute) == property.VerdictViolation {
+				want, wantKey = property.VerdictViolation, part[0].Metadata.(string)
+				break
+			}
+		}
+		if got != want || want == property.VerdictViolation && !strings.Contains(v.Detail, strconv.Quote(wantKey)) {
+			t.Fatalf("history %+v: CheckLinearizable %s %v, porcupine %s on %s", ops, got, v, want, wantKey)
+		}
+		verdicts[got]++
+	}
+	t.Logf("verdicts %v", verdicts)
+	if verdicts[property.VerdictOK] < 500 || verdicts[property.VerdictViolation] < 500 {
+		t.Fatalf("too little of each verdict: %v", verdicts)
+	}
+}
+
+// An overlapping history with reads goes to porcupine, which finds the
+// stale read after both writes completed; with the read overlapping the
+// second write, either order explains it.
+func TestMigrateLinearizableOverlapping(t *testing.T) {
+	o := oracle()
+	w := func(op string, call, ret int) KeyOp {
+		return KeyOp{Client: 0, Key: "k7", Write: true, Op: op, Call: simclock.Time(call), Return: simclock.Time(ret)}
+	}
+	read := func(v string, call, ret int) KeyOp {
+		return KeyOp{Client: 1, Key: "k7", Found: true, Value: v, Call: simclock.Time(call), Return: simclock.Time(ret), ReadTS: 25}
+	}
+	overlapping := []KeyOp{w("w1", 0, 3), w("w2", 2, 6), read("w1", 5, 8)}
+	if _, ok := decideAlone(byKey(keyCalls(overlapping, o))[0]); ok {
+		t.Fatal("an overlapping history with a read was decided without porcupine")
+	}
+	if v, d := CheckLinearizable(overlapping, o, 5*time.Second); v != property.VerdictOK {
+		t.Fatalf("read overlapping the second write: %s %s", v, d)
+	}
+	stale := []KeyOp{w("w1", 0, 3), w("w2", 2, 6), read("w1", 7, 8), read("w2", 5, 9)}
+	if v, _ := CheckLinearizable(stale, o, 5*time.Second); v != property.VerdictViolation {
+		t.Fatalf("stale read after both writes: %s, want a violation", v)
+	}
+}
