@@ -120,6 +120,7 @@ type ackMemo struct {
 	op     string
 	writes *opWrites
 	passed []readStamp // by index into writes.ws: the stamp it last read back under
+	above  []hlc.TS    // by index into writes.ws: its key's oldest newer version known (0: none)
 }
 
 // readStamp is everything a key's read-back depends on (see
@@ -176,6 +177,7 @@ func (c *NoLostWriteChecker) Check(acked []AckedWrite, owners Owners, when strin
 		}
 		for len(m.passed) < len(ws) {
 			m.passed = append(m.passed, readStamp{})
+			m.above = append(m.above, 0)
 		}
 		for j, w := range ws {
 			if a.Key != "" && w.Key != a.Key {
@@ -199,7 +201,7 @@ func (c *NoLostWriteChecker) Check(acked []AckedWrite, owners Owners, when strin
 				c.resolve(k, m.writes.ids[j], w.Key, owners)
 				k.stampComputed = true
 			}
-			if k.stamp == m.passed[j] || c.stillPasses(k, w, m.passed[j]) {
+			if k.stamp == m.passed[j] || c.supersededBelowFloor(k, m.writes.ids[j], w, &m.above[j]) || c.stillPasses(k, w, m.passed[j]) {
 				m.passed[j] = k.stamp
 				continue
 			}
@@ -232,6 +234,23 @@ func (c *NoLostWriteChecker) resolve(k *keyMemo, id int32, key string, owners Ow
 		k.stamp.floor = own.Floor
 		k.stamp.src = viewSource{store: own.Store, live: k.view.LiveGen, staged: k.view.StagedGen, staging: own.Staging.Active, job: own.Staging.Job}
 	}
+}
+
+// supersededBelowFloor reports whether w lies below its owner's floor
+// with a newer version of its key at or below the floor: readBack passes
+// such a write without reading it (compaction may drop it). It remembers
+// in above the oldest version of the key newer than w it found: the oracle
+// only adds versions, so the oldest newer one can only get older, and a
+// remembered one at or below the floor proves the case without a search.
+func (c *NoLostWriteChecker) supersededBelowFloor(k *keyMemo, id int32, w AppliedWrite, above *hlc.TS) bool {
+	floor := k.stamp.floor
+	if !k.stamp.owned || w.TS >= floor {
+		return false
+	}
+	if *above == 0 || *above > floor {
+		*above = c.oracle.byID[id].oldestAbove(w.TS)
+	}
+	return *above != 0 && *above <= floor
 }
 
 // stillPasses reports whether w, which read back under stamp old, reads

@@ -35,6 +35,17 @@ type oracleKey struct {
 	id int32
 }
 
+// oldestAbove returns the timestamp of the key's oldest version newer than
+// ts (0: none is).
+func (k *oracleKey) oldestAbove(ts hlc.TS) hlc.TS {
+	// vs is newest first: the versions newer than ts are vs[:i].
+	i := sort.Search(len(k.vs), func(i int) bool { return k.vs[i].TS <= ts })
+	if i == 0 {
+		return 0
+	}
+	return k.vs[i-1].TS
+}
+
 // versions returns key's versions, newest first (shared).
 func (o *VersionOracle) versions(key string) []mvcc.Version {
 	if k := o.keys[key]; k != nil {
