@@ -167,22 +167,44 @@ func Operations(ops []KeyOp, oracle *VersionOracle) []porcupine.Operation {
 }
 
 // byKey splits hist into one history per key, keys in sorted order, each
-// in hist's order (KeyModel.Partition's split).
+// in hist's order (KeyModel.Partition's split). The histories share one
+// array, filled by a counting sort on the keys' ranks.
 func byKey(hist []keyCall) [][]keyCall {
-	byKey := map[string][]keyCall{}
+	number := map[string]int{} // keys numbered as first seen
 	var ks []string
-	for _, c := range hist {
-		if _, ok := byKey[c.key]; !ok {
+	numbers := make([]int, len(hist))
+	for i, c := range hist {
+		n, ok := number[c.key]
+		if !ok {
+			n = len(ks)
+			number[c.key] = n
 			ks = append(ks, c.key)
 		}
-		byKey[c.key] = append(byKey[c.key], c)
+		numbers[i] = n
 	}
-	sort.Strings(ks)
-	out := make([][]keyCall, 0, len(ks))
-	for _, k := range ks {
-		out = append(out, byKey[k])
+	sorted := slices.Clone(ks)
+	slices.Sort(sorted)
+	rank := make([]int, len(ks)) // by key number
+	for r, k := range sorted {
+		rank[number[k]] = r
 	}
-	return out
+	bound := make([]int, len(ks)+1) // by rank: where each history ends, once summed
+	for _, n := range numbers {
+		bound[rank[n]+1]++
+	}
+	for r := 1; r <= len(ks); r++ {
+		bound[r] += bound[r-1]
+	}
+	out := make([]keyCall, len(hist))
+	parts := make([][]keyCall, len(ks))
+	for r := range parts {
+		parts[r] = out[bound[r]:bound[r]:bound[r+1]]
+	}
+	for i, c := range hist {
+		r := rank[numbers[i]]
+		parts[r] = append(parts[r], c)
+	}
+	return parts
 }
 
 // CheckLinearizable checks M.Linearizable per key. Writes are resolved

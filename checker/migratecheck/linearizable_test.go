@@ -2,10 +2,13 @@ package migratecheck
 
 import (
 	"math/rand"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/anishathalye/porcupine"
 
 	"shardsim/checker"
 	"shardsim/model/migrate/hlc"
@@ -134,6 +137,7 @@ func TestCheckLinearizableAgreesWithPorcupine(t *testing.T) {
 	verdicts := map[property.Verdict]int{}
 	for i := 0; i < 5000; i++ {
 		ops := randomKeyOps(r)
+		assertByKeyIsPartition(t, keyCalls(ops, o), Operations(ops, o))
 		got, v := CheckLinearizable(ops, o, time.Minute)
 		want, wantKey := property.VerdictOK, ""
 		for _, part := range KeyModel.Partition(Operations(ops, o)) {
@@ -174,5 +178,21 @@ func TestMigrateLinearizableOverlapping(t *testing.T) {
 	stale := []KeyOp{w("w1", 0, 3), w("w2", 2, 6), read("w1", 7, 8), read("w2", 5, 9)}
 	if v, _ := CheckLinearizable(stale, o, 5*time.Second); v != property.VerdictViolation {
 		t.Fatalf("stale read after both writes: %s, want a violation", v)
+	}
+}
+
+// assertByKeyIsPartition checks that byKey splits calls as KeyModel's
+// partition splits their porcupine operations: the same histories, in the
+// same order, operation for operation.
+func assertByKeyIsPartition(t *testing.T, calls []keyCall, ops []porcupine.Operation) {
+	t.Helper()
+	got, want := byKey(calls), KeyModel.Partition(ops)
+	if len(got) != len(want) {
+		t.Fatalf("byKey: %d histories, partition %d", len(got), len(want))
+	}
+	for i := range got {
+		if !reflect.DeepEqual(porcupineOps(got[i]), want[i]) {
+			t.Fatalf("history %d: byKey %+v, partition %+v", i, porcupineOps(got[i]), want[i])
+		}
 	}
 }

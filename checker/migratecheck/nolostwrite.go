@@ -1,6 +1,8 @@
 package migratecheck
 
 import (
+	"slices"
+
 	"shardsim/model/migrate/hlc"
 	"shardsim/model/migrate/keys"
 	"shardsim/model/migrate/mvcc"
@@ -151,10 +153,13 @@ func NewNoLostWriteChecker(oracle *VersionOracle) *NoLostWriteChecker {
 // when, spans...) does.
 func (c *NoLostWriteChecker) Check(acked []AckedWrite, owners Owners, when string, spans ...keys.Span) *property.Violation {
 	c.pass++
-	for len(c.keys) < len(c.oracle.keys) {
-		c.keys = append(c.keys, keyMemo{})
+	if n := len(c.oracle.keys); n > len(c.keys) {
+		old := len(c.keys)
+		c.keys = slices.Grow(c.keys, n-old)[:n]
+		clear(c.keys[old:])
 	}
-	for i, a := range acked {
+	for i := range acked {
+		a := &acked[i]
 		if i == len(c.acks) {
 			c.acks = append(c.acks, ackMemo{op: a.Op})
 		}
@@ -169,47 +174,61 @@ func (c *NoLostWriteChecker) Check(acked []AckedWrite, owners Owners, when strin
 		if m.writes != nil {
 			ws = m.writes.ws
 		}
-		if skip, v := ackApplied(a, ws); skip || v != nil {
+		if skip, v := ackApplied(*a, ws); skip || v != nil {
 			if v != nil {
 				return v
 			}
 			continue
 		}
-		for len(m.passed) < len(ws) {
-			m.passed = append(m.passed, readStamp{})
-			m.above = append(m.above, 0)
+		if v := c.checkWrites(a.Key, m, ws, owners, when, spans); v != nil {
+			return v
 		}
-		for j, w := range ws {
-			if a.Key != "" && w.Key != a.Key {
+	}
+	return nil
+}
+
+// checkWrites judges the versions ws of one acknowledged write (only those
+// of key, unless key is empty) as CheckNoLostWrite does, reading back only
+// those whose answer could differ from the pass that last found them
+// readable.
+func (c *NoLostWriteChecker) checkWrites(key string, m *ackMemo, ws []AppliedWrite, owners Owners, when string, spans []keys.Span) *property.Violation {
+	for len(m.passed) < len(ws) {
+		m.passed = append(m.passed, readStamp{})
+		m.above = append(m.above, 0)
+	}
+	for j := range ws {
+		w := &ws[j]
+		if key != "" && w.Key != key {
+			continue
+		}
+		id := m.writes.ids[j]
+		k := &c.keys[id]
+		if k.pass != c.pass {
+			// A new pass: forget what the last one found (what it
+			// computed is overwritten before it is read again).
+			k.pass, k.spansDone, k.stampComputed, k.nsame = c.pass, false, false, 0
+		}
+		if len(spans) > 0 {
+			if !k.spansDone {
+				k.inSpans, k.spansDone = inAny(w.Key, spans), true
+			}
+			if !k.inSpans {
 				continue
 			}
-			k := &c.keys[m.writes.ids[j]]
-			if k.pass != c.pass {
-				// A new pass: forget what the last one found (what it
-				// computed is overwritten before it is read again).
-				k.pass, k.spansDone, k.stampComputed, k.nsame = c.pass, false, false, 0
-			}
-			if len(spans) > 0 {
-				if !k.spansDone {
-					k.inSpans, k.spansDone = inAny(w.Key, spans), true
-				}
-				if !k.inSpans {
-					continue
-				}
-			}
-			if !k.stampComputed {
-				c.resolve(k, m.writes.ids[j], w.Key, owners)
-				k.stampComputed = true
-			}
-			if k.stamp == m.passed[j] || c.supersededBelowFloor(k, m.writes.ids[j], w, &m.above[j]) || c.stillPasses(k, w, m.passed[j]) {
-				m.passed[j] = k.stamp
-				continue
-			}
-			if v := c.oracle.readBack(w, k.read, when); v != nil {
-				return v
-			}
-			m.passed[j] = k.stamp
 		}
+		if !k.stampComputed {
+			c.resolve(k, id, w.Key, owners)
+			k.stampComputed = true
+		}
+		passed := &m.passed[j]
+		if k.stamp == *passed || c.supersededBelowFloor(k, id, w.TS, &m.above[j]) || c.stillPasses(k, w.Key, w.TS, *passed) {
+			*passed = k.stamp
+			continue
+		}
+		if v := c.oracle.readBack(*w, k.read, when); v != nil {
+			return v
+		}
+		*passed = k.stamp
 	}
 	return nil
 }
@@ -236,43 +255,44 @@ func (c *NoLostWriteChecker) resolve(k *keyMemo, id int32, key string, owners Ow
 	}
 }
 
-// supersededBelowFloor reports whether w lies below its owner's floor
+// supersededBelowFloor reports whether a write at ts lies below its owner's floor
 // with a newer version of its key at or below the floor: readBack passes
 // such a write without reading it (compaction may drop it). It remembers
-// in above the oldest version of the key newer than w it found: the oracle
+// in above the oldest version of the key newer than ts it found: the oracle
 // only adds versions, so the oldest newer one can only get older, and a
 // remembered one at or below the floor proves the case without a search.
-func (c *NoLostWriteChecker) supersededBelowFloor(k *keyMemo, id int32, w AppliedWrite, above *hlc.TS) bool {
+func (c *NoLostWriteChecker) supersededBelowFloor(k *keyMemo, id int32, ts hlc.TS, above *hlc.TS) bool {
 	floor := k.stamp.floor
-	if !k.stamp.owned || w.TS >= floor {
+	if !k.stamp.owned || ts >= floor {
 		return false
 	}
 	if *above == 0 || *above > floor {
-		*above = c.oracle.byID[id].oldestAbove(w.TS)
+		*above = c.oracle.byID[id].oldestAbove(ts)
 	}
 	return *above != 0 && *above <= floor
 }
 
-// stillPasses reports whether w, which read back under stamp old, reads
-// back under its key's stamp in this pass as well, though the two differ:
+// stillPasses reports whether a write of key at ts, which read back under
+// stamp old, reads back under its key's stamp in this pass as well, though
+// the two differ:
 //   - the floor and the oracle's versions only matter to a write below the
-//     floor (readBack looks at them only when w.TS < floor), so a write at
+//     floor (readBack looks at them only when ts < floor), so a write at
 //     or above both floors may ignore a change of them;
 //   - what the owner's read answers depends on nothing but the content of
 //     the key's view (live and staged versions, staging on or off), so
 //     another store, or another staging job, whose view holds the same
-//     versions answers the same. The content w read back under is still in
+//     versions answers the same. The content it read back under is still in
 //     old's store if that store's generations are still old's: then the two
 //     views are compared version by version.
-func (c *NoLostWriteChecker) stillPasses(k *keyMemo, w AppliedWrite, old readStamp) bool {
+func (c *NoLostWriteChecker) stillPasses(k *keyMemo, key string, ts hlc.TS, old readStamp) bool {
 	now := k.stamp
 	if !old.valid || !old.owned || !now.owned {
 		return false
 	}
-	if (old.floor != now.floor || old.known != now.known) && (w.TS < old.floor || w.TS < now.floor) {
+	if (old.floor != now.floor || old.known != now.known) && (ts < old.floor || ts < now.floor) {
 		return false
 	}
-	return old.src == now.src || c.sameContent(k, w.Key, old.src)
+	return old.src == now.src || c.sameContent(k, key, old.src)
 }
 
 // sameContent reports whether the key's content in src (if src's store
