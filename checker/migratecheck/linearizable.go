@@ -210,24 +210,17 @@ func byKey(hist []keyCall) [][]keyCall {
 // CheckLinearizable checks M.Linearizable per key. Writes are resolved
 // against the oracle: a write that was never applied is dropped (failed
 // writes certainly were not; ambiguous ones the oracle proves either way),
-// and an applied ambiguous write takes effect by its first apply. A key
-// whose history decides itself (decideAlone) is judged without porcupine;
-// every other key's history goes to porcupine.
+// and an applied ambiguous write takes effect by its first apply. Each
+// key's history is judged in segments (judgeKey): only the segments that
+// do not decide themselves go to porcupine.
 func CheckLinearizable(ops []KeyOp, oracle *VersionOracle, timeout time.Duration) (property.Verdict, *property.Violation) {
-	single := KeyModel
-	single.Partition = nil
-	deadline := time.Duration(0)
+	spent := time.Duration(0)
 	for _, part := range byKey(keyCalls(ops, oracle)) {
-		left := timeout - deadline
-		if left <= 0 {
+		if timeout-spent <= 0 {
 			return property.VerdictUnknown, property.Violated(property.MLinearizable, "porcupine ran out of time")
 		}
-		verdict, decided := decideAlone(part)
-		if !decided {
-			start := time.Now() // wall time bounds the checker only; it never feeds the world
-			verdict = checker.CheckWithin(single, porcupineOps(part), left)
-			deadline += time.Since(start)
-		}
+		verdict, used, _ := judgeKey(part, timeout-spent)
+		spent += used
 		switch verdict {
 		case property.VerdictViolation:
 			return property.VerdictViolation, property.Violated(property.MLinearizable, "the %d operations on %q have no linearization", len(part), part[0].key)
@@ -247,36 +240,106 @@ func porcupineOps(part []keyCall) []porcupine.Operation {
 	return ops
 }
 
-// decideAlone judges one key's history without porcupine when that is
-// exact, and reports whether it did:
-//   - a history of writes only linearizes (KeyModel accepts every write in
-//     any state);
-//   - a history in which every operation returns strictly before the next
-//     one (by call time) is called has exactly one order that respects real
-//     time, so it linearizes if and only if KeyModel accepts that order.
-//     Porcupine orders a call before a return at the same instant, so two
-//     operations that meet at an instant overlap, and only a strict gap
-//     makes the order forced.
+// judgeKey judges one key's history as porcupine judges it with KeyModel,
+// within the wall-time budget left; it returns the verdict, the wall time
+// porcupine took, and how many segments went to porcupine.
 //
-// Anything else (overlapping operations with a read among them) it leaves
-// undecided.
-func decideAlone(part []keyCall) (property.Verdict, bool) {
+// Why segments are exact. Sorted by call time, the history is cut before
+// an operation that is called strictly after every earlier one returned
+// (porcupine orders a call before a return at the same instant, so only a
+// strict gap separates), and only where the earlier operations' writes
+// have a last one: a write called strictly after every other of them
+// returned. Every linearization then orders the operations before the cut
+// first, and ends them with that write in force; so the history
+// linearizes if and only if the part before the cut does from the state
+// the part started in, and the rest does from that write's state. A
+// segment of writes only linearizes from any state (KeyModel accepts
+// every write); a segment whose operations each return strictly before
+// the next is called has one order only, stepped through here; any other
+// goes to porcupine, started in the segment's state.
+func judgeKey(part []keyCall, left time.Duration) (property.Verdict, time.Duration, int) {
+	order := slices.Clone(part)
+	slices.SortStableFunc(order, func(a, b keyCall) int { return cmp.Compare(a.call, b.call) })
+	for _, c := range order {
+		if c.ret < c.call {
+			return checkFrom(mState{}, order, left) // no segments in a history that runs backwards
+		}
+	}
+	state, spent, sent := mState{}, time.Duration(0), 0
+	for len(order) > 0 {
+		n, next := firstSegment(order, state)
+		verdict, ok := judgeAlone(order[:n], state)
+		if !ok {
+			var used time.Duration
+			verdict, used, _ = checkFrom(state, order[:n], left-spent)
+			spent += used
+			sent++
+		}
+		if verdict != property.VerdictOK {
+			return verdict, spent, sent
+		}
+		state, order = next, order[n:]
+	}
+	return property.VerdictOK, spent, sent
+}
+
+// firstSegment returns how many operations of order (sorted by call) form
+// its first segment (see judgeKey), and the state after them when they
+// start in state.
+func firstSegment(order []keyCall, state mState) (int, mState) {
+	maxRet := order[0].ret
+	lastWrite := -1        // the segment's write called last
+	earlierWrites := false // the segment has writes before lastWrite
+	var earlierRet int64   // the latest return of those
+	for i, c := range order {
+		if i > 0 && maxRet < c.call && (!earlierWrites || earlierRet < order[lastWrite].call) {
+			return i, stateAfter(order, lastWrite, state)
+		}
+		maxRet = max(maxRet, c.ret)
+		if !c.in.write {
+			continue
+		}
+		if lastWrite >= 0 {
+			if !earlierWrites || order[lastWrite].ret > earlierRet {
+				earlierRet = order[lastWrite].ret
+			}
+			earlierWrites = true
+		}
+		lastWrite = i
+	}
+	return len(order), stateAfter(order, lastWrite, state)
+}
+
+// stateAfter is the state a segment leaves: that of its last write, if it
+// has one, else the state it started in.
+func stateAfter(order []keyCall, lastWrite int, state mState) mState {
+	if lastWrite < 0 {
+		return state
+	}
+	_, next := stepKey(state, order[lastWrite].in, order[lastWrite].out)
+	return next
+}
+
+// judgeAlone judges one segment, started in state, without porcupine when
+// that is exact, and reports whether it did: a segment of writes only
+// linearizes; a segment in which every operation returns strictly before
+// the next one is called linearizes if and only if KeyModel accepts that
+// order. Anything else (overlapping operations with a read among them) it
+// leaves undecided.
+func judgeAlone(seg []keyCall, state mState) (property.Verdict, bool) {
 	reads := false
-	for _, c := range part {
+	for _, c := range seg {
 		reads = reads || !c.in.write
 	}
 	if !reads {
 		return property.VerdictOK, true
 	}
-	order := slices.Clone(part)
-	slices.SortStableFunc(order, func(a, b keyCall) int { return cmp.Compare(a.call, b.call) })
-	for i, c := range order {
-		if c.ret < c.call || i > 0 && order[i-1].ret >= c.call {
+	for i := 1; i < len(seg); i++ {
+		if seg[i-1].ret >= seg[i].call {
 			return property.VerdictUnknown, false
 		}
 	}
-	state := mState{}
-	for _, c := range order {
+	for _, c := range seg {
 		ok, next := stepKey(state, c.in, c.out)
 		if !ok {
 			return property.VerdictViolation, true
@@ -284,6 +347,17 @@ func decideAlone(part []keyCall) (property.Verdict, bool) {
 		state = next
 	}
 	return property.VerdictOK, true
+}
+
+// checkFrom runs porcupine on ops with KeyModel started in state, within
+// the budget left, and returns its verdict, the wall time it took and 1.
+func checkFrom(state mState, ops []keyCall, left time.Duration) (property.Verdict, time.Duration, int) {
+	model := KeyModel
+	model.Partition = nil
+	model.Init = func() any { return state }
+	start := time.Now() // wall time bounds the checker only; it never feeds the world
+	verdict := checker.CheckWithin(model, porcupineOps(ops), left)
+	return verdict, time.Since(start), 1
 }
 
 // ScanReads turns a complete scan at the latest timestamp into the reads

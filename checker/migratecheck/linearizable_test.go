@@ -1,8 +1,10 @@
 package migratecheck
 
 import (
+	"cmp"
 	"math/rand"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -54,33 +56,54 @@ func randomKeyHistory(r *rand.Rand, n int) []keyCall {
 	return part
 }
 
-// decideAlone agrees with porcupine on every history it decides, over
-// many random histories, and decides both ways often: the shortcut is
-// exactly as strong as the porcupine check it skips. It leaves overlapping
-// histories with reads to porcupine.
-func TestDecideAloneAgreesWithPorcupine(t *testing.T) {
+// judgeKey agrees with porcupine run on the whole history, over many
+// random histories: those it decides alone, those it cuts into segments
+// some of which porcupine judges from a state other than the initial one,
+// and those porcupine judges whole; and each kind comes out both ways
+// often. The segments are exactly as strong as the porcupine check they
+// replace.
+func TestJudgeKeyAgreesWithPorcupine(t *testing.T) {
 	single := KeyModel
 	single.Partition = nil
 	r := rand.New(rand.NewSource(1))
-	decided := map[property.Verdict]int{}
-	undecided := 0
+	type kind struct {
+		alone, fromState bool
+		verdict          property.Verdict
+	}
+	seen := map[kind]int{}
 	for i := 0; i < 20000; i++ {
-		part := randomKeyHistory(r, 1+r.Intn(7))
-		got, ok := decideAlone(part)
-		if !ok {
-			undecided++
-			continue
-		}
+		part := randomKeyHistory(r, 1+r.Intn(12))
+		got, _, sent := judgeKey(part, time.Minute)
 		want := checker.CheckWithin(single, porcupineOps(part), time.Minute)
 		if got != want {
-			t.Fatalf("history %+v: decided %s, porcupine %s", part, got, want)
+			t.Fatalf("history %+v: judged %s, porcupine %s", part, got, want)
 		}
-		decided[got]++
+		seen[kind{alone: sent == 0, fromState: laterSegmentToPorcupine(part), verdict: got}]++
 	}
-	t.Logf("decided %v, left to porcupine %d", decided, undecided)
-	if decided[property.VerdictOK] < 1000 || decided[property.VerdictViolation] < 1000 || undecided < 1000 {
-		t.Fatalf("too little of each kind: decided %v, undecided %d", decided, undecided)
+	t.Logf("judged %v", seen)
+	for _, k := range []kind{{true, false, property.VerdictOK}, {true, false, property.VerdictViolation},
+		{false, false, property.VerdictOK}, {false, false, property.VerdictViolation},
+		{false, true, property.VerdictOK}, {false, true, property.VerdictViolation}} {
+		if seen[k] < 200 {
+			t.Fatalf("too few histories of kind %+v: %v", k, seen)
+		}
 	}
+}
+
+// laterSegmentToPorcupine reports whether a segment after the first of
+// part goes to porcupine (which then starts in a state of its own).
+func laterSegmentToPorcupine(part []keyCall) bool {
+	order := slices.Clone(part)
+	slices.SortStableFunc(order, func(a, b keyCall) int { return cmp.Compare(a.call, b.call) })
+	state := mState{}
+	for first := true; len(order) > 0; first = false {
+		n, next := firstSegment(order, state)
+		if _, ok := judgeAlone(order[:n], state); !ok && !first {
+			return true
+		}
+		state, order = next, order[n:]
+	}
+	return false
 }
 
 // keysOracle knows writes a, b and c on each of k1..k3 (one version each,
@@ -169,7 +192,7 @@ func TestMigrateLinearizableOverlapping(t *testing.T) {
 		return KeyOp{Client: 1, Key: "k7", Found: true, Value: v, Call: simclock.Time(call), Return: simclock.Time(ret), ReadTS: 25}
 	}
 	overlapping := []KeyOp{w("w1", 0, 3), w("w2", 2, 6), read("w1", 5, 8)}
-	if _, ok := decideAlone(byKey(keyCalls(overlapping, o))[0]); ok {
+	if _, _, sent := judgeKey(byKey(keyCalls(overlapping, o))[0], time.Minute); sent == 0 {
 		t.Fatal("an overlapping history with a read was decided without porcupine")
 	}
 	if v, d := CheckLinearizable(overlapping, o, 5*time.Second); v != property.VerdictOK {
