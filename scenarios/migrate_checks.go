@@ -37,10 +37,11 @@ type migrateChecks struct {
 	lastJobEnd simclock.Time
 	jobsSeen   int
 	writerKeys []string
-	recheckNLW bool        // re-check M.NoLostWrite after this step
-	nlwAll     bool        // every write (else those in nlwSpans)
-	nlwSpans   []keys.Span // spans an event of this step touched
-	nlwWhen    string      // what triggered it
+	views      []migratecheck.GroupView // checkWriters' buffer
+	recheckNLW bool                     // re-check M.NoLostWrite after this step
+	nlwAll     bool                     // every write (else those in nlwSpans)
+	nlwSpans   []keys.Span              // spans an event of this step touched
+	nlwWhen    string                   // what triggered it
 	openReads  []openRead
 
 	imported, promoted, cleaned int64
@@ -162,7 +163,7 @@ func (c *migrateChecks) OnLeader(g, node int, term uint64, ready bool) { c.check
 // not older than the group's minimum, and that view gives it the key's
 // route, Active.
 func (c *migrateChecks) checkWriters() {
-	var views []migratecheck.GroupView
+	views := c.views[:0]
 	for g := 0; g < migrateGroups; g++ {
 		n, _ := c.m.cluster.Leader(g)
 		if n < 0 {
@@ -174,6 +175,7 @@ func (c *migrateChecks) checkWriters() {
 		}
 		views = append(views, gv)
 	}
+	c.views = views // kept for the next check: CheckSingleWriter keeps none
 	c.fail(migratecheck.CheckSingleWriter(c.writerKeys, views))
 }
 

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"shardsim/checker/migratecheck"
@@ -275,7 +276,7 @@ func (m *migrateWorld) bootstrap(ch *simclock.Choices, wl *migrateWorkload) {
 		r, _ := cat.Lookup(keys.RouteKey(raw))
 		ts += hlc.TS(1 + ch.Intn(3)<<hlc.LogicalBits)
 		n++
-		op := fmt.Sprintf("pre-%d", n)
+		op := "pre-" + strconv.Itoa(n)
 		w := &fsm.Write{Key: raw, Value: op, Tombstone: del, TTLms: ttl, TS: ts, Op: op}
 		entries[r.Group] = append(entries[r.Group], fsm.Entry{Kind: fsm.KindWrite, Write: w})
 		// Loaded one after another before any client starts.

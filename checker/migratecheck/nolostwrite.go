@@ -87,8 +87,9 @@ func (own Owner) Read(key string, ts hlc.TS) mvcc.Read {
 type NoLostWriteChecker struct {
 	oracle *VersionOracle
 	pass   uint64
-	keys   []keyMemo // by the oracle's key number
-	acks   []ackMemo // by index into the acknowledged writes
+	keys   []keyMemo   // by the oracle's key number
+	acks   []ackMemo   // by index into the acknowledged writes
+	slab   []writeMemo // where acknowledged writes' memos come from, a chunk at a time
 }
 
 // keyMemo is what the current pass found about one key, and its route
@@ -121,8 +122,35 @@ type sameAs struct {
 type ackMemo struct {
 	op     string
 	writes *opWrites
-	passed []readStamp // by index into writes.ws: the stamp it last read back under
-	above  []hlc.TS    // by index into writes.ws: its key's oldest newer version known (0: none)
+	ws     []writeMemo // by index into writes.ws
+}
+
+// writeMemo is what earlier passes found about one version of an
+// acknowledged write.
+type writeMemo struct {
+	passed readStamp // the stamp it last read back under
+	above  hlc.TS    // its key's oldest version newer than it known (0: none)
+}
+
+// slabChunk is how many write memos the checker allocates at once.
+const slabChunk = 256
+
+// growMemos gives m at least n write memos. A first set comes from the
+// shared slab (one allocation for many acknowledged writes); a later
+// growth (an operation applied on one more group) is appended as usual,
+// which moves m's memos out of the slab since their capacity is exact.
+func (c *NoLostWriteChecker) growMemos(m *ackMemo, n int) {
+	if len(m.ws) >= n {
+		return
+	}
+	if len(m.ws) == 0 && n <= slabChunk {
+		if len(c.slab) < n {
+			c.slab = make([]writeMemo, slabChunk)
+		}
+		m.ws, c.slab = c.slab[:n:n], c.slab[n:]
+		return
+	}
+	m.ws = append(m.ws, make([]writeMemo, n-len(m.ws))...)
 }
 
 // readStamp is everything a key's read-back depends on (see
@@ -192,10 +220,7 @@ func (c *NoLostWriteChecker) Check(acked []AckedWrite, owners Owners, when strin
 // those whose answer could differ from the pass that last found them
 // readable.
 func (c *NoLostWriteChecker) checkWrites(key string, m *ackMemo, ws []AppliedWrite, owners Owners, when string, spans []keys.Span) *property.Violation {
-	for len(m.passed) < len(ws) {
-		m.passed = append(m.passed, readStamp{})
-		m.above = append(m.above, 0)
-	}
+	c.growMemos(m, len(ws))
 	for j := range ws {
 		w := &ws[j]
 		if key != "" && w.Key != key {
@@ -220,15 +245,15 @@ func (c *NoLostWriteChecker) checkWrites(key string, m *ackMemo, ws []AppliedWri
 			c.resolve(k, id, w.Key, owners)
 			k.stampComputed = true
 		}
-		passed := &m.passed[j]
-		if k.stamp == *passed || c.supersededBelowFloor(k, id, w.TS, &m.above[j]) || c.stillPasses(k, w.Key, w.TS, *passed) {
-			*passed = k.stamp
+		wm := &m.ws[j]
+		if k.stamp == wm.passed || c.supersededBelowFloor(k, id, w.TS, &wm.above) || c.stillPasses(k, w.Key, w.TS, wm.passed) {
+			wm.passed = k.stamp
 			continue
 		}
 		if v := c.oracle.readBack(*w, k.read, when); v != nil {
 			return v
 		}
-		*passed = k.stamp
+		wm.passed = k.stamp
 	}
 	return nil
 }

@@ -31,8 +31,9 @@ type VersionOracle struct {
 // oracleKey is a raw key's versions, newest first, and a small number of
 // its own (NoLostWriteChecker's memo is indexed by it).
 type oracleKey struct {
-	vs []mvcc.Version
-	id int32
+	vs    []mvcc.Version
+	id    int32
+	first [1]mvcc.Version // vs's array while the key has one version (many keys never get a second)
 }
 
 // oldestAbove returns the timestamp of the key's oldest version newer than
@@ -59,6 +60,10 @@ func (o *VersionOracle) versions(key string) []mvcc.Version {
 type opWrites struct {
 	ws  []AppliedWrite
 	ids []int32
+	// ws's and ids's arrays while the operation has one version (most
+	// have): one allocation per operation rather than three.
+	firstW  [1]AppliedWrite
+	firstID [1]int32
 }
 
 // opWrite is one version of an operation: ws[i] of op.
@@ -87,6 +92,7 @@ func (o *VersionOracle) Add(w AppliedWrite) {
 	if k == nil {
 		o.sorted = nil
 		k = &oracleKey{id: int32(len(o.keys))}
+		k.vs = k.first[:0]
 		o.keys[w.Key] = k
 		o.byID = append(o.byID, k)
 	}
@@ -96,6 +102,7 @@ func (o *VersionOracle) Add(w AppliedWrite) {
 	op := o.ops[w.Op]
 	if op == nil {
 		op = &opWrites{}
+		op.ws, op.ids = op.firstW[:0], op.firstID[:0]
 		o.ops[w.Op] = op
 	}
 	op.ws = append(op.ws, w)
