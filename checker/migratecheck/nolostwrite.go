@@ -82,6 +82,14 @@ func (own Owner) Read(key string, ts hlc.TS) mvcc.Read {
 // Which route serves a key is remembered while Owners.RoutingGen stays the
 // same (it depends on nothing else); the route's owner is asked every pass.
 //
+// A pass walks keys, not acknowledged writes (checkKeys): each key's
+// versions of acknowledged writes are indexed under it, and a key whose
+// stamp equals the one all its indexed versions last read back under is
+// skipped whole. Only when that walk meets a violation (or an entry of the
+// acknowledged writes changed) does the pass judge again in
+// CheckNoLostWrite's order (checkOrdered), which finds the same first
+// violation as the full check.
+//
 // The acknowledged writes must only grow by appending between passes (a
 // changed entry is noticed and its memory dropped).
 type NoLostWriteChecker struct {
@@ -90,6 +98,7 @@ type NoLostWriteChecker struct {
 	keys   []keyMemo   // by the oracle's key number
 	acks   []ackMemo   // by index into the acknowledged writes
 	slab   []writeMemo // where acknowledged writes' memos come from, a chunk at a time
+	keyed  []int32     // the keys with indexed versions, in the order they got their first
 }
 
 // keyMemo is what the current pass found about one key, and its route
@@ -109,6 +118,10 @@ type keyMemo struct {
 	stampComputed bool
 	same          [4]sameAs // sources whose content was compared with view
 	nsame         int
+
+	refs     []writeRef // the key's versions of acknowledged writes
+	settled  readStamp  // the stamp refs[:settledN] all read back under
+	settledN int
 }
 
 // sameAs remembers, for one pass, whether a store's content of a key
@@ -120,9 +133,11 @@ type sameAs struct {
 
 // ackMemo is what earlier passes found about one acknowledged write.
 type ackMemo struct {
-	op     string
-	writes *opWrites
-	ws     []writeMemo // by index into writes.ws
+	op         string
+	writes     *opWrites
+	ws         []writeMemo // by index into writes.ws
+	applied    bool        // it passed ackApplied, which it then always passes
+	registered int         // writes.ws[:registered] are indexed under their keys
 }
 
 // writeMemo is what earlier passes found about one version of an
@@ -186,6 +201,16 @@ func (c *NoLostWriteChecker) Check(acked []AckedWrite, owners Owners, when strin
 		c.keys = slices.Grow(c.keys, n-old)[:n]
 		clear(c.keys[old:])
 	}
+	if c.registerAcks(acked) && c.checkKeys(owners, when, spans) == nil {
+		return nil
+	}
+	return c.checkOrdered(acked, owners, when, spans)
+}
+
+// checkOrdered is a pass in CheckNoLostWrite's order: acknowledged write
+// after acknowledged write, each one's versions in order, returning the
+// first violation.
+func (c *NoLostWriteChecker) checkOrdered(acked []AckedWrite, owners Owners, when string, spans []keys.Span) *property.Violation {
 	for i := range acked {
 		a := &acked[i]
 		if i == len(c.acks) {
@@ -228,33 +253,53 @@ func (c *NoLostWriteChecker) checkWrites(key string, m *ackMemo, ws []AppliedWri
 		}
 		id := m.writes.ids[j]
 		k := &c.keys[id]
-		if k.pass != c.pass {
-			// A new pass: forget what the last one found (what it
-			// computed is overwritten before it is read again).
-			k.pass, k.spansDone, k.stampComputed, k.nsame = c.pass, false, false, 0
-		}
-		if len(spans) > 0 {
-			if !k.spansDone {
-				k.inSpans, k.spansDone = inAny(w.Key, spans), true
-			}
-			if !k.inSpans {
-				continue
-			}
-		}
-		if !k.stampComputed {
-			c.resolve(k, id, w.Key, owners)
-			k.stampComputed = true
-		}
-		wm := &m.ws[j]
-		if k.stamp == wm.passed || c.supersededBelowFloor(k, id, w.TS, &wm.above) || c.stillPasses(k, w.Key, w.TS, wm.passed) {
-			wm.passed = k.stamp
+		if !c.inPass(k, id, w.Key, owners, spans) {
 			continue
 		}
-		if v := c.oracle.readBack(*w, k.read, when); v != nil {
+		if v := c.judgeWrite(k, id, w, &m.ws[j], when); v != nil {
 			return v
 		}
-		wm.passed = k.stamp
 	}
+	return nil
+}
+
+// inPass reports whether this pass judges key (number id, memo k): whether
+// it lies in spans, if there are any. When it does, k holds the key's
+// owner, view and stamp for the pass.
+func (c *NoLostWriteChecker) inPass(k *keyMemo, id int32, key string, owners Owners, spans []keys.Span) bool {
+	if k.pass != c.pass {
+		// A new pass: forget what the last one found (what it
+		// computed is overwritten before it is read again).
+		k.pass, k.spansDone, k.stampComputed, k.nsame = c.pass, false, false, 0
+	}
+	if len(spans) > 0 {
+		if !k.spansDone {
+			k.inSpans, k.spansDone = inAny(key, spans), true
+		}
+		if !k.inSpans {
+			return false
+		}
+	}
+	if !k.stampComputed {
+		c.resolve(k, id, key, owners)
+		k.stampComputed = true
+	}
+	return true
+}
+
+// judgeWrite judges version w (memo wm) of an acknowledged write on key
+// k (number id) in this pass: it passes without a read when its stamp
+// shows the answer cannot differ from the last pass that found it
+// readable, else it is read back.
+func (c *NoLostWriteChecker) judgeWrite(k *keyMemo, id int32, w *AppliedWrite, wm *writeMemo, when string) *property.Violation {
+	if k.stamp == wm.passed || c.supersededBelowFloor(k, id, w.TS, &wm.above) || c.stillPasses(k, w.Key, w.TS, wm.passed) {
+		wm.passed = k.stamp
+		return nil
+	}
+	if v := c.oracle.readBack(*w, k.read, when); v != nil {
+		return v
+	}
+	wm.passed = k.stamp
 	return nil
 }
 

@@ -33,86 +33,18 @@ func TestNoLostWriteCheckerMatchesFull(t *testing.T) {
 // randomNoLostWriteRun is one random run of TestNoLostWriteCheckerMatchesFull.
 func randomNoLostWriteRun(passes, violations *int) func(*rapid.T) {
 	return func(t *rapid.T) {
-		o := NewVersionOracle()
-		c := NewNoLostWriteChecker(o)
-		stores := []*mvcc.Store{mvcc.New(), mvcc.New()}
-		userKeys := []string{"a", "b", "k1", "k2"}
-		var acked []AckedWrite
-		ts := hlc.TS(0)
-		var floor hlc.TS
-		staging := mvcc.Staging{}
-		owner := 0
-		routing := uint64(0) // bumped with every change of owner, which moves b
-		route := func(key string) (int, bool) {
-			if key == "b" && owner == 1 {
-				return 0, false // no owner answers for b
-			}
-			return owner, true
-		}
+		r := &nlwRig{o: NewVersionOracle(), stores: []*mvcc.Store{mvcc.New(), mvcc.New()}}
+		c := NewNoLostWriteChecker(r.o)
 		steps := rapid.IntRange(1, 40).Draw(t, "steps")
 		for i := 0; i < steps; i++ {
-			key := rapid.SampledFrom(userKeys).Draw(t, "key")
-			switch rapid.IntRange(0, 30).Draw(t, "action") {
-			case 0, 1, 2, 3: // a write (maybe at an older, caller-chosen ts), applied on one or both replicas
-				ts += hlc.TS(rapid.IntRange(1, 5).Draw(t, "dt"))
-				at := ts
-				if rapid.IntRange(0, 2).Draw(t, "caller") == 0 {
-					at = hlc.TS(rapid.IntRange(1, int(ts)).Draw(t, "at"))
-				}
-				if _, taken := o.At(key, at); taken {
-					break
-				}
-				op := fmt.Sprintf("w%d", i)
-				v := mvcc.Version{TS: at, Value: op, Tombstone: rapid.IntRange(0, 4).Draw(t, "del") == 0}
-				o.Add(AppliedWrite{Op: op, Key: key, Version: v})
-				ahead := rapid.IntRange(0, 1).Draw(t, "ahead")
-				for n, s := range stores {
-					if n == ahead || rapid.IntRange(0, 3).Draw(t, "lag") > 0 {
-						s.Put(key, v)
-					}
-				}
-				if rapid.Bool().Draw(t, "ack") {
-					acked = append(acked, AckedWrite{Op: op, Key: key, TS: at})
-				}
-			case 8: // a version no write created, on one replica
-				s := stores[rapid.IntRange(0, 1).Draw(t, "store")]
-				s.Put(key, mvcc.Version{TS: hlc.TS(rapid.IntRange(1, int(ts)+1).Draw(t, "stray")), Value: "stray"})
-			case 9: // a version lost on one replica
-				s := stores[rapid.IntRange(0, 1).Draw(t, "store")]
-				if vs := s.Versions(key); len(vs) > 0 {
-					s.Delete(key, vs[rapid.IntRange(0, len(vs)-1).Draw(t, "which")].TS)
-				}
-			case 10: // compaction below a timestamp
-				s := stores[rapid.IntRange(0, 1).Draw(t, "store")]
-				s.DeleteBelow(key, hlc.TS(rapid.IntRange(0, int(ts)+1).Draw(t, "below")))
-			case 11: // a staged copy, maybe altered
-				s := stores[rapid.IntRange(0, 1).Draw(t, "store")]
-				if vs := s.Versions(key); len(vs) > 0 {
-					v := vs[0]
-					if rapid.Bool().Draw(t, "alter") {
-						v.Value += "!"
-					}
-					s.Put(keys.StageKey(7, key), v)
-					s.Delete(key, v.TS)
-				}
-			case 12, 13:
-				floor = hlc.TS(rapid.IntRange(0, int(ts)+1).Draw(t, "floor"))
-			case 14, 15:
-				owner = rapid.IntRange(0, 1).Draw(t, "owner")
-				routing++
-				staging = mvcc.StagingOf(rapid.Bool().Draw(t, "staging"), 7)
-			case 30: // an acknowledgement of a write never applied so
-				acked = append(acked, AckedWrite{Op: "ghost", Key: key, TS: ts + 1})
-			}
+			r.step(t, i, rapid.SampledFrom([]string{"a", "b", "k1", "k2"}).Draw(t, "key"))
 			var spans []keys.Span
 			if rapid.Bool().Draw(t, "spans") {
 				spans = []keys.Span{{Start: "k"}}
 			}
-			owners := Owners{RoutingGen: routing, Route: route, Owner: func(r int) Owner {
-				return Owner{Store: stores[r], Staging: staging, Floor: floor}
-			}}
-			full := o.CheckNoLostWrite(acked, ReadFrom(owners), "pass", spans...)
-			inc := c.Check(acked, owners, "pass", spans...)
+			owners := r.owners()
+			full := r.o.CheckNoLostWrite(r.acked, ReadFrom(owners), "pass", spans...)
+			inc := c.Check(r.acked, owners, "pass", spans...)
 			*passes++
 			if full != nil {
 				*violations++
@@ -120,6 +52,138 @@ func randomNoLostWriteRun(passes, violations *int) func(*rapid.T) {
 			if (inc == nil) != (full == nil) || inc != nil && *inc != *full {
 				t.Fatalf("step %d: incremental %v, full %v", i, inc, full)
 			}
+		}
+	}
+}
+
+// nlwRig is the world of one random run: an oracle, two replica stores,
+// the acknowledged writes (and those to be acknowledged later), the floor,
+// the owner and its staging.
+type nlwRig struct {
+	o       *VersionOracle
+	stores  []*mvcc.Store
+	acked   []AckedWrite
+	pending []AckedWrite // applied, acknowledged later
+	txns    []string
+	ts      hlc.TS
+	floor   hlc.TS
+	staging mvcc.Staging
+	owner   int
+	routing uint64 // bumped with every change of owner, which moves b
+}
+
+// owners is how keys read back in the rig: from the owner's store, except
+// b, which no owner answers for while owner 1 owns.
+func (r *nlwRig) owners() Owners {
+	owner := r.owner
+	return Owners{RoutingGen: r.routing,
+		Route: func(key string) (int, bool) {
+			if key == "b" && owner == 1 {
+				return 0, false
+			}
+			return owner, true
+		},
+		Owner: func(n int) Owner { return Owner{Store: r.stores[n], Staging: r.staging, Floor: r.floor} },
+	}
+}
+
+// apply creates version (op, key, at) on one or both replicas, unless the
+// key has a version at at.
+func (r *nlwRig) apply(t *rapid.T, op, key string, at hlc.TS) bool {
+	if _, taken := r.o.At(key, at); taken {
+		return false
+	}
+	v := mvcc.Version{TS: at, Value: op, Tombstone: rapid.IntRange(0, 4).Draw(t, "del") == 0}
+	r.o.Add(AppliedWrite{Op: op, Key: key, Version: v})
+	ahead := rapid.IntRange(0, 1).Draw(t, "ahead")
+	for n, s := range r.stores {
+		if n == ahead || rapid.IntRange(0, 3).Draw(t, "lag") > 0 {
+			s.Put(key, v)
+		}
+	}
+	return true
+}
+
+// ack acknowledges a write now, later or never.
+func (r *nlwRig) ack(t *rapid.T, a AckedWrite) {
+	switch rapid.IntRange(0, 2).Draw(t, "ack") {
+	case 0:
+		r.acked = append(r.acked, a)
+	case 1:
+		r.pending = append(r.pending, a)
+	}
+}
+
+// tick advances the rig's clock by a random step and returns it.
+func (r *nlwRig) tick(t *rapid.T) hlc.TS {
+	r.ts += hlc.TS(rapid.IntRange(1, 5).Draw(t, "dt"))
+	return r.ts
+}
+
+// step is one random event of the run, number i, on key.
+func (r *nlwRig) step(t *rapid.T, i int, key string) {
+	switch rapid.IntRange(0, 30).Draw(t, "action") {
+	case 0, 1, 2, 3: // a write (maybe at an older, caller-chosen ts), acknowledged now, later or never
+		at := r.tick(t)
+		if rapid.IntRange(0, 2).Draw(t, "caller") == 0 {
+			at = hlc.TS(rapid.IntRange(1, int(r.ts)).Draw(t, "at"))
+		}
+		if op := fmt.Sprintf("w%d", i); r.apply(t, op, key, at) {
+			r.ack(t, AckedWrite{Op: op, Key: key, TS: at})
+		}
+	case 4: // a late acknowledgement, of a write applied passes ago
+		if len(r.pending) > 0 {
+			n := rapid.IntRange(0, len(r.pending)-1).Draw(t, "late")
+			r.acked = append(r.acked, r.pending[n])
+			r.pending = append(r.pending[:n], r.pending[n+1:]...)
+		}
+	case 5: // a transaction: acknowledged for every key it writes
+		if op, at := fmt.Sprintf("t%d", i), r.tick(t); r.apply(t, op, key, at) {
+			r.txns = append(r.txns, op)
+			r.ack(t, AckedWrite{Op: op, TS: at})
+		}
+	case 6: // an earlier transaction applied on one more key (its versions grow)
+		if len(r.txns) > 0 {
+			r.apply(t, rapid.SampledFrom(r.txns).Draw(t, "txn"), key, r.tick(t))
+		}
+	case 8, 9, 10, 11:
+		r.damage(t, key)
+	case 12, 13:
+		r.floor = hlc.TS(rapid.IntRange(0, int(r.ts)+1).Draw(t, "floor"))
+	case 14, 15:
+		r.owner = rapid.IntRange(0, 1).Draw(t, "owner")
+		r.routing++
+		r.staging = mvcc.StagingOf(rapid.Bool().Draw(t, "staging"), 7)
+	case 29: // an entry of the acknowledgements replaced by another (its memory must go)
+		if len(r.acked) > 1 {
+			r.acked[rapid.IntRange(0, len(r.acked)-1).Draw(t, "replaced")] = r.acked[rapid.IntRange(0, len(r.acked)-1).Draw(t, "by")]
+		}
+	case 30: // an acknowledgement of a write never applied so
+		r.acked = append(r.acked, AckedWrite{Op: "ghost", Key: key, TS: r.ts + 1})
+	}
+}
+
+// damage changes one replica's versions of key: a stray version no write
+// created, a lost version, a compaction, or a staged copy (maybe altered).
+func (r *nlwRig) damage(t *rapid.T, key string) {
+	s := r.stores[rapid.IntRange(0, 1).Draw(t, "store")]
+	switch rapid.IntRange(0, 3).Draw(t, "damage") {
+	case 0:
+		s.Put(key, mvcc.Version{TS: hlc.TS(rapid.IntRange(1, int(r.ts)+1).Draw(t, "stray")), Value: "stray"})
+	case 1:
+		if vs := s.Versions(key); len(vs) > 0 {
+			s.Delete(key, vs[rapid.IntRange(0, len(vs)-1).Draw(t, "which")].TS)
+		}
+	case 2:
+		s.DeleteBelow(key, hlc.TS(rapid.IntRange(0, int(r.ts)+1).Draw(t, "below")))
+	case 3:
+		if vs := s.Versions(key); len(vs) > 0 {
+			v := vs[0]
+			if rapid.Bool().Draw(t, "alter") {
+				v.Value += "!"
+			}
+			s.Put(keys.StageKey(7, key), v)
+			s.Delete(key, v.TS)
 		}
 	}
 }
