@@ -85,6 +85,16 @@ func (c *NoLostWriteChecker) dropIndex() {
 	}
 }
 
+// settledStillPass reports whether the versions that read back under the
+// key's settled stamp read back under this pass's stamp too, though the two
+// differ: with the floor and the oracle's versions alike, when another
+// store (or staging job) holds the same versions of the key (stillPasses's
+// second rule, for all of them at once).
+func (c *NoLostWriteChecker) settledStillPass(k *keyMemo, key string) bool {
+	old, now := k.settled, k.stamp
+	return old.valid && old.owned && now.owned && old.floor == now.floor && old.known == now.known && c.sameContent(k, key, old.src)
+}
+
 // checkKeys judges the indexed versions key by key and returns a violation
 // if it meets one (not necessarily the first in CheckNoLostWrite's order).
 // A key whose stamp is the one its first settledN versions all read back
@@ -98,7 +108,7 @@ func (c *NoLostWriteChecker) checkKeys(owners Owners, when string, spans []keys.
 			continue
 		}
 		from := 0
-		if k.settled == k.stamp {
+		if k.settled == k.stamp || c.settledStillPass(k, key) {
 			from = k.settledN
 		}
 		for _, r := range k.refs[from:] {
