@@ -81,9 +81,15 @@ type AppliedWrite struct {
 	At simclock.Time
 }
 
+// oracleSizeHint is how many versions an oracle makes room for at once: a
+// migration run creates a few hundred, and growing the maps step by step
+// from empty costs more than the room.
+const oracleSizeHint = 256
+
 // NewVersionOracle returns an empty oracle.
 func NewVersionOracle() *VersionOracle {
-	return &VersionOracle{keys: map[string]*oracleKey{}, ops: map[string]*opWrites{}, byTS: map[rowID]opWrite{}}
+	return &VersionOracle{keys: make(map[string]*oracleKey, oracleSizeHint/4), ops: make(map[string]*opWrites, oracleSizeHint),
+		byTS: make(map[rowID]opWrite, oracleSizeHint)}
 }
 
 // Add records a version a write created.
