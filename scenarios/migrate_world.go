@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -78,14 +79,17 @@ func migrateVoters(g int) []int {
 }
 
 // migrateUserKeys are the route keys of the workload: b0..b2 on route 1 (group
-// 0), k00..k11 on route 2 (group 1).
-func migrateUserKeys() []string {
+// 0), k00..k11 on route 2 (group 1). Every world shares the one list: it is
+// read only (and clipped, so that an append copies).
+func migrateUserKeys() []string { return userKeyList }
+
+var userKeyList = slices.Clip(func() []string {
 	out := []string{"b0", "b1", "b2"}
 	for i := 0; i < 12; i++ {
 		out = append(out, fmt.Sprintf("k%02d", i))
 	}
 	return out
-}
+}())
 
 // initialCatalog: route 1 ["", "k") on group 0, route 2 ["k", +inf) on
 // group 1; group 2 starts empty.
@@ -326,8 +330,15 @@ func loadPriorJobs(store *simkv.Store, n int) error {
 
 // clientFamilies are the internal families clients write rows of directly
 // (the transaction families belong to the transaction layer; the collection
-// families to the lists worlds, whose clients keep their layout).
-func clientFamilies() []keys.Family {
+// families to the lists worlds, whose clients keep their layout). Every
+// world shares the one list: it is read only (and clipped, so that an
+// append copies).
+func clientFamilies() []keys.Family { return clientFamilyList }
+
+var clientFamilyList = slices.Clip(clientFamiliesOf())
+
+// clientFamiliesOf computes clientFamilies.
+func clientFamiliesOf() []keys.Family {
 	var out []keys.Family
 	for _, f := range keys.Families()[1:] {
 		if f != keys.FamilyTxnLock && f != keys.FamilyTxnCommit && f != keys.FamilyTxnRollback &&

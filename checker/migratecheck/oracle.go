@@ -82,9 +82,9 @@ type AppliedWrite struct {
 }
 
 // oracleSizeHint is how many versions an oracle makes room for at once: a
-// migration run creates a few hundred, and growing the maps step by step
-// from empty costs more than the room.
-const oracleSizeHint = 256
+// migration run creates one or two hundred, and growing the maps step by
+// step from empty costs more than the room.
+const oracleSizeHint = 128
 
 // NewVersionOracle returns an empty oracle.
 func NewVersionOracle() *VersionOracle {
