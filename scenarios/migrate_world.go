@@ -276,12 +276,17 @@ func (m *migrateWorld) bootstrap(ch *simclock.Choices, wl *migrateWorkload) {
 	ts := base
 	n := 0
 	cat := initialCatalog()
+	var writes []fsm.Write // the entries' writes, allocated a chunk at a time
 	add := func(raw string, del bool, ttl uint64) {
 		r, _ := cat.Lookup(keys.RouteKey(raw))
 		ts += hlc.TS(1 + ch.Intn(3)<<hlc.LogicalBits)
 		n++
 		op := "pre-" + strconv.Itoa(n)
-		w := &fsm.Write{Key: raw, Value: op, Tombstone: del, TTLms: ttl, TS: ts, Op: op}
+		if len(writes) == cap(writes) {
+			writes = make([]fsm.Write, 0, 32)
+		}
+		writes = append(writes, fsm.Write{Key: raw, Value: op, Tombstone: del, TTLms: ttl, TS: ts, Op: op})
+		w := &writes[len(writes)-1]
 		entries[r.Group] = append(entries[r.Group], fsm.Entry{Kind: fsm.KindWrite, Write: w})
 		// Loaded one after another before any client starts.
 		at := simclock.Time(n - 1_000_000)

@@ -241,7 +241,7 @@ func porcupineOps(part []keyCall) []porcupine.Operation {
 }
 
 // judgeKey judges one key's history as porcupine judges it with KeyModel,
-// within the wall-time budget left; it returns the verdict, the wall time
+// within the wall-time budget left (sorting part by call time in place); it returns the verdict, the wall time
 // porcupine took, and how many segments went to porcupine.
 //
 // Why segments are exact. Sorted by call time, the history is cut before
@@ -259,7 +259,7 @@ func porcupineOps(part []keyCall) []porcupine.Operation {
 // one has its few orders tried here (judgeSmall); any other goes to
 // porcupine, started in the segment's state.
 func judgeKey(part []keyCall, left time.Duration) (property.Verdict, time.Duration, int) {
-	order := slices.Clone(part)
+	order := part // sorted in place: part is the caller's to give
 	slices.SortStableFunc(order, func(a, b keyCall) int { return cmp.Compare(a.call, b.call) })
 	for _, c := range order {
 		if c.ret < c.call {

@@ -1,8 +1,6 @@
 package migratecheck
 
 import (
-	"slices"
-
 	"shardsim/model/migrate/hlc"
 	"shardsim/model/migrate/keys"
 	"shardsim/model/migrate/mvcc"
@@ -95,7 +93,7 @@ func (own Owner) Read(key string, ts hlc.TS) mvcc.Read {
 type NoLostWriteChecker struct {
 	oracle *VersionOracle
 	pass   uint64
-	keys   []keyMemo   // by the oracle's key number
+	keys   keyMemos    // by the oracle's key number
 	acks   []ackMemo   // by index into the acknowledged writes
 	slab   []writeMemo // where acknowledged writes' memos come from, a chunk at a time
 	keyed  []int32     // the keys with indexed versions, in the order they got their first
@@ -123,6 +121,25 @@ type keyMemo struct {
 	settled  readStamp  // the stamp refs[:settledN] all read back under
 	settledN int
 }
+
+// keyMemos holds the key memos in chunks of keyChunk, so that a memo never
+// moves (no copying of them all as keys appear, pass after pass).
+type keyMemos struct {
+	chunks []*[keyChunk]keyMemo
+}
+
+// keyChunk is how many key memos are allocated at once.
+const keyChunk = 32
+
+// grow makes room for memos 0..n-1 (new ones are zero).
+func (m *keyMemos) grow(n int) {
+	for len(m.chunks)*keyChunk < n {
+		m.chunks = append(m.chunks, new([keyChunk]keyMemo))
+	}
+}
+
+// at returns memo id.
+func (m *keyMemos) at(id int32) *keyMemo { return &m.chunks[id/keyChunk][id%keyChunk] }
 
 // sameAs remembers, for one pass, whether a store's content of a key
 // (src) reads as the key's view in the pass.
@@ -196,11 +213,7 @@ func NewNoLostWriteChecker(oracle *VersionOracle) *NoLostWriteChecker {
 // when, spans...) does.
 func (c *NoLostWriteChecker) Check(acked []AckedWrite, owners Owners, when string, spans ...keys.Span) *property.Violation {
 	c.pass++
-	if n := len(c.oracle.keys); n > len(c.keys) {
-		old := len(c.keys)
-		c.keys = slices.Grow(c.keys, n-old)[:n]
-		clear(c.keys[old:])
-	}
+	c.keys.grow(len(c.oracle.keys))
 	if c.registerAcks(acked) && c.checkKeys(owners, when, spans) == nil {
 		return nil
 	}
@@ -252,7 +265,7 @@ func (c *NoLostWriteChecker) checkWrites(key string, m *ackMemo, ws []AppliedWri
 			continue
 		}
 		id := m.writes.ids[j]
-		k := &c.keys[id]
+		k := c.keys.at(id)
 		if !c.inPass(k, id, w.Key, owners, spans) {
 			continue
 		}

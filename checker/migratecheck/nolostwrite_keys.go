@@ -63,7 +63,7 @@ func (c *NoLostWriteChecker) register(ack int32, key string, m *ackMemo) {
 			continue
 		}
 		id := m.writes.ids[j]
-		k := &c.keys[id]
+		k := c.keys.at(id)
 		if len(k.refs) == 0 {
 			c.keyed = append(c.keyed, id)
 		}
@@ -76,7 +76,7 @@ func (c *NoLostWriteChecker) register(ack int32, key string, m *ackMemo) {
 // the acknowledged writes changed under it).
 func (c *NoLostWriteChecker) dropIndex() {
 	for _, id := range c.keyed {
-		k := &c.keys[id]
+		k := c.keys.at(id)
 		k.refs, k.settled, k.settledN = nil, readStamp{}, 0
 	}
 	c.keyed = c.keyed[:0]
@@ -101,7 +101,7 @@ func (c *NoLostWriteChecker) settledStillPass(k *keyMemo, key string) bool {
 // under judges only the versions indexed since.
 func (c *NoLostWriteChecker) checkKeys(owners Owners, when string, spans []keys.Span) *property.Violation {
 	for _, id := range c.keyed {
-		k := &c.keys[id]
+		k := c.keys.at(id)
 		first := k.refs[0]
 		key := c.acks[first.ack].writes.ws[first.j].Key
 		if !c.inPass(k, id, key, owners, spans) {
