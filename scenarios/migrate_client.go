@@ -256,7 +256,7 @@ func (c *migrateClient) transaction(t *simclock.Task, ch *simclock.Choices) {
 	if !ok {
 		return
 	}
-	tx.Primary, tx.Keys = primary, []string{primary}
+	tx.Primary, tx.Keys = primary, append(make([]string, 0, 3), primary) // with up to two more
 	for i, n := 0, ch.Intn(3); i < n; i++ {
 		k := simclock.Pick(ch, c.wl.userKeys)
 		if kg, ok := c.coord.Group(k); ok && kg == g && !hasKey(tx.Keys, k) {
@@ -271,6 +271,7 @@ func (c *migrateClient) transaction(t *simclock.Task, ch *simclock.Choices) {
 	}
 	d.End()
 	var maxRead hlc.TS
+	obs.Reads = make([]migratecheck.TxnRead, 0, len(tx.Keys))
 	for _, k := range tx.Keys {
 		r, err := c.coord.Read(t, k, 0)
 		if err != nil {
@@ -285,6 +286,7 @@ func (c *migrateClient) transaction(t *simclock.Task, ch *simclock.Choices) {
 		maxRead = max(maxRead, r.TS)
 	}
 	tx.ReadTS = obs.ReadTS
+	tx.Values, tx.Deletes = make([]string, 0, len(tx.Keys)), make([]bool, 0, len(tx.Keys))
 	for range tx.Keys {
 		tx.Values = append(tx.Values, tx.ID)
 		tx.Deletes = append(tx.Deletes, ch.Chance(0.1))

@@ -23,6 +23,8 @@ type migrateRecorder struct {
 	txnOps []txnRecord
 	ranges []rangeRecord
 	counts map[string]int64
+
+	rowSlab []migratecheck.ServedRow // where point reads' served rows come from
 }
 
 type scanTimes struct {
@@ -76,13 +78,26 @@ func (r *migrateRecorder) rangeDelete(client int, op string, call, ret simclock.
 	r.ranges = append(r.ranges, rangeRecord{client: client, op: op, call: call, ret: ret, ambiguous: err != nil})
 }
 
+// oneRow returns a one-row slice holding row, cut from a slab of rows (a
+// point read's served row; one allocation for many reads). Its capacity is
+// one, so an append copies.
+func (r *migrateRecorder) oneRow(row migratecheck.ServedRow) []migratecheck.ServedRow {
+	if len(r.rowSlab) == 0 {
+		r.rowSlab = make([]migratecheck.ServedRow, 64)
+	}
+	out := r.rowSlab[:1:1]
+	out[0] = row
+	r.rowSlab = r.rowSlab[1:]
+	return out
+}
+
 func (r *migrateRecorder) read(client int, op, key string, latest bool, call, ret simclock.Time, resp migrate.ReadResp) {
 	r.reads = append(r.reads, migratecheck.ReadObs{Op: op, Key: key, TS: resp.TS, Found: resp.Read.Found, Version: resp.Read.Version})
 	r.counts["reads"]++
 	rk := keys.RouteKey(key)
 	r.served = append(r.served, migratecheck.ServedRead{Op: op, Group: resp.Group, Call: call, TS: resp.TS, Latest: latest,
 		Key: key, Family: keys.Classify(key), Span: keys.Span{Start: rk, End: keys.KeyAfter(rk)},
-		Rows: []migratecheck.ServedRow{{Key: key, Chosen: resp.Read.Chosen, Visible: resp.Read.Found, TS: resp.Read.Version.TS}}})
+		Rows: r.oneRow(migratecheck.ServedRow{Key: key, Chosen: resp.Read.Chosen, Visible: resp.Read.Found, TS: resp.Read.Version.TS})})
 	if latest {
 		r.ops = append(r.ops, migratecheck.KeyOp{Client: client, Key: key, Call: call, Return: ret,
 			ReadTS: resp.TS, Found: resp.Read.Found, Value: resp.Read.Version.Value})
@@ -95,6 +110,9 @@ func (r *migrateRecorder) scan(client int, op string, fam keys.Family, span keys
 	r.spans = append(r.spans, scanTimes{client, call, ret})
 	r.counts["scans"]++
 	sr := migratecheck.ServedRead{Op: op, Group: resp.Group, Call: call, TS: resp.TS, Latest: latest, Family: fam, Span: span, Limit: limit}
+	if n := len(resp.Rows); n > 0 {
+		sr.Rows = make([]migratecheck.ServedRow, 0, n)
+	}
 	for _, row := range resp.Rows {
 		sr.Rows = append(sr.Rows, migratecheck.ServedRow{Key: row.Key, Chosen: true, Visible: true, TS: row.TS})
 	}
