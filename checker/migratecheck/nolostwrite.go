@@ -99,8 +99,9 @@ type NoLostWriteChecker struct {
 	keyed  []int32     // the keys with indexed versions, in the order they got their first
 }
 
-// keyMemo is what the current pass found about one key, and its route
-// under routing table routingGen.
+// keyMemo is what the current pass found about one key, its route under
+// routing table routingGen, and the key's versions of acknowledged writes
+// with the stamp they all last read back under.
 type keyMemo struct {
 	routingGen uint64
 	routed     bool // routingGen is set: route and hasRoute are known
