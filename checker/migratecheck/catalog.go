@@ -76,7 +76,8 @@ type GroupView struct {
 func CheckSingleWriter(routeKeys []string, views []GroupView) *property.Violation {
 	for _, k := range routeKeys {
 		owner := -1
-		for _, gv := range views {
+		for i := range views {
+			gv := &views[i]
 			if !gv.Ready || gv.View.Version < gv.MinView || !accepts(gv, k) {
 				continue
 			}
@@ -92,8 +93,9 @@ func CheckSingleWriter(routeKeys []string, views []GroupView) *property.Violatio
 
 // accepts reports whether gv's view has an Active route of gv's group
 // holding route key k.
-func accepts(gv GroupView, k string) bool {
-	for _, r := range gv.View.Routes {
+func accepts(gv *GroupView, k string) bool {
+	for i := range gv.View.Routes {
+		r := &gv.View.Routes[i]
 		if r.Group == gv.Group && r.State == mcat.Active && inSpan(k, r.Start, r.End) {
 			return true
 		}
