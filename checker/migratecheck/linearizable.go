@@ -255,9 +255,8 @@ func porcupineOps(part []keyCall) []porcupine.Operation {
 // the part started in, and the rest does from that write's state. A
 // segment of writes only linearizes from any state (KeyModel accepts
 // every write); a segment whose operations each return strictly before
-// the next is called has one order only, stepped through here; a small
-// one has its few orders tried here (judgeSmall); any other goes to
-// porcupine, started in the segment's state.
+// the next is called has one order only, stepped through here; any other
+// goes to porcupine, started in the segment's state.
 func judgeKey(part []keyCall, left time.Duration) (property.Verdict, time.Duration, int) {
 	order := part // sorted in place: part is the caller's to give
 	slices.SortStableFunc(order, func(a, b keyCall) int { return cmp.Compare(a.call, b.call) })
@@ -270,9 +269,6 @@ func judgeKey(part []keyCall, left time.Duration) (property.Verdict, time.Durati
 	for len(order) > 0 {
 		n, next := firstSegment(order, state)
 		verdict, ok := judgeAlone(order[:n], state)
-		if !ok && n <= smallSegment {
-			verdict, ok = judgeSmall(order[:n], state), true
-		}
 		if !ok {
 			var used time.Duration
 			verdict, used, _ = checkFrom(state, order[:n], left-spent)
@@ -351,50 +347,6 @@ func judgeAlone(seg []keyCall, state mState) (property.Verdict, bool) {
 		state = next
 	}
 	return property.VerdictOK, true
-}
-
-// smallSegment is the most operations a segment may have for judgeSmall to
-// try its orders (at most 6! of them) rather than hand it to porcupine,
-// whose fixed cost per check (goroutines, a timer) dwarfs a few steps.
-const smallSegment = 6
-
-// judgeSmall judges a small segment started in state as porcupine does:
-// it linearizes if some order of its operations that respects real time
-// (an operation that returns strictly before another is called comes
-// first) has KeyModel accept every operation. It tries every such order.
-func judgeSmall(seg []keyCall, state mState) property.Verdict {
-	if linearizes(seg, state, 0) {
-		return property.VerdictOK
-	}
-	return property.VerdictViolation
-}
-
-// linearizes reports whether the operations of seg not in placed (a bit
-// set) can follow, in some order that respects real time, from state.
-func linearizes(seg []keyCall, state mState, placed uint) bool {
-	if placed == 1<<len(seg)-1 {
-		return true
-	}
-	for i := range seg {
-		if placed&(1<<i) != 0 || !mayGoNext(seg, placed, i) {
-			continue
-		}
-		if ok, next := stepKey(state, seg[i].in, seg[i].out); ok && linearizes(seg, next, placed|1<<i) {
-			return true
-		}
-	}
-	return false
-}
-
-// mayGoNext reports whether seg[i] may take effect next after placed:
-// no other operation left returned strictly before it was called.
-func mayGoNext(seg []keyCall, placed uint, i int) bool {
-	for j := range seg {
-		if j != i && placed&(1<<j) == 0 && seg[j].ret < seg[i].call {
-			return false
-		}
-	}
-	return true
 }
 
 // checkFrom runs porcupine on ops with KeyModel started in state, within
