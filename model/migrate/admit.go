@@ -126,7 +126,7 @@ func (n *Node) serveWrite(ls *leader, in *rpc.Inbound, req WriteReq) {
 		}
 		w := &fsm.Write{Key: req.Key, Value: req.Value, Tombstone: req.Tombstone, TTLms: req.TTLms,
 			TS: ts, CallerTS: req.TS != 0, Staging: staging, Op: req.Op}
-		n.proposeReply(ls, in, fsm.Entry{Kind: fsm.KindWrite, Write: w}, func(_ fsm.Entry, r fsm.Result) any { return WriteResp{TS: r.TS} })
+		n.proposeReply(ls, in, fsm.Entry{Kind: fsm.KindWrite, Write: w}, func(_ uint64, r fsm.Result) any { return WriteResp{TS: r.TS} })
 	})
 }
 
@@ -143,7 +143,7 @@ func (n *Node) serveDeleteRange(ls *leader, in *rpc.Inbound, req DeleteRangeReq)
 			return
 		}
 		d := &fsm.DeleteRange{Span: req.Span, TS: ts, Staging: staging, Op: req.Op}
-		n.proposeReply(ls, in, fsm.Entry{Kind: fsm.KindDeleteRange, DelRange: d}, func(_ fsm.Entry, r fsm.Result) any { return WriteResp{TS: r.TS} })
+		n.proposeReply(ls, in, fsm.Entry{Kind: fsm.KindDeleteRange, DelRange: d}, func(_ uint64, r fsm.Result) any { return WriteResp{TS: r.TS} })
 	})
 }
 
@@ -223,7 +223,7 @@ func (n *Node) servePrepare(ls *leader, in *rpc.Inbound, req PrepareReq) {
 			t := req.Txn
 			t.StartTS, t.CommitTS, t.CallerTS, t.Staging = start, commit, req.Txn.CommitTS != 0, staging
 			recordReads(ls, &t)
-			n.proposeReply(ls, in, fsm.Entry{Kind: fsm.KindPrepare, Txn: &t}, func(_ fsm.Entry, r fsm.Result) any {
+			n.proposeReply(ls, in, fsm.Entry{Kind: fsm.KindPrepare, Txn: &t}, func(_ uint64, r fsm.Result) any {
 				return PrepareResp{StartTS: t.StartTS, CommitTS: r.TS}
 			})
 		})
@@ -252,7 +252,7 @@ func (n *Node) serveCommit(ls *leader, in *rpc.Inbound, req CommitReq) {
 	t.Staging = staging
 	n.count(ls, t.Primary, true)
 	propose := func() {
-		n.proposeReply(ls, in, fsm.Entry{Kind: fsm.KindCommit, Txn: &t}, func(_ fsm.Entry, r fsm.Result) any {
+		n.proposeReply(ls, in, fsm.Entry{Kind: fsm.KindCommit, Txn: &t}, func(_ uint64, r fsm.Result) any {
 			return CommitResp{TS: r.TS, Duplicate: r.Duplicate}
 		})
 	}
@@ -299,6 +299,6 @@ func (n *Node) serveRollback(ls *leader, in *rpc.Inbound, req RollbackReq) {
 			return
 		}
 		t.AbortTS = ts
-		n.proposeReply(ls, in, fsm.Entry{Kind: fsm.KindRollback, Txn: &t}, func(fsm.Entry, fsm.Result) any { return struct{}{} })
+		n.proposeReply(ls, in, fsm.Entry{Kind: fsm.KindRollback, Txn: &t}, func(uint64, fsm.Result) any { return struct{}{} })
 	})
 }

@@ -2,7 +2,6 @@ package migrate
 
 import (
 	"fmt"
-	"sort"
 
 	"shardsim/model/migrate/errs"
 	"shardsim/model/migrate/fsm"
@@ -51,7 +50,7 @@ type leader struct {
 	ready     bool
 	clock     hlc.Clock
 	ts        tsCache
-	waiters   []waiter // by index
+	waiters   waitQueue // by index
 	raising   bool
 	onCeiling []func(ok bool)
 	reads     []openRead
@@ -124,8 +123,8 @@ func (n *Node) nowMs() uint64 {
 
 func (n *Node) stepDown(ls *leader) {
 	n.lead[ls.g] = nil
-	ws, cs := ls.waiters, ls.onCeiling
-	ls.waiters, ls.onCeiling = nil, nil
+	ws, cs := ls.waiters.takeAll(), ls.onCeiling
+	ls.onCeiling = nil
 	for _, w := range ws {
 		w.fn(fsm.Result{}, false, errs.ErrLeaderChanged)
 	}
@@ -154,9 +153,8 @@ func (n *Node) answerApplied(ls *leader, applied []group.Applied) {
 		n.leaderApplied(ls, a)
 	}
 	last := n.voter(ls.g).Applied
-	for len(ls.waiters) > 0 && ls.waiters[0].index <= last {
-		w := ls.waiters[0]
-		ls.waiters = ls.waiters[1:]
+	for ls.waiters.len() > 0 && ls.waiters.front().index <= last {
+		w := ls.waiters.pop()
 		if w.index < first {
 			w.fn(fsm.Result{}, false, nil)
 			continue
@@ -187,11 +185,7 @@ func (n *Node) leaderApplied(ls *leader, a group.Applied) {
 // wait registers fn for the apply of index, expecting an entry of term
 // (0: any); waiters stay sorted by index.
 func (ls *leader) wait(index, term uint64, fn func(fsm.Result, bool, error)) {
-	w := waiter{index: index, term: term, fn: fn}
-	i := sort.Search(len(ls.waiters), func(i int) bool { return ls.waiters[i].index > index })
-	ls.waiters = append(ls.waiters, waiter{})
-	copy(ls.waiters[i+1:], ls.waiters[i:])
-	ls.waiters[i] = w
+	ls.waiters.insert(waiter{index: index, term: term, fn: fn})
 }
 
 // propose appends e as leader ls and calls fn with its result once this

@@ -72,22 +72,22 @@ func (n *Node) serveMigration(ls *leader, in *rpc.Inbound) {
 	case AccessReq:
 		in.Reply(n.accessReport(ls), nil)
 	case BarrierReq:
-		n.proposeReply(ls, in, fsm.Entry{Kind: fsm.KindBarrier, Job: req.Job}, func(e fsm.Entry, r fsm.Result) any {
-			return BarrierResp{LastCommit: r.LastCommit, Horizon: r.Horizon, Tracked: r.Tracked, Index: e.Index}
+		n.proposeReply(ls, in, fsm.Entry{Kind: fsm.KindBarrier, Job: req.Job}, func(index uint64, r fsm.Result) any {
+			return BarrierResp{LastCommit: r.LastCommit, Horizon: r.Horizon, Tracked: r.Tracked, Index: index}
 		})
 	case GuardOp:
 		g := req.Guard
 		e := fsm.Entry{Kind: req.Kind, Guard: &g, Job: g.Job}
-		n.proposeReply(ls, in, e, func(e fsm.Entry, r fsm.Result) any {
-			return GuardResp{Index: e.Index, Compacted: r.Compacted, Tracked: r.Tracked}
+		n.proposeReply(ls, in, e, func(index uint64, r fsm.Result) any {
+			return GuardResp{Index: index, Compacted: r.Compacted, Tracked: r.Tracked}
 		})
 	case ImportReq:
 		n.serveImport(ls, in, req)
 	case CleanupReq:
 		c := &fsm.Cleanup{Job: req.Job, Moving: req.Moving, FenceTS: req.FenceTS}
-		n.proposeReply(ls, in, fsm.Entry{Kind: fsm.KindCleanup, Cleanup: c}, func(_ fsm.Entry, r fsm.Result) any { return r.Applied })
+		n.proposeReply(ls, in, fsm.Entry{Kind: fsm.KindCleanup, Cleanup: c}, func(_ uint64, r fsm.Result) any { return r.Applied })
 	case AbandonStagedReq:
-		n.proposeReply(ls, in, fsm.Entry{Kind: fsm.KindAbandonStaged, Job: req.Job}, func(_ fsm.Entry, r fsm.Result) any { return r.Applied })
+		n.proposeReply(ls, in, fsm.Entry{Kind: fsm.KindAbandonStaged, Job: req.Job}, func(_ uint64, r fsm.Result) any { return r.Applied })
 	default:
 		in.Reply(nil, errs.ErrBusy)
 	}
@@ -144,14 +144,15 @@ func guardPresent(v *fsm.FSM, req GuardReq) bool {
 	return false
 }
 
-// proposeReply proposes e and answers with conv(entry, result) once applied.
-func (n *Node) proposeReply(ls *leader, in *rpc.Inbound, e fsm.Entry, conv func(fsm.Entry, fsm.Result) any) {
+// proposeReply proposes e and answers with conv(e's index, result) once
+// applied. (The callback keeps the index only: capturing the whole entry
+// would move a copy of it to the heap for every proposal.)
+func (n *Node) proposeReply(ls *leader, in *rpc.Inbound, e fsm.Entry, conv func(index uint64, r fsm.Result) any) {
 	idx, err := n.env.Cluster.Propose(ls.g, n.id, ls.term, e)
 	if err != nil {
 		in.Reply(nil, errs.ErrNotLeader)
 		return
 	}
-	e.Index = idx
 	ls.wait(idx, ls.term, func(r fsm.Result, applied bool, err error) {
 		switch {
 		case err == nil && !applied:
@@ -161,7 +162,7 @@ func (n *Node) proposeReply(ls *leader, in *rpc.Inbound, e fsm.Entry, conv func(
 		case r.Err != nil:
 			in.Reply(nil, r.Err)
 		default:
-			in.Reply(conv(e, r), nil)
+			in.Reply(conv(idx, r), nil)
 		}
 	})
 }
