@@ -50,6 +50,7 @@ type FSM struct {
 	disarmed map[uint64]uint64 // job -> the highest expected cutover version disarmed: an older arm is stale
 	released map[uint64]bool   // job -> tracker and pin released: a later arm is stale
 	bugs     bugs.Set
+	rows     rowSlab // the one-row Puts of client writes
 }
 
 // New returns the state of a fresh voter of group.
@@ -78,6 +79,7 @@ func (f *FSM) Clone() *FSM {
 	n.fences = slices.Clone(f.fences)
 	n.disarmed = maps.Clone(f.disarmed)
 	n.released = maps.Clone(f.released)
+	n.rows = rowSlab{} // never carve from the original's chunk: both would hand out the same rows
 	return &n
 }
 
@@ -200,4 +202,26 @@ func upsert(gs []Guard, g Guard) []Guard {
 // drop removes job's entry from gs.
 func drop(gs []Guard, job uint64) []Guard {
 	return slices.DeleteFunc(gs, func(g Guard) bool { return g.Job == job })
+}
+
+// rowSlab hands out one-row slices carved from larger chunks: every voter
+// makes a one-row Puts for every client write it applies, and a chunk
+// costs one allocation for many of them. A row handed out is the caller's
+// for good: it is never handed out again nor overwritten, and its slice's
+// capacity ends at its length, so an append by the caller reallocates
+// rather than running into the next row.
+type rowSlab struct{ free []mvcc.Row }
+
+// rowSlabChunk is how many rows one allocation provides.
+const rowSlabChunk = 32
+
+// one returns a fresh one-row slice holding r.
+func (s *rowSlab) one(r mvcc.Row) []mvcc.Row {
+	if len(s.free) == 0 {
+		s.free = make([]mvcc.Row, rowSlabChunk)
+	}
+	out := s.free[:1:1]
+	s.free = s.free[1:]
+	out[0] = r
+	return out
 }

@@ -63,7 +63,7 @@ func (f *FSM) applyWrite(w *Write) Result {
 	f.Store.Put(w.Key, v)
 	f.committed(w.TS)
 	f.track(w.Key, w.TS)
-	return Result{TS: w.TS, Puts: []mvcc.Row{{Key: w.Key, Version: v}}}
+	return Result{TS: w.TS, Puts: f.rows.one(mvcc.Row{Key: w.Key, Version: v})}
 }
 
 // applyDeleteRange tombstones, atomically, every user key of the span that

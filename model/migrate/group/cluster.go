@@ -98,6 +98,7 @@ type Cluster struct {
 	obs     []Observer
 	stats   Stats
 	viewOf  func(node int) uint64
+	entries entrySlab // where proposed entries live
 }
 
 // SetViewOf tells the cluster how to read a node's catalog view version: a
@@ -276,11 +277,12 @@ func (c *Cluster) Bootstrap(g int, entries []fsm.Entry) {
 	for _, e := range entries {
 		e.Index = gr.commit + 1
 		gr.commit = e.Index
+		ep := c.entries.keep(e)
 		for n, r := range gr.reps {
 			if r == nil {
 				continue
 			}
-			r.append(&e)
+			r.append(ep)
 			r.commit = e.Index
 			res := r.fsm.Apply(e)
 			first := e.Index > gr.maxApplied

@@ -281,3 +281,36 @@ func TestKeyViewSame(t *testing.T) {
 		}
 	}
 }
+
+// Key records are carved from shared chunks: keys filled in an interleaved
+// order, some dropped and put again, must each keep exactly their own
+// versions.
+func TestRecordsOfKeysStayApart(t *testing.T) {
+	s := New()
+	const keys = 3*recordChunk + 5
+	key := func(i int) string { return fmt.Sprintf("k%03d", i) }
+	for round := 1; round <= 3; round++ {
+		for i := 0; i < keys; i++ {
+			s.Put(key(i), Version{TS: hlc.TS(round*1000 + i), Value: fmt.Sprint(round, "/", i)})
+		}
+		for i := 0; i < keys; i += 7 {
+			s.DeleteAtOrBelow(key(i), hlc.TS(round*1000+i)) // drop the key: a later Put takes a new record
+		}
+	}
+	for i := 0; i < keys; i++ {
+		vs := s.Versions(key(i))
+		want := 3
+		if i%7 == 0 {
+			want = 0
+		}
+		if len(vs) != want {
+			t.Fatalf("%s holds %d versions, want %d: %v", key(i), len(vs), want, vs)
+		}
+		for j, v := range vs {
+			round := 3 - j
+			if v.TS != hlc.TS(round*1000+i) || v.Value != fmt.Sprint(round, "/", i) {
+				t.Fatalf("%s version %d is %v, want round %d's", key(i), j, v, round)
+			}
+		}
+	}
+}

@@ -62,6 +62,7 @@ type Store struct {
 	vers map[string]*keyVersions // the same records by key; never empty
 	n    int                     // number of versions
 	gen  uint64                  // the last generation handed out
+	free []keyVersions           // records not yet handed out (see newRecord)
 }
 
 // keyVersions is one key's versions, newest first, and its generation.
@@ -71,6 +72,23 @@ type keyVersions struct {
 	vs    []Version
 	gen   uint64
 	first [1]Version
+}
+
+// recordChunk is how many key records one allocation provides.
+const recordChunk = 32
+
+// newRecord returns a fresh, empty record. Records are carved from chunks
+// (a key's first version lives in its record, so a store that grows by
+// many keys would otherwise allocate once per key); a record is handed out
+// once and never reused, so no two keys share one.
+func (s *Store) newRecord() *keyVersions {
+	if len(s.free) == 0 {
+		s.free = make([]keyVersions, recordChunk)
+	}
+	kv := &s.free[0]
+	s.free = s.free[1:]
+	kv.vs = kv.first[:0]
+	return kv
 }
 
 // New returns an empty store.
@@ -124,8 +142,7 @@ func (s *Store) changed(kv *keyVersions) {
 func (s *Store) Put(key string, v Version) bool {
 	kv := s.vers[key]
 	if kv == nil {
-		kv = &keyVersions{}
-		kv.vs = kv.first[:0]
+		kv = s.newRecord()
 		i := sort.SearchStrings(s.keys, key)
 		s.keys = slices.Insert(s.keys, i, key)
 		s.recs = slices.Insert(s.recs, i, kv)
