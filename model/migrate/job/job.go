@@ -183,11 +183,26 @@ func (j SplitJob) AllBracketsDone() bool {
 // BracketID identifies a bracket's import stream: pass and family.
 func BracketID(pass uint8, f keys.Family) uint32 { return uint32(pass)<<8 | uint32(f) }
 
-// Clone returns a deep copy.
+// Clone returns a deep copy. The copied cursors share one allocation
+// (the migrator clones its record for every step), each in a disjoint
+// window whose capacity ends at its length, so changing or appending to one
+// never reaches another. An empty cursor comes out nil.
 func (j SplitJob) Clone() SplitJob {
 	j.Brackets = append([]Bracket(nil), j.Brackets...)
+	total := 0
+	for _, b := range j.Brackets {
+		total += len(b.Cursor)
+	}
+	buf := make([]byte, 0, total)
 	for i := range j.Brackets {
-		j.Brackets[i].Cursor = append([]byte(nil), j.Brackets[i].Cursor...)
+		c := j.Brackets[i].Cursor
+		if len(c) == 0 {
+			j.Brackets[i].Cursor = nil
+			continue
+		}
+		at := len(buf)
+		buf = append(buf, c...)
+		j.Brackets[i].Cursor = buf[at:len(buf):len(buf)]
 	}
 	return j
 }

@@ -1,10 +1,12 @@
 package job
 
 import (
+	"bytes"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 func TestPhaseMachine(t *testing.T) {
@@ -90,5 +92,39 @@ func TestHistoryBound(t *testing.T) {
 	}
 	if DecodeID(EncodeID(77)) != 77 || DecodeID(nil) != 0 {
 		t.Fatal("ids")
+	}
+}
+
+// A clone's cursors share one buffer: each must equal the original's, and
+// changing or appending to one must leave the others (and the original)
+// alone.
+func TestCloneCursorsStayApart(t *testing.T) {
+	j := SplitJob{ID: 4, SourceGroup: 1, TargetGroup: 2}
+	j.ResetBrackets(1)
+	for i := range j.Brackets {
+		if i%3 != 1 {
+			j.Brackets[i].Cursor = []byte{byte(i), byte(i + 1), byte(i + 2)}[:1+i%3]
+		}
+	}
+	orig := SplitJob{Brackets: append([]Bracket(nil), j.Brackets...)}
+	c := j.Clone()
+	if !cmp.Equal(j, c, cmpopts.EquateEmpty()) {
+		t.Fatalf("clone differs: %s", cmp.Diff(j, c, cmpopts.EquateEmpty()))
+	}
+	for i := range c.Brackets {
+		c.Brackets[i].Cursor = append(c.Brackets[i].Cursor, 0xee, 0xff)
+		if len(c.Brackets[i].Cursor) > 0 {
+			c.Brackets[i].Cursor[0] = 0xdd
+		}
+	}
+	for i := range c.Brackets {
+		want := append(append([]byte(nil), orig.Brackets[i].Cursor...), 0xee, 0xff)
+		want[0] = 0xdd
+		if !bytes.Equal(c.Brackets[i].Cursor, want) {
+			t.Fatalf("bracket %d cursor %x, want %x", i, c.Brackets[i].Cursor, want)
+		}
+		if !bytes.Equal(j.Brackets[i].Cursor, orig.Brackets[i].Cursor) {
+			t.Fatalf("bracket %d: the original's cursor changed to %x", i, j.Brackets[i].Cursor)
+		}
 	}
 }
