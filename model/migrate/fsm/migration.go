@@ -80,7 +80,7 @@ func (f *FSM) applyPromote(p *Promote) Result {
 		f.Store.Delete(it.staged, it.v.TS)
 	}
 	done := false
-	if f.StagedRows(p.Job) == 0 {
+	if !f.anyStaged(span) {
 		f.promoted[p.Job] = true
 		done = true
 	}
@@ -94,6 +94,18 @@ func (f *FSM) newerLive(raw string, ts hlc.TS) bool {
 
 // Promoted reports whether every staged row of job has been promoted.
 func (f *FSM) Promoted(job uint64) bool { return f.promoted[job] }
+
+// anyStaged reports whether a staged version remains in span (a job's
+// staged keyspace): StagedRows(job) > 0 without counting them all, which
+// after every promotion batch would scan the rest of the staged rows.
+func (f *FSM) anyStaged(span keys.Span) bool {
+	found := false
+	f.Store.Ascend(span.Start, span.End, func(string, []mvcc.Version) bool {
+		found = true
+		return false
+	})
+	return found
+}
 
 // StagedRows returns how many staged versions of job remain.
 func (f *FSM) StagedRows(job uint64) int {

@@ -45,7 +45,7 @@ func (f *FSM) newest(raw string, staging uint64) (mvcc.Version, bool) {
 		v = vs[0]
 	}
 	if staging != 0 {
-		if ss := f.Store.Versions(keys.StageKey(staging, raw)); len(ss) > 0 && (!ok || ss[0].TS > v.TS) {
+		if ss := f.Store.StagedVersions(staging, raw); len(ss) > 0 && (!ok || ss[0].TS > v.TS) {
 			v, ok = ss[0], true
 		}
 	}

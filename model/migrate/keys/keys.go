@@ -384,13 +384,35 @@ func InBracket(raw string, b Bracket, s Span) bool {
 // stagePrefix is the staged (shadow) keyspace of migrations on a target.
 const stagePrefix = localPrefix + "migstage|"
 
+// stagePrefixLen is the length of every job's staged prefix.
+const stagePrefixLen = len(stagePrefix) + 16 + 1
+
 // StagePrefix returns the prefix of job's staged rows.
-func StagePrefix(job uint64) string {
-	return stagePrefix + hex16(job) + "|"
+func StagePrefix(job uint64) string { return StageKey(job, "") }
+
+// StageKey returns the staged key of raw for job (built in one allocation:
+// staged keys are made for every imported row).
+func StageKey(job uint64, raw string) string {
+	var p [stagePrefixLen]byte
+	var b strings.Builder
+	b.Grow(stagePrefixLen + len(raw))
+	b.Write(AppendStagePrefix(p[:0], job))
+	b.WriteString(raw)
+	return b.String()
 }
 
-// StageKey returns the staged key of raw for job.
-func StageKey(job uint64, raw string) string { return StagePrefix(job) + raw }
+// AppendStagePrefix appends job's staged prefix to b and returns the
+// extended slice: with raw appended too, a staged key that is only looked
+// up need not become a string (a map lookup by string(bytes) copies
+// nothing).
+func AppendStagePrefix(b []byte, job uint64) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, stagePrefix...)
+	for shift := 60; shift >= 0; shift -= 4 {
+		b = append(b, hex[job>>uint(shift)&15])
+	}
+	return append(b, '|')
+}
 
 // StageSpan returns the staged keyspace of job.
 func StageSpan(job uint64) Span {
@@ -400,8 +422,9 @@ func StageSpan(job uint64) Span {
 
 // Unstage returns the raw key of a staged key of job, and whether it is one.
 func Unstage(job uint64, staged string) (string, bool) {
-	p := StagePrefix(job)
-	if len(staged) < len(p) || staged[:len(p)] != p {
+	var a [stagePrefixLen]byte
+	p := AppendStagePrefix(a[:0], job) // compared in place: no string made
+	if len(staged) < len(p) || staged[:len(p)] != string(p) {
 		return "", false
 	}
 	return staged[len(p):], true
@@ -410,16 +433,6 @@ func Unstage(job uint64, staged string) (string, bool) {
 // IsStaged reports whether raw lies in any job's staged keyspace.
 func IsStaged(raw string) bool {
 	return len(raw) >= len(stagePrefix) && raw[:len(stagePrefix)] == stagePrefix
-}
-
-func hex16(v uint64) string {
-	const hex = "0123456789abcdef"
-	var b [16]byte
-	for i := 15; i >= 0; i-- {
-		b[i] = hex[v&15]
-		v >>= 4
-	}
-	return string(b[:])
 }
 
 // RouteSpan returns the route-key span of the raw keys in [start, end) when

@@ -216,6 +216,10 @@ func TestStageKeyLayout(t *testing.T) {
 		if k != want || StagePrefix(job)+raw != k {
 			t.Fatalf("StageKey(%d, %q) = %q, want %q", job, raw, k, want)
 		}
+		dst := []byte(raw) // appending keeps what dst held
+		if got := string(AppendStagePrefix(dst, job)); got != raw+StagePrefix(job) {
+			t.Fatalf("AppendStagePrefix(%q, %d) = %q", raw, job, got)
+		}
 		if got, ok := Unstage(job, k); !ok || got != raw {
 			t.Fatalf("Unstage(%d, %q) = %q, %v", job, k, got, ok)
 		}

@@ -314,3 +314,30 @@ func TestRecordsOfKeysStayApart(t *testing.T) {
 		}
 	}
 }
+
+// StagedVersions finds exactly the versions StageKey names, whatever the
+// lengths of the keys looked up before (the lookup key is built in a
+// reused buffer).
+func TestStagedVersionsMatchStageKey(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s := New()
+		raws := rapid.SliceOfN(rapid.StringN(0, 12, -1), 1, 8).Draw(t, "raws")
+		for i, raw := range raws {
+			job := uint64(i%3 + 1)
+			s.Put(keys.StageKey(job, raw), Version{TS: hlc.TS(i + 1), Value: raw})
+			s.Put(raw, Version{TS: hlc.TS(100 + i), Value: "live"})
+		}
+		for _, raw := range rapid.SliceOfN(rapid.SampledFrom(append(raws, "zz", "")), 1, 20).Draw(t, "probes") {
+			for job := uint64(0); job <= 4; job++ {
+				got, want := s.StagedVersions(job, raw), s.Versions(keys.StageKey(job, raw))
+				if !cmp.Equal(got, want) {
+					t.Fatalf("StagedVersions(%d, %q) = %v, want %v", job, raw, got, want)
+				}
+				v := s.View(raw, StagingOf(true, job))
+				if !cmp.Equal(v.staged, want) || !cmp.Equal(v.live, s.Versions(raw)) {
+					t.Fatalf("View(%q, job %d) = %+v", raw, job, v)
+				}
+			}
+		}
+	})
+}

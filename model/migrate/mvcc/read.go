@@ -25,7 +25,6 @@ const (
 type Staging struct {
 	Active bool
 	Job    uint64
-	prefix string // the job's staged prefix, computed once
 }
 
 // StagingOf returns the staging of job (active iff on).
@@ -33,14 +32,7 @@ func StagingOf(on bool, job uint64) Staging {
 	if !on {
 		return Staging{}
 	}
-	return Staging{Active: true, Job: job, prefix: keys.StagePrefix(job)}
-}
-
-func (st Staging) key(raw string) string {
-	if st.prefix != "" {
-		return st.prefix + raw
-	}
-	return keys.StageKey(st.Job, raw)
+	return Staging{Active: true, Job: job}
 }
 
 // Read is the result of a point read.
@@ -74,7 +66,7 @@ func (s *Store) View(raw string, st Staging) KeyView {
 		v.live, v.LiveGen = kv.vs, kv.gen
 	}
 	if st.Active {
-		if kv := s.vers[st.key(raw)]; kv != nil {
+		if kv := s.stagedRecord(st.Job, raw); kv != nil {
 			v.staged, v.StagedGen = kv.vs, kv.gen
 		}
 	}

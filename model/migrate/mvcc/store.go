@@ -15,6 +15,7 @@ import (
 	"strconv"
 
 	"shardsim/model/migrate/hlc"
+	"shardsim/model/migrate/keys"
 )
 
 // Version is one committed version of a raw key.
@@ -63,6 +64,10 @@ type Store struct {
 	n    int                     // number of versions
 	gen  uint64                  // the last generation handed out
 	free []keyVersions           // records not yet handed out (see newRecord)
+	// scratch builds staged keys that are only looked up (stagedRecord).
+	// Reads use it too, so a store is not safe for concurrent use, not even
+	// by readers only (nothing in a world runs concurrently).
+	scratch []byte
 }
 
 // keyVersions is one key's versions, newest first, and its generation.
@@ -125,6 +130,24 @@ func (s *Store) Gen(key string) uint64 {
 // versions returns key's versions (nil if none).
 func (s *Store) versions(key string) []Version {
 	if kv := s.vers[key]; kv != nil {
+		return kv.vs
+	}
+	return nil
+}
+
+// stagedRecord returns the record of raw's staged twin under job (nil if
+// the store holds no version of it). The staged key is built in scratch and
+// looked up as string(scratch), which copies nothing: reads probe staged
+// twins of every key they read.
+func (s *Store) stagedRecord(job uint64, raw string) *keyVersions {
+	s.scratch = append(keys.AppendStagePrefix(s.scratch[:0], job), raw...)
+	return s.vers[string(s.scratch)]
+}
+
+// StagedVersions returns the versions of raw's staged twin under job
+// (keys.StageKey(job, raw)), newest first. The slice is shared.
+func (s *Store) StagedVersions(job uint64, raw string) []Version {
+	if kv := s.stagedRecord(job, raw); kv != nil {
 		return kv.vs
 	}
 	return nil
