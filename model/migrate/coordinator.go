@@ -91,7 +91,14 @@ func (c *Coordinator) refresh(t *simclock.Task) {
 	if c.Passive {
 		return
 	}
-	if cat, _, err := LoadCatalog(c.client.In(t)); err == nil {
+	b, rev, err := getKey(c.client.In(t), job.CatalogKey)
+	if err != nil || rev == 0 {
+		return
+	}
+	if v, err := catalog.DecodeVersion(b); err == nil && v <= c.view.Version {
+		return // adopt would keep the view: no need to decode the routes
+	}
+	if cat, err := catalog.Decode(b); err == nil {
 		c.adopt(cat)
 	}
 }

@@ -96,4 +96,12 @@ func TestCodecRoundTrip(t *testing.T) {
 	if _, err := Decode([]byte("{")); err == nil {
 		t.Fatal("garbage decoded")
 	}
+	if v, err := DecodeVersion(f.Encode()); err != nil || v != f.Version {
+		t.Fatalf("DecodeVersion = %d, %v, want %d", v, err, f.Version)
+	}
+	for _, bad := range []string{"{", "C", "C\x01\x05", "C\x02"} {
+		if v, err := DecodeVersion([]byte(bad)); err == nil {
+			t.Fatalf("DecodeVersion(%q) = %d, want an error", bad, v)
+		}
+	}
 }

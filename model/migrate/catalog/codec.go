@@ -17,7 +17,11 @@ const (
 
 // Encode returns the catalog's stored form.
 func (c Catalog) Encode() []byte {
-	w := wire.NewWriter(codecTag, codecVersion)
+	size := 32 // about right, so the record is written in one buffer
+	for _, r := range c.Routes {
+		size += 40 + len(r.Start) + len(r.End)
+	}
+	w := wire.NewWriterSize(codecTag, codecVersion, size)
 	w.Uint(c.Version)
 	w.Uint(c.NextRouteID)
 	w.Uint(c.LastCutover)
@@ -35,6 +39,18 @@ func (c Catalog) Encode() []byte {
 		w.Uint(uint64(r.MinReadTS))
 	}
 	return w.Done()
+}
+
+// DecodeVersion returns the version of a stored catalog without decoding
+// the rest: a reader that only wants a newer catalog than its own can skip
+// the full decode (the rest may still be malformed; Decode says).
+func DecodeVersion(b []byte) (uint64, error) {
+	rd := wire.NewReader(b, codecTag, codecVersion)
+	v := rd.Uint()
+	if err := rd.Err(); err != nil {
+		return 0, fmt.Errorf("catalog: decode: %w", err)
+	}
+	return v, nil
 }
 
 // Decode parses a stored catalog.

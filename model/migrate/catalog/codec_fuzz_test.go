@@ -7,7 +7,8 @@ import (
 )
 
 // FuzzDecode: any input either fails to decode or decodes to a catalog
-// that re-encodes to the same bytes.
+// that re-encodes to the same bytes, and whose version DecodeVersion reads
+// alone.
 func FuzzDecode(f *testing.F) {
 	fenced, _, _ := start().Fence(2, "k5")
 	f.Add(start().Encode())
@@ -15,6 +16,9 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte("C\x01"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c, err := Decode(b)
+		if v, verr := DecodeVersion(b); err == nil && (verr != nil || v != c.Version) {
+			t.Fatalf("DecodeVersion = %d, %v; Decode's version is %d", v, verr, c.Version)
+		}
 		if err != nil {
 			return
 		}

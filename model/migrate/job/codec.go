@@ -18,7 +18,11 @@ const (
 
 // Encode returns the stored form.
 func (j SplitJob) Encode() []byte {
-	w := wire.NewWriter(codecTag, codecVersion)
+	size := 128 + len(j.SplitKey) + len(j.SourceStart) + len(j.MovingEnd) + len(j.LastError) // about right, so the record is written in one buffer
+	for _, b := range j.Brackets {
+		size += 8 + len(b.Cursor)
+	}
+	w := wire.NewWriterSize(codecTag, codecVersion, size)
 	w.Uint(j.ID)
 	w.Uint(j.SourceRouteID)
 	w.Int(int64(j.SourceGroup))

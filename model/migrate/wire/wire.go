@@ -17,7 +17,17 @@ var ErrMalformed = errors.New("wire: malformed record")
 type Writer struct{ b []byte }
 
 // NewWriter starts a record with its tag and version.
-func NewWriter(tag byte, version byte) *Writer { return &Writer{b: []byte{tag, version}} }
+func NewWriter(tag byte, version byte) *Writer { return NewWriterSize(tag, version, 0) }
+
+// NewWriterSize is NewWriter with room for a record of about size bytes
+// from the start (the buffer grows past it as needed), so that encoding a
+// record of a known shape takes one allocation instead of a doubling
+// series.
+func NewWriterSize(tag byte, version byte, size int) *Writer {
+	b := make([]byte, 2, max(size, 2))
+	b[0], b[1] = tag, version
+	return &Writer{b: b}
+}
 
 // Uint appends an unsigned integer.
 func (w *Writer) Uint(v uint64) { w.b = binary.AppendUvarint(w.b, v) }
@@ -57,8 +67,16 @@ type Reader struct {
 
 // NewReader checks the tag and version and returns a reader of the rest.
 func NewReader(b []byte, tag, version byte) *Reader {
-	r := &Reader{}
-	switch {
+	// Kept small enough to inline (the checks are made elsewhere), so a
+	// decoder's reader need not live on the heap.
+	r := &Reader{b: b}
+	r.header(tag, version)
+	return r
+}
+
+// header consumes the tag and version, or records why they are wrong.
+func (r *Reader) header(tag, version byte) {
+	switch b := r.b; {
 	case len(b) < 2 || b[0] != tag:
 		r.err = fmt.Errorf("%w: not a %q record", ErrMalformed, tag)
 	case b[1] != version:
@@ -66,7 +84,6 @@ func NewReader(b []byte, tag, version byte) *Reader {
 	default:
 		r.b = b[2:]
 	}
-	return r
 }
 
 func (r *Reader) fail(what string) {
@@ -154,6 +171,9 @@ func (r *Reader) Count() int {
 	}
 	return int(n)
 }
+
+// Err reports the first error so far (trailing bytes are not one yet).
+func (r *Reader) Err() error { return r.err }
 
 // Close reports the first error, or trailing bytes.
 func (r *Reader) Close() error {
