@@ -400,3 +400,12 @@ func TestReadSetConflicts(t *testing.T) {
 		t.Fatalf("prepare with a changed read: %v", r.Err)
 	}
 }
+
+// lock probes a user key's lock row as lockPrefix+uk: that must be LockKey.
+func TestLockPrefixIsLockKey(t *testing.T) {
+	for _, uk := range []string{"", "k", "k5", "a\x00b", "!txn|lock|x", "\xff\xfe"} {
+		if got := lockPrefix + uk; got != LockKey(uk) {
+			t.Fatalf("lockPrefix+%q = %q, LockKey = %q", uk, got, LockKey(uk))
+		}
+	}
+}

@@ -45,6 +45,10 @@ func decodeLock(s string) (lockInfo, bool) {
 // LockKey is the raw key of user key uk's lock row.
 func LockKey(uk string) string { return keys.Encode(keys.FamilyTxnLock, uk, "") }
 
+// lockPrefix is what LockKey puts before the user key (the lock family is
+// not length-prefixed).
+var lockPrefix = keys.FamilyTxnLock.Prefix()
+
 // CommitRecordKey is the raw key of a transaction's commit record (under
 // its primary's route).
 func CommitRecordKey(primary, txn string) string {
@@ -58,7 +62,7 @@ func RollbackRecordKey(primary, txn string) string {
 
 // lock returns user key uk's pending lock, if any.
 func (f *FSM) lock(uk string) (lockInfo, bool) {
-	vs := f.Store.Versions(LockKey(uk))
+	vs := f.Store.VersionsJoined(lockPrefix, uk) // LockKey(uk), probed without building it
 	if len(vs) == 0 {
 		return lockInfo{}, false
 	}

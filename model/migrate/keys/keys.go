@@ -204,6 +204,9 @@ func KeyPrefix(f Family, sub string, uk string) string {
 // FamilyUser. The longest match matters because "!lst|meta|d|" extends
 // "!lst|meta|".
 func Classify(raw string) Family {
+	if len(raw) == 0 || raw[0] != '!' {
+		return FamilyUser // every other family's prefix starts with '!' (most keys are user keys)
+	}
 	if len(raw) >= len(localPrefix) && raw[:len(localPrefix)] == localPrefix {
 		return FamilyLocal
 	}

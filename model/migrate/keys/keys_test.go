@@ -236,3 +236,13 @@ func TestStageKeyLayout(t *testing.T) {
 		}
 	})
 }
+
+// Classify answers FamilyUser at once for a key that does not start with
+// '!': that holds only while every other family's prefix starts with it.
+func TestFamilyPrefixesStartWithBang(t *testing.T) {
+	for _, f := range append(Families(), FamilyLocal) {
+		if p := f.Prefix(); f != FamilyUser && (p == "" || p[0] != '!') {
+			t.Errorf("family %v's prefix %q does not start with '!'", f, p)
+		}
+	}
+}

@@ -341,3 +341,21 @@ func TestStagedVersionsMatchStageKey(t *testing.T) {
 		}
 	})
 }
+
+// VersionsJoined finds what Versions finds for the joined key, whatever
+// was looked up before in the reused buffer.
+func TestVersionsJoinedMatchesVersions(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s := New()
+		ks := rapid.SliceOfN(rapid.StringN(0, 10, -1), 1, 10).Draw(t, "keys")
+		for i, k := range ks {
+			s.Put(k, Version{TS: hlc.TS(i + 1), Value: k})
+		}
+		for _, k := range rapid.SliceOfN(rapid.SampledFrom(append(ks, "nope")), 1, 20).Draw(t, "probes") {
+			cut := rapid.IntRange(0, len(k)).Draw(t, "cut")
+			if got, want := s.VersionsJoined(k[:cut], k[cut:]), s.Versions(k); !cmp.Equal(got, want) {
+				t.Fatalf("VersionsJoined(%q, %q) = %v, want %v", k[:cut], k[cut:], got, want)
+			}
+		}
+	})
+}

@@ -144,6 +144,17 @@ func (s *Store) stagedRecord(job uint64, raw string) *keyVersions {
 	return s.vers[string(s.scratch)]
 }
 
+// VersionsJoined returns the versions of the key prefix+rest, newest first
+// (a shared slice), without making that key a string (see stagedRecord):
+// for probes of derived keys, such as a user key's lock row.
+func (s *Store) VersionsJoined(prefix, rest string) []Version {
+	s.scratch = append(append(s.scratch[:0], prefix...), rest...)
+	if kv := s.vers[string(s.scratch)]; kv != nil {
+		return kv.vs
+	}
+	return nil
+}
+
 // StagedVersions returns the versions of raw's staged twin under job
 // (keys.StageKey(job, raw)), newest first. The slice is shared.
 func (s *Store) StagedVersions(job uint64, raw string) []Version {
