@@ -110,6 +110,9 @@ type ScanRow struct {
 // whose route key lies in span, read at ts with the same merge as Get, in
 // raw key order, at most limit rows (0: no limit).
 func (s *Store) Scan(f keys.Family, raw keys.Span, span keys.Span, ts hlc.TS, st Staging, mode ReadMode, limit int) []ScanRow {
+	if !st.Active {
+		return s.scanLive(keys.Bracket{Family: f, Raw: raw}, span, ts, mode, limit)
+	}
 	var cands []string
 	s.Ascend(raw.Start, raw.End, func(k string, _ []Version) bool {
 		cands = append(cands, k)
@@ -143,6 +146,23 @@ func (s *Store) Scan(f keys.Family, raw keys.Span, span keys.Span, ts hlc.TS, st
 			break
 		}
 	}
+	return out
+}
+
+// scanLive is Scan without staged rows: each key is read from the versions
+// the ordered walk hands over (no candidate list, no lookup per key), and
+// the walk stops at the limit.
+func (s *Store) scanLive(b keys.Bracket, span keys.Span, ts hlc.TS, mode ReadMode, limit int) []ScanRow {
+	var out []ScanRow
+	s.Ascend(b.Raw.Start, b.Raw.End, func(k string, vs []Version) bool {
+		if !keys.InBracket(k, b, span) {
+			return true
+		}
+		if r := (KeyView{live: vs}).Get(ts, mode); r.Found {
+			out = append(out, ScanRow{Key: k, Version: r.Version})
+		}
+		return limit <= 0 || len(out) < limit
+	})
 	return out
 }
 
