@@ -58,7 +58,7 @@ func (f *FSM) applyPromote(p *Promote) Result {
 		staged string
 		v      mvcc.Version
 	}
-	var work []item
+	work := make([]item, 0, max(0, min(p.Max, 64))) // a batch is small: room for it at once
 	f.Store.Ascend(span.Start, span.End, func(k string, vs []mvcc.Version) bool {
 		for i := len(vs) - 1; i >= 0 && len(work) < p.Max; i-- { // oldest first
 			work = append(work, item{k, vs[i]})

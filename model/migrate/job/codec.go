@@ -80,8 +80,9 @@ func Decode(b []byte) (SplitJob, error) {
 		j.Brackets = make([]Bracket, 0, n)
 	}
 	for i := 0; i < n; i++ {
-		j.Brackets = append(j.Brackets, Bracket{Family: keys.Family(r.Uint()), Cursor: r.Bytes(), Done: r.Bool(), Seq: r.Uint()})
+		j.Brackets = append(j.Brackets, Bracket{Family: keys.Family(r.Uint()), Cursor: r.BytesInPlace(), Done: r.Bool(), Seq: r.Uint()})
 	}
+	ownCursors(j.Brackets) // off b, all in one allocation
 	j.StagedCleared = r.Bool()
 	j.SourceCleaned = r.Bool()
 	j.RetryPhase = Phase(r.Uint())

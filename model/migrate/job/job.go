@@ -183,28 +183,34 @@ func (j SplitJob) AllBracketsDone() bool {
 // BracketID identifies a bracket's import stream: pass and family.
 func BracketID(pass uint8, f keys.Family) uint32 { return uint32(pass)<<8 | uint32(f) }
 
-// Clone returns a deep copy. The copied cursors share one allocation
-// (the migrator clones its record for every step), each in a disjoint
-// window whose capacity ends at its length, so changing or appending to one
-// never reaches another. An empty cursor comes out nil.
+// Clone returns a deep copy (its cursors as ownCursors makes them; the
+// migrator clones its record for every step).
 func (j SplitJob) Clone() SplitJob {
 	j.Brackets = append([]Bracket(nil), j.Brackets...)
+	ownCursors(j.Brackets)
+	return j
+}
+
+// ownCursors replaces the brackets' cursors with copies that share one
+// allocation, each in a disjoint window whose capacity ends at its length,
+// so changing or appending to one never reaches another. An empty cursor
+// becomes nil.
+func ownCursors(bs []Bracket) {
 	total := 0
-	for _, b := range j.Brackets {
+	for _, b := range bs {
 		total += len(b.Cursor)
 	}
 	buf := make([]byte, 0, total)
-	for i := range j.Brackets {
-		c := j.Brackets[i].Cursor
+	for i := range bs {
+		c := bs[i].Cursor
 		if len(c) == 0 {
-			j.Brackets[i].Cursor = nil
+			bs[i].Cursor = nil
 			continue
 		}
 		at := len(buf)
 		buf = append(buf, c...)
-		j.Brackets[i].Cursor = buf[at:len(buf):len(buf)]
+		bs[i].Cursor = buf[at:len(buf):len(buf)]
 	}
-	return j
 }
 
 // Check validates the record's structural invariants.

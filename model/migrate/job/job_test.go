@@ -128,3 +128,32 @@ func TestCloneCursorsStayApart(t *testing.T) {
 		}
 	}
 }
+
+// Decode reads the cursors in place and then copies them out: the decoded
+// job must not share the record's bytes, and its cursors must stay apart.
+func TestDecodedCursorsOwnTheirBytes(t *testing.T) {
+	j := SplitJob{ID: 4, SourceGroup: 1, TargetGroup: 2, Phase: Backfill}
+	j.ResetBrackets(1)
+	for i := range j.Brackets {
+		if i%2 == 0 {
+			j.Brackets[i].Cursor = []byte{byte(i), 0xaa, byte(i)}
+		}
+	}
+	b := j.Encode()
+	got, err := Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range b {
+		b[i] = 0x55 // the record's buffer is reused for something else
+	}
+	for i := range got.Brackets {
+		got.Brackets[i].Cursor = append(got.Brackets[i].Cursor, 0xff)
+	}
+	for i, br := range got.Brackets {
+		want := append(append([]byte(nil), j.Brackets[i].Cursor...), 0xff)
+		if !bytes.Equal(br.Cursor, want) {
+			t.Fatalf("bracket %d cursor %x, want %x", i, br.Cursor, want)
+		}
+	}
+}

@@ -143,6 +143,17 @@ func (r *Reader) Bytes() []byte {
 	return append([]byte(nil), b...)
 }
 
+// BytesInPlace reads a length-prefixed byte string and returns it in place:
+// it shares the record's bytes (nil when empty), so a caller that keeps it
+// copies it (several at once, in one allocation, if it likes).
+func (r *Reader) BytesInPlace() []byte {
+	b := r.next()
+	if len(b) == 0 {
+		return nil
+	}
+	return b
+}
+
 // String reads a length-prefixed string.
 func (r *Reader) String() string { return string(r.next()) }
 
