@@ -103,9 +103,9 @@ func (s *Store) Export(req ExportRequest) ExportResult {
 	if req.After.Set && req.After.Key > start {
 		start = req.After.Key
 	}
-	i := sort.SearchStrings(s.keys, start)
-	for ; i < len(s.keys); i++ {
-		k := s.keys[i]
+	o := &s.order
+	for p := o.seek(start); o.valid(p); p = o.next(p) {
+		k := o.key(p)
 		if raw.End != "" && k >= raw.End {
 			break
 		}
@@ -113,7 +113,7 @@ func (s *Store) Export(req ExportRequest) ExportResult {
 		if !req.RawOnly {
 			match = match && keys.InBracket(k, req.Bracket, req.Span)
 		}
-		vs := s.recs[i].vs
+		vs := o.rec(p).vs
 		j := 0
 		if req.After.Set && k == req.After.Key {
 			if req.Mode != ExportVersions {
@@ -130,7 +130,7 @@ func (s *Store) Export(req ExportRequest) ExportResult {
 			}
 			res.Next = Cursor{Set: true, Key: k, TS: 0}
 			if len(res.Rows) >= maxRows || res.Scanned >= budget {
-				res.Done = i+1 >= len(s.keys) || (raw.End != "" && s.keys[i+1] >= raw.End)
+				res.Done = s.lastIn(p, raw)
 				return res
 			}
 			continue
@@ -143,7 +143,7 @@ func (s *Store) Export(req ExportRequest) ExportResult {
 			}
 			res.Next = Cursor{Set: true, Key: k, TS: v.TS}
 			if len(res.Rows) >= maxRows || res.Scanned >= budget {
-				res.Done = s.exhaustedAfter(i, j, raw)
+				res.Done = s.exhaustedAfter(p, j, raw)
 				if req.Mode == ExportKeyCursor {
 					res.Next.TS = 0
 				}
@@ -158,10 +158,17 @@ func (s *Store) Export(req ExportRequest) ExportResult {
 	return res
 }
 
-// exhaustedAfter reports whether nothing in raw follows position (i, j).
-func (s *Store) exhaustedAfter(i, j int, raw keys.Span) bool {
-	if j+1 < len(s.recs[i].vs) {
+// exhaustedAfter reports whether nothing in raw follows version j of the
+// key at p.
+func (s *Store) exhaustedAfter(p pos, j int, raw keys.Span) bool {
+	if j+1 < len(s.order.rec(p).vs) {
 		return false
 	}
-	return i+1 >= len(s.keys) || (raw.End != "" && s.keys[i+1] >= raw.End)
+	return s.lastIn(p, raw)
+}
+
+// lastIn reports whether no key of raw follows the key at p.
+func (s *Store) lastIn(p pos, raw keys.Span) bool {
+	n := s.order.next(p)
+	return !s.order.valid(n) || (raw.End != "" && s.order.key(n) >= raw.End)
 }

@@ -58,12 +58,11 @@ type Row struct {
 // a store-wide counter value taken at the key's last change, which lets an
 // observer tell in O(1) that a key is exactly as it last saw it (Gen).
 type Store struct {
-	keys []string                // sorted
-	recs []*keyVersions          // recs[i] is keys[i]'s (ordered walks look nothing up)
-	vers map[string]*keyVersions // the same records by key; never empty
-	n    int                     // number of versions
-	gen  uint64                  // the last generation handed out
-	free []keyVersions           // records not yet handed out (see newRecord)
+	order keyOrder                // the keys in order with their records (ordered walks look nothing up)
+	vers  map[string]*keyVersions // the same records by key; never empty
+	n     int                     // number of versions
+	gen   uint64                  // the last generation handed out
+	free  []keyVersions           // records not yet handed out (see newRecord)
 	// scratch builds staged keys that are only looked up (stagedRecord).
 	// Reads use it too, so a store is not safe for concurrent use, not even
 	// by readers only (nothing in a world runs concurrently).
@@ -101,10 +100,15 @@ func New() *Store { return &Store{vers: map[string]*keyVersions{}} }
 
 // Clone returns a deep copy of the store.
 func (s *Store) Clone() *Store {
-	n := &Store{keys: append([]string(nil), s.keys...), recs: make([]*keyVersions, len(s.recs)), vers: make(map[string]*keyVersions, len(s.vers)), n: s.n, gen: s.gen}
-	for i, kv := range s.recs {
-		c := &keyVersions{vs: append([]Version(nil), kv.vs...), gen: kv.gen}
-		n.recs[i], n.vers[s.keys[i]] = c, c
+	n := &Store{vers: make(map[string]*keyVersions, len(s.vers)), n: s.n, gen: s.gen}
+	n.order.n = s.order.n
+	for _, bl := range s.order.blocks {
+		nb := &block{keys: slices.Clone(bl.keys), recs: make([]*keyVersions, len(bl.recs))}
+		for i, kv := range bl.recs {
+			c := &keyVersions{vs: append([]Version(nil), kv.vs...), gen: kv.gen}
+			nb.recs[i], n.vers[bl.keys[i]] = c, c
+		}
+		n.order.blocks = append(n.order.blocks, nb)
 	}
 	return n
 }
@@ -113,7 +117,7 @@ func (s *Store) Clone() *Store {
 func (s *Store) Len() int { return s.n }
 
 // Keys returns the number of raw keys held.
-func (s *Store) Keys() int { return len(s.keys) }
+func (s *Store) Keys() int { return s.order.n }
 
 // Gen returns key's generation: 0 while the store holds no version of it,
 // else a number no other content of key in this store has had (every change
@@ -177,9 +181,7 @@ func (s *Store) Put(key string, v Version) bool {
 	kv := s.vers[key]
 	if kv == nil {
 		kv = s.newRecord()
-		i := sort.SearchStrings(s.keys, key)
-		s.keys = slices.Insert(s.keys, i, key)
-		s.recs = slices.Insert(s.recs, i, kv)
+		s.order.insert(key, kv)
 		s.vers[key] = kv
 	}
 	s.changed(kv)
@@ -287,23 +289,20 @@ func (s *Store) truncate(key string, vs []Version, i int) int {
 // record at a new generation.
 func (s *Store) dropKey(key string) {
 	delete(s.vers, key)
-	i := sort.SearchStrings(s.keys, key)
-	if i < len(s.keys) && s.keys[i] == key {
-		s.keys = slices.Delete(s.keys, i, i+1)
-		s.recs = slices.Delete(s.recs, i, i+1)
-	}
+	s.order.remove(key)
 }
 
 // Ascend calls f for every key in [start, end) ("" end: no bound) in order,
 // with its versions newest first, until f returns false. f must not change
 // the store.
 func (s *Store) Ascend(start, end string, f func(key string, vs []Version) bool) {
-	for i := sort.SearchStrings(s.keys, start); i < len(s.keys); i++ {
-		k := s.keys[i]
+	o := &s.order
+	for p := o.seek(start); o.valid(p); p = o.next(p) {
+		k := o.key(p)
 		if end != "" && k >= end {
 			return
 		}
-		if !f(k, s.recs[i].vs) {
+		if !f(k, o.rec(p).vs) {
 			return
 		}
 	}

@@ -1,0 +1,97 @@
+package mvcc
+
+import (
+	"slices"
+	"sort"
+)
+
+// keyOrder is the store's keys in order, each with its record, kept as a
+// list of blocks of consecutive keys. A single sorted slice moved half the
+// store on every insertion or deletion of a key (the list worlds add and
+// drop keys constantly); a block moves at most blockMax entries, and
+// finding a key takes one binary search over the blocks and one inside.
+type keyOrder struct {
+	blocks []*block // in key order; none is empty
+	n      int      // keys held
+}
+
+// block is a run of consecutive keys and their records.
+type block struct {
+	keys []string
+	recs []*keyVersions // recs[i] is keys[i]'s
+}
+
+// blockMax is the most keys a block holds; a fuller one splits in two.
+const blockMax = 128
+
+// pos is a position in the order: key i of block b. Positions past the
+// last key have b == len(blocks).
+type pos struct{ b, i int }
+
+// seek returns the position of the first key at or after key.
+func (o *keyOrder) seek(key string) pos {
+	b := sort.Search(len(o.blocks), func(b int) bool {
+		ks := o.blocks[b].keys
+		return ks[len(ks)-1] >= key
+	})
+	if b == len(o.blocks) {
+		return pos{b: b}
+	}
+	return pos{b: b, i: sort.SearchStrings(o.blocks[b].keys, key)}
+}
+
+// valid reports whether p is at a key.
+func (o *keyOrder) valid(p pos) bool { return p.b < len(o.blocks) }
+
+// key returns the key at p, which must be valid.
+func (o *keyOrder) key(p pos) string { return o.blocks[p.b].keys[p.i] }
+
+// rec returns the record at p, which must be valid.
+func (o *keyOrder) rec(p pos) *keyVersions { return o.blocks[p.b].recs[p.i] }
+
+// next returns the position after p, which must be valid.
+func (o *keyOrder) next(p pos) pos {
+	if p.i+1 < len(o.blocks[p.b].keys) {
+		return pos{b: p.b, i: p.i + 1}
+	}
+	return pos{b: p.b + 1}
+}
+
+// insert adds key, which the order does not hold, with its record.
+func (o *keyOrder) insert(key string, kv *keyVersions) {
+	o.n++
+	if len(o.blocks) == 0 {
+		o.blocks = []*block{{keys: []string{key}, recs: []*keyVersions{kv}}}
+		return
+	}
+	p := o.seek(key)
+	if p.b == len(o.blocks) { // after every key: the end of the last block
+		p = pos{b: p.b - 1, i: len(o.blocks[p.b-1].keys)}
+	}
+	bl := o.blocks[p.b]
+	bl.keys = slices.Insert(bl.keys, p.i, key)
+	bl.recs = slices.Insert(bl.recs, p.i, kv)
+	if len(bl.keys) > blockMax {
+		half := len(bl.keys) / 2
+		nb := &block{keys: slices.Clone(bl.keys[half:]), recs: slices.Clone(bl.recs[half:])}
+		clear(bl.keys[half:]) // the moved entries are nb's now
+		clear(bl.recs[half:])
+		bl.keys, bl.recs = bl.keys[:half], bl.recs[:half]
+		o.blocks = slices.Insert(o.blocks, p.b+1, nb)
+	}
+}
+
+// remove drops key, if held.
+func (o *keyOrder) remove(key string) {
+	p := o.seek(key)
+	if !o.valid(p) || o.key(p) != key {
+		return
+	}
+	o.n--
+	bl := o.blocks[p.b]
+	bl.keys = slices.Delete(bl.keys, p.i, p.i+1)
+	bl.recs = slices.Delete(bl.recs, p.i, p.i+1)
+	if len(bl.keys) == 0 {
+		o.blocks = slices.Delete(o.blocks, p.b, p.b+1)
+	}
+}
