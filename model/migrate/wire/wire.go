@@ -61,7 +61,7 @@ func (w *Writer) Done() []byte { return w.b }
 
 // Reader reads fields back; the first error sticks.
 type Reader struct {
-	b   []byte
+	b   []byte // what is left to read; empty once err is set
 	err error
 }
 
@@ -78,9 +78,9 @@ func NewReader(b []byte, tag, version byte) *Reader {
 func (r *Reader) header(tag, version byte) {
 	switch b := r.b; {
 	case len(b) < 2 || b[0] != tag:
-		r.err = fmt.Errorf("%w: not a %q record", ErrMalformed, tag)
+		r.b, r.err = nil, fmt.Errorf("%w: not a %q record", ErrMalformed, tag)
 	case b[1] != version:
-		r.err = fmt.Errorf("%w: unknown version %d of %q", ErrMalformed, b[1], tag)
+		r.b, r.err = nil, fmt.Errorf("%w: unknown version %d of %q", ErrMalformed, b[1], tag)
 	default:
 		r.b = b[2:]
 	}
@@ -88,12 +88,23 @@ func (r *Reader) header(tag, version byte) {
 
 func (r *Reader) fail(what string) {
 	if r.err == nil {
-		r.err = fmt.Errorf("%w: bad %s", ErrMalformed, what)
+		r.b, r.err = nil, fmt.Errorf("%w: bad %s", ErrMalformed, what)
 	}
 }
 
 // Uint reads an unsigned integer.
 func (r *Reader) Uint() uint64 {
+	if b := r.b; len(b) > 0 && b[0] < 0x80 {
+		// One byte, as most fields are: small enough to inline. (After an
+		// error r.b is empty, so this never reads past one.)
+		r.b = b[1:]
+		return uint64(b[0])
+	}
+	return r.uintSlow()
+}
+
+// uintSlow is Uint for a varint of several bytes, or on an error.
+func (r *Reader) uintSlow() uint64 {
 	if r.err != nil {
 		return 0
 	}

@@ -47,3 +47,41 @@ func TestRejects(t *testing.T) {
 		t.Error("trailing bytes accepted")
 	}
 }
+
+// Small and boundary values round-trip through Uint's one-byte path and
+// its several-byte path alike.
+func TestUintBoundaries(t *testing.T) {
+	vals := []uint64{0, 1, 0x7f, 0x80, 0xff, 0x3fff, 0x4000, 1<<63 - 1, 1<<64 - 1}
+	w := NewWriter('T', 1)
+	for _, v := range vals {
+		w.Uint(v)
+	}
+	r := NewReader(w.Done(), 'T', 1)
+	for _, v := range vals {
+		if got := r.Uint(); got != v {
+			t.Fatalf("Uint = %d, want %d", got, v)
+		}
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// After the first error every read yields its zero value and consumes
+// nothing, whatever bytes follow.
+func TestErrorSticks(t *testing.T) {
+	r := NewReader([]byte{'T', 1, 2, 5, 6, 7}, 'T', 1) // 2 is no bool
+	if r.Bool() {
+		t.Fatal("bad bool read as true")
+	}
+	if u, i, s, c := r.Uint(), r.Int(), r.String(), r.Count(); u != 0 || i != 0 || s != "" || c != 0 {
+		t.Fatalf("reads after an error: %d %d %q %d", u, i, s, c)
+	}
+	if err := r.Close(); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("Close = %v", err)
+	}
+	h := NewReader([]byte{'X', 1, 5}, 'T', 1) // a wrong tag, then a byte Uint's fast path would take
+	if u := h.Uint(); u != 0 || h.Err() == nil {
+		t.Fatalf("Uint after a bad header = %d, %v", u, h.Err())
+	}
+}
