@@ -31,7 +31,7 @@ func (c *tsCache) record(s keys.Span, ts hlc.TS) {
 	if c.points == nil {
 		*c = newTSCache(c.low)
 	}
-	if s.End == keys.KeyAfter(s.Start) {
+	if keys.IsKeyAfter(s.End, s.Start) {
 		if ts > c.points[s.Start] {
 			c.points[s.Start] = ts
 		}

@@ -133,6 +133,11 @@ func ValidRouteKey(k string) bool {
 // NUL byte lie in it too, and no boundary separates them from k).
 func KeyAfter(k string) string { return k + "\x01" }
 
+// IsKeyAfter reports whether end is KeyAfter(k), without building it.
+func IsKeyAfter(end, k string) bool {
+	return len(end) == len(k)+1 && end[len(k)] == 0x01 && end[:len(k)] == k
+}
+
 // Exactly returns the route-key span holding k and nothing else.
 func Exactly(k string) Span { return Span{Start: k, End: k + "\x00"} }
 
@@ -158,10 +163,19 @@ func (f Family) String() string {
 	return "family?"
 }
 
-// lenPrefix returns uk's four-byte big-endian length.
-func lenPrefix(uk string) string {
+// lengthPrefixedKey returns prefix, sub, uk's four-byte big-endian length,
+// uk and suffix joined, built in one allocation (list and collection keys
+// are encoded for every operation on them).
+func lengthPrefixedKey(prefix, sub, uk, suffix string) string {
 	n := len(uk)
-	return string([]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)})
+	var b strings.Builder
+	b.Grow(len(prefix) + len(sub) + lenBytes + n + len(suffix))
+	b.WriteString(prefix)
+	b.WriteString(sub)
+	b.Write([]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)})
+	b.WriteString(uk)
+	b.WriteString(suffix)
+	return b.String()
 }
 
 // Encode builds the raw key of family f for user key uk with suffix
@@ -183,7 +197,7 @@ func EncodeSub(f Family, sub string, uk string, suffix string) string {
 	case !umbrella[f]:
 		sub = ""
 	}
-	return prefixes[f] + sub + lenPrefix(uk) + uk + suffix
+	return lengthPrefixedKey(prefixes[f], sub, uk, suffix)
 }
 
 // KeyPrefix returns the raw prefix every row of family f (sub-family tag
@@ -196,7 +210,7 @@ func KeyPrefix(f Family, sub string, uk string) string {
 	if !umbrella[f] {
 		sub = ""
 	}
-	return prefixes[f] + sub + lenPrefix(uk) + uk
+	return lengthPrefixedKey(prefixes[f], sub, uk, "")
 }
 
 // Classify returns the family of a raw key: FamilyLocal for group-local

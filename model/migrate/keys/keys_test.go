@@ -246,3 +246,48 @@ func TestFamilyPrefixesStartWithBang(t *testing.T) {
 		}
 	}
 }
+
+// EncodeSub and KeyPrefix build their keys in one buffer: the result must
+// be the plain concatenation of the layout's parts.
+func TestEncodeIsTheLayoutConcatenation(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		f := rapid.SampledFrom(Families()).Draw(t, "family")
+		sub := rapid.SampledFrom(append([]string{""}, Subs...)).Draw(t, "sub")
+		uk := rapid.String().Draw(t, "uk")
+		suffix := rapid.String().Draw(t, "suffix")
+		n := len(uk)
+		lp := string([]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)})
+		want, wantPrefix := prefixes[f]+uk, prefixes[f]+uk
+		switch {
+		case f == FamilyUser:
+			want, wantPrefix = uk, uk
+		case lengthPrefixed[f] && umbrella[f]:
+			want, wantPrefix = prefixes[f]+sub+lp+uk+suffix, prefixes[f]+sub+lp+uk
+		case lengthPrefixed[f]:
+			want, wantPrefix = prefixes[f]+lp+uk+suffix, prefixes[f]+lp+uk
+		}
+		if got := EncodeSub(f, sub, uk, suffix); got != want {
+			t.Fatalf("EncodeSub(%v, %q, %q, %q) = %q, want %q", f, sub, uk, suffix, got, want)
+		}
+		if got := KeyPrefix(f, sub, uk); got != wantPrefix {
+			t.Fatalf("KeyPrefix(%v, %q, %q) = %q, want %q", f, sub, uk, got, wantPrefix)
+		}
+	})
+}
+
+// IsKeyAfter recognises KeyAfter(k) and nothing else.
+func TestIsKeyAfter(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		k := rapid.String().Draw(t, "k")
+		end := rapid.String().Draw(t, "end")
+		if !IsKeyAfter(KeyAfter(k), k) {
+			t.Fatalf("KeyAfter(%q) not recognised", k)
+		}
+		if got, want := IsKeyAfter(end, k), end == KeyAfter(k); got != want {
+			t.Fatalf("IsKeyAfter(%q, %q) = %v", end, k, got)
+		}
+		if IsKeyAfter(k+"\x00", k) || IsKeyAfter(k, k) {
+			t.Fatalf("IsKeyAfter accepts a near miss of %q", k)
+		}
+	})
+}
