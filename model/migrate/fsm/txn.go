@@ -154,7 +154,7 @@ func (f *FSM) applyCommit(t *Txn) Result {
 		return f.applyOnePhase(t)
 	}
 	if l, ok := f.lockedByUs(t); ok {
-		var puts []mvcc.Row
+		puts := make([]mvcc.Row, 0, len(t.Keys)+1) // the keys and the commit record
 		for i, k := range t.Keys {
 			v := mvcc.Version{TS: l.commit, Value: t.Values[i], Tombstone: t.Deletes[i]}
 			f.Store.Put(k, v)
@@ -200,20 +200,21 @@ func (f *FSM) applyRollback(t *Txn) Result {
 // applyOnePhase prepares and commits t in one step: the same checks as a
 // prepare, then the versions and the commit record at once.
 func (f *FSM) applyOnePhase(t *Txn) Result {
-	if v, ok := f.record(CommitRecordKey(t.Primary, t.ID), t.Staging); ok && v.Value == t.ID {
+	recKey := CommitRecordKey(t.Primary, t.ID)
+	if v, ok := f.record(recKey, t.Staging); ok && v.Value == t.ID {
 		return Result{Duplicate: true, TS: v.TS}
 	}
 	if err := f.validate(t, ""); err != nil {
 		return Result{Err: err}
 	}
-	var puts []mvcc.Row
+	puts := make([]mvcc.Row, 0, len(t.Keys)+1) // the keys and the commit record
 	for i, k := range t.Keys {
 		v := mvcc.Version{TS: t.CommitTS, Value: t.Values[i], Tombstone: t.Deletes[i]}
 		f.Store.Put(k, v)
 		f.track(k, t.CommitTS)
 		puts = append(puts, mvcc.Row{Key: k, Version: v})
 	}
-	rec := mvcc.Row{Key: CommitRecordKey(t.Primary, t.ID), Version: mvcc.Version{TS: t.CommitTS, Value: t.ID}}
+	rec := mvcc.Row{Key: recKey, Version: mvcc.Version{TS: t.CommitTS, Value: t.ID}}
 	f.Store.Put(rec.Key, rec.Version)
 	f.committed(t.CommitTS)
 	return Result{TS: t.CommitTS, Puts: append(puts, rec)}
