@@ -210,15 +210,21 @@ func drop(gs []Guard, job uint64) []Guard {
 // for good: it is never handed out again nor overwritten, and its slice's
 // capacity ends at its length, so an append by the caller reallocates
 // rather than running into the next row.
-type rowSlab struct{ free []mvcc.Row }
+type rowSlab struct {
+	free []mvcc.Row
+	size int // the size of the last chunk
+}
 
-// rowSlabChunk is how many rows one allocation provides.
+// rowSlabChunk is the most rows one allocation provides; the first chunks
+// are smaller (a voter that applies a few writes should not carry a chunk
+// of idle rows), doubling from 4 as they are used up.
 const rowSlabChunk = 32
 
 // one returns a fresh one-row slice holding r.
 func (s *rowSlab) one(r mvcc.Row) []mvcc.Row {
 	if len(s.free) == 0 {
-		s.free = make([]mvcc.Row, rowSlabChunk)
+		s.size = min(max(2*s.size, 4), rowSlabChunk)
+		s.free = make([]mvcc.Row, s.size)
 	}
 	out := s.free[:1:1]
 	s.free = s.free[1:]

@@ -63,6 +63,7 @@ type Store struct {
 	n     int                     // number of versions
 	gen   uint64                  // the last generation handed out
 	free  []keyVersions           // records not yet handed out (see newRecord)
+	chunk int                     // the size of the last chunk of records
 	// scratch builds staged keys that are only looked up (stagedRecord).
 	// Reads use it too, so a store is not safe for concurrent use, not even
 	// by readers only (nothing in a world runs concurrently).
@@ -78,7 +79,9 @@ type keyVersions struct {
 	first [1]Version
 }
 
-// recordChunk is how many key records one allocation provides.
+// recordChunk is the most key records one allocation provides; a store's
+// first chunks are smaller (a voter that holds a few keys should not carry
+// a chunk of idle records), doubling from 4 as they are used up.
 const recordChunk = 32
 
 // newRecord returns a fresh, empty record. Records are carved from chunks
@@ -87,7 +90,8 @@ const recordChunk = 32
 // once and never reused, so no two keys share one.
 func (s *Store) newRecord() *keyVersions {
 	if len(s.free) == 0 {
-		s.free = make([]keyVersions, recordChunk)
+		s.chunk = min(max(2*s.chunk, 4), recordChunk)
+		s.free = make([]keyVersions, s.chunk)
 	}
 	kv := &s.free[0]
 	s.free = s.free[1:]
