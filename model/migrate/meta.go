@@ -98,17 +98,7 @@ func commitResolved(kv simkv.KV, guards []guard, puts map[string][]byte, order [
 // commitTxn runs the transaction; with resolve false an indeterminate
 // answer is returned as errIndeterminate instead of being read back.
 func commitTxn(kv simkv.KV, guards []guard, puts map[string][]byte, order []string, dels []string, probeKey string, probeVal []byte, resolve bool) (int64, bool, error) {
-	txn := simkv.TxnRequest{}
-	for _, g := range guards {
-		txn.Compare = append(txn.Compare, simkv.Compare{Target: simkv.CompareMod, Result: simkv.CompareEqual, Key: []byte(g.key), ModRevision: g.rev})
-	}
-	for _, k := range order {
-		txn.Success = append(txn.Success, simkv.RequestOp{Put: &simkv.PutRequest{Key: []byte(k), Value: puts[k]}})
-	}
-	for _, k := range dels {
-		txn.Success = append(txn.Success, simkv.RequestOp{DeleteRange: &simkv.DeleteRangeRequest{Key: []byte(k)}})
-	}
-	resp, err := kv.Txn(txn)
+	resp, err := kv.Txn(buildTxn(guards, puts, order, dels))
 	if err == nil {
 		if !resp.Succeeded {
 			return 0, false, errConflict
@@ -136,6 +126,42 @@ func commitTxn(kv simkv.KV, guards []guard, puts map[string][]byte, order []stri
 		}
 		return 0, true, errConflict
 	}
+}
+
+// buildTxn returns the transaction that checks guards, then puts puts (in
+// order) and deletes dels. Its parts are allocated together: the compares,
+// the operations, the put requests, and every key's bytes in one buffer
+// (disjoint windows, never changed afterwards).
+func buildTxn(guards []guard, puts map[string][]byte, order []string, dels []string) simkv.TxnRequest {
+	size := 0
+	for _, g := range guards {
+		size += len(g.key)
+	}
+	for _, k := range order {
+		size += len(k)
+	}
+	for _, k := range dels {
+		size += len(k)
+	}
+	buf := make([]byte, 0, size)
+	keyBytes := func(k string) []byte {
+		at := len(buf)
+		buf = append(buf, k...)
+		return buf[at:len(buf):len(buf)]
+	}
+	txn := simkv.TxnRequest{Compare: make([]simkv.Compare, 0, len(guards)), Success: make([]simkv.RequestOp, 0, len(order)+len(dels))}
+	for _, g := range guards {
+		txn.Compare = append(txn.Compare, simkv.Compare{Target: simkv.CompareMod, Result: simkv.CompareEqual, Key: keyBytes(g.key), ModRevision: g.rev})
+	}
+	putReqs := make([]simkv.PutRequest, len(order))
+	for i, k := range order {
+		putReqs[i] = simkv.PutRequest{Key: keyBytes(k), Value: puts[k]}
+		txn.Success = append(txn.Success, simkv.RequestOp{Put: &putReqs[i]})
+	}
+	for _, k := range dels {
+		txn.Success = append(txn.Success, simkv.RequestOp{DeleteRange: &simkv.DeleteRangeRequest{Key: keyBytes(k)}})
+	}
+	return txn
 }
 
 // putSet is an ordered set of puts.
