@@ -395,7 +395,8 @@ func Brackets(s Span) []Bracket {
 // InBracket reports whether raw belongs to bracket b of route-key span s:
 // it has b's family and its route key lies in s.
 func InBracket(raw string, b Bracket, s Span) bool {
-	return Classify(raw) == b.Family && s.Contains(RouteKey(raw))
+	f, _, rk, _, _ := Parts(raw) // the family and the route key, classified once
+	return f == b.Family && s.Contains(rk)
 }
 
 // stagePrefix is the staged (shadow) keyspace of migrations on a target.

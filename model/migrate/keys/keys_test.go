@@ -291,3 +291,20 @@ func TestIsKeyAfter(t *testing.T) {
 		}
 	})
 }
+
+// InBracket classifies a key once: it must answer as the family test and
+// the route-key test made apart.
+func TestInBracketIsFamilyAndRouteKey(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		f := rapid.SampledFrom(append(Families(), FamilyLocal)).Draw(t, "family")
+		raw := rapid.SampledFrom([]string{"", "k", "k5", "!dist|x", "!txn|lock|k3"}).Draw(t, "raw")
+		if rapid.Bool().Draw(t, "encoded") {
+			raw = Encode(rapid.SampledFrom(Families()).Draw(t, "as"), rapid.StringN(0, 6, -1).Draw(t, "uk"), rapid.StringN(0, 3, -1).Draw(t, "sfx"))
+		}
+		span := Span{Start: rapid.StringN(0, 3, -1).Draw(t, "start"), End: rapid.StringN(0, 3, -1).Draw(t, "end")}
+		b := Bracket{Family: f, Raw: span}
+		if got, want := InBracket(raw, b, span), Classify(raw) == f && span.Contains(RouteKey(raw)); got != want {
+			t.Fatalf("InBracket(%q, %v, %v) = %v, want %v", raw, f, span, got, want)
+		}
+	})
+}
