@@ -2,6 +2,7 @@ package job
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 	"time"
 
@@ -154,6 +155,15 @@ func TestDecodedCursorsOwnTheirBytes(t *testing.T) {
 		want := append(append([]byte(nil), j.Brackets[i].Cursor...), 0xff)
 		if !bytes.Equal(br.Cursor, want) {
 			t.Fatalf("bracket %d cursor %x, want %x", i, br.Cursor, want)
+		}
+	}
+}
+
+// Key spells the id as %016x after the prefix.
+func TestKeyLayout(t *testing.T) {
+	for _, id := range []uint64{0, 1, 0xabc, 1<<32 + 7, 1<<64 - 1} {
+		if got, want := Key(id), fmt.Sprintf("%s%016x", jobPrefix, id); got != want {
+			t.Fatalf("Key(%d) = %q, want %q", id, got, want)
 		}
 	}
 }

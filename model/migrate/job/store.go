@@ -16,7 +16,19 @@ const (
 )
 
 // Key returns the live record key of job id.
-func Key(id uint64) string { return fmt.Sprintf("%s%016x", jobPrefix, id) }
+func Key(id uint64) string {
+	var b [16]byte
+	return jobPrefix + string(appendHex16(b[:0], id)) // built for every save and load: no fmt
+}
+
+// appendHex16 appends v as 16 lower-case hex digits (%016x).
+func appendHex16(b []byte, v uint64) []byte {
+	const hex = "0123456789abcdef"
+	for shift := 60; shift >= 0; shift -= 4 {
+		b = append(b, hex[v>>uint(shift)&15])
+	}
+	return b
+}
 
 // JobPrefix is the prefix of every live job record.
 func JobPrefix() string { return jobPrefix }
