@@ -224,8 +224,11 @@ func Classify(raw string) Family {
 	if len(raw) >= len(localPrefix) && raw[:len(localPrefix)] == localPrefix {
 		return FamilyLocal
 	}
+	if len(raw) < 2 {
+		return FamilyUser
+	}
 	best, bestLen := FamilyUser, 0
-	for f := FamilyListMeta; f < numFamilies; f++ {
+	for _, f := range bySecondByte[raw[1]] {
 		p := prefixes[f]
 		if len(p) > bestLen && len(raw) >= len(p) && raw[:len(p)] == p {
 			best, bestLen = f, len(p)
@@ -233,6 +236,18 @@ func Classify(raw string) Family {
 	}
 	return best
 }
+
+// bySecondByte lists, by a raw key's second byte, the internal families
+// whose prefix has that second byte: the only ones whose prefix the key can
+// start with (every prefix starts with '!' and is longer than one byte), so
+// the only ones Classify need try.
+var bySecondByte = func() (t [256][]Family) {
+	for f := FamilyListMeta; f < numFamilies; f++ {
+		p := prefixes[f]
+		t[p[1]] = append(t[p[1]], f)
+	}
+	return t
+}()
 
 // Parts splits an internal raw key into its sub-family tag, user key and
 // suffix. ok is false for a plain user key, a local key, or a malformed

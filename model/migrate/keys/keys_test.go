@@ -308,3 +308,39 @@ func TestInBracketIsFamilyAndRouteKey(t *testing.T) {
 		}
 	})
 }
+
+// classifyAll is Classify trying every internal family's prefix, as it was
+// first written.
+func classifyAll(raw string) Family {
+	if len(raw) >= len(localPrefix) && raw[:len(localPrefix)] == localPrefix {
+		return FamilyLocal
+	}
+	best, bestLen := FamilyUser, 0
+	for f := FamilyListMeta; f < numFamilies; f++ {
+		p := prefixes[f]
+		if len(p) > bestLen && len(raw) >= len(p) && raw[:len(p)] == p {
+			best, bestLen = f, len(p)
+		}
+	}
+	return best
+}
+
+// Classify tries only the families whose prefix shares the key's second
+// byte: it must answer as trying them all, on keys made of prefixes, their
+// cuts and extensions, and arbitrary bytes.
+func TestClassifyMatchesTryingEveryFamily(t *testing.T) {
+	var parts []string
+	for _, f := range append(Families(), FamilyLocal) {
+		p := f.Prefix()
+		parts = append(parts, p)
+		for i := 0; i < len(p); i++ {
+			parts = append(parts, p[:i])
+		}
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		raw := rapid.SampledFrom(parts).Draw(t, "part") + rapid.SampledFrom(append(parts, "x", "\x00", "|")).Draw(t, "more") + rapid.String().Draw(t, "rest")
+		if got, want := Classify(raw), classifyAll(raw); got != want {
+			t.Fatalf("Classify(%q) = %v, want %v", raw, got, want)
+		}
+	})
+}
