@@ -1,9 +1,6 @@
 package mvcc
 
-import (
-	"slices"
-	"sort"
-)
+import "slices"
 
 // keyOrder is the store's keys in order, each with its record, kept as a
 // list of blocks of consecutive keys. A single sorted slice moved half the
@@ -30,14 +27,23 @@ type pos struct{ b, i int }
 
 // seek returns the position of the first key at or after key.
 func (o *keyOrder) seek(key string) pos {
-	b := sort.Search(len(o.blocks), func(b int) bool {
-		ks := o.blocks[b].keys
-		return ks[len(ks)-1] >= key
-	})
-	if b == len(o.blocks) {
-		return pos{b: b}
+	// The first block whose last key is at or after key (a plain binary
+	// search: every read and write seeks, and sort.Search's callback costs
+	// a call per probe).
+	lo, hi := 0, len(o.blocks)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if ks := o.blocks[m].keys; ks[len(ks)-1] < key {
+			lo = m + 1
+		} else {
+			hi = m
+		}
 	}
-	return pos{b: b, i: sort.SearchStrings(o.blocks[b].keys, key)}
+	if lo == len(o.blocks) {
+		return pos{b: lo}
+	}
+	i, _ := slices.BinarySearch(o.blocks[lo].keys, key)
+	return pos{b: lo, i: i}
 }
 
 // valid reports whether p is at a key.

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sort"
 	"testing"
 
+	"shardsim/model/migrate/hlc"
 	"shardsim/model/migrate/keys"
 )
 
@@ -130,6 +132,26 @@ func TestLargeStoreWalksInOrder(t *testing.T) {
 			}
 			if !slices.Equal(got, want[i:j]) {
 				t.Fatalf("export (mode %v) of [%q, %q): %s", mode, lo, hi, firstDiff(got, want[i:j]))
+			}
+		}
+	}
+}
+
+// atOrBelow answers the newest-version case without searching: it must
+// agree with the search on every timestamp around every version.
+func TestAtOrBelowMatchesSearch(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for round := 0; round < 500; round++ {
+		var vs []Version
+		ts := hlc.TS(1 + r.IntN(5))
+		for n := r.IntN(6); n > 0; n-- {
+			vs = append([]Version{{TS: ts}}, vs...) // newest first
+			ts += hlc.TS(1 + r.IntN(3))
+		}
+		for probe := hlc.TS(0); probe <= ts+1; probe++ {
+			want := sort.Search(len(vs), func(i int) bool { return vs[i].TS <= probe })
+			if got := atOrBelow(vs, probe); got != want {
+				t.Fatalf("atOrBelow(%v, %d) = %d, want %d", vs, probe, got, want)
 			}
 		}
 	}

@@ -190,7 +190,7 @@ func (s *Store) Put(key string, v Version) bool {
 	}
 	s.changed(kv)
 	vs := kv.vs
-	i := sort.Search(len(vs), func(i int) bool { return vs[i].TS <= v.TS })
+	i := atOrBelow(vs, v.TS)
 	if i < len(vs) && vs[i].TS == v.TS {
 		vs[i] = v
 		return false
@@ -203,6 +203,17 @@ func (s *Store) Put(key string, v Version) bool {
 	return true
 }
 
+// atOrBelow returns the index of the first version of vs (newest first)
+// with TS <= ts, len(vs) if none. Most calls ask about the newest version
+// (a write above every version, a read at the latest timestamp): that is
+// answered without the search.
+func atOrBelow(vs []Version, ts hlc.TS) int {
+	if len(vs) == 0 || vs[0].TS <= ts {
+		return 0
+	}
+	return sort.Search(len(vs), func(i int) bool { return vs[i].TS <= ts })
+}
+
 // Has reports whether key holds exactly version v (same timestamp and
 // contents).
 func (s *Store) Has(key string, v Version) bool {
@@ -213,7 +224,7 @@ func (s *Store) Has(key string, v Version) bool {
 // At returns key's version with timestamp exactly ts.
 func (s *Store) At(key string, ts hlc.TS) (Version, bool) {
 	vs := s.versions(key)
-	i := sort.Search(len(vs), func(i int) bool { return vs[i].TS <= ts })
+	i := atOrBelow(vs, ts)
 	if i < len(vs) && vs[i].TS == ts {
 		return vs[i], true
 	}
@@ -227,7 +238,7 @@ func (s *Store) Newest(key string, ts hlc.TS) (Version, bool) {
 
 // newestIn returns the newest of vs (newest first) with TS <= ts.
 func newestIn(vs []Version, ts hlc.TS) (Version, bool) {
-	i := sort.Search(len(vs), func(i int) bool { return vs[i].TS <= ts })
+	i := atOrBelow(vs, ts)
 	if i < len(vs) {
 		return vs[i], true
 	}
@@ -244,7 +255,7 @@ func (s *Store) Delete(key string, ts hlc.TS) bool {
 		return false
 	}
 	vs := kv.vs
-	i := sort.Search(len(vs), func(i int) bool { return vs[i].TS <= ts })
+	i := atOrBelow(vs, ts)
 	if i >= len(vs) || vs[i].TS != ts {
 		return false
 	}
@@ -262,7 +273,7 @@ func (s *Store) Delete(key string, ts hlc.TS) bool {
 // DeleteAtOrBelow removes key's versions with TS <= ts and returns how many.
 func (s *Store) DeleteAtOrBelow(key string, ts hlc.TS) int {
 	vs := s.versions(key)
-	return s.truncate(key, vs, sort.Search(len(vs), func(i int) bool { return vs[i].TS <= ts }))
+	return s.truncate(key, vs, atOrBelow(vs, ts))
 }
 
 // DeleteBelow removes key's versions with TS < ts and returns how many.
