@@ -172,7 +172,7 @@ func (l *Loop) Resume(id ActorID) {
 	for _, h := range held {
 		l.seq++
 		ev := l.free.get()
-		*ev = event{at: l.now, seq: l.seq, fn: h.fn, pending: true, owner: int32(id) + 1, id: h.id}
+		*ev = event{at: l.now, seq: l.seq, fn: h.fn, pending: true, owner: int32(id) + 1, id: h.id, loop: l}
 		l.queue.push(ev) // keeps its name: the same event, delayed
 	}
 }

@@ -55,6 +55,8 @@ type event struct {
 	msg       any
 	pending   bool // scheduled, and neither run nor discarded
 	cancelled bool
+	queued    bool   // in the loop's queue (not yet taken into its due list)
+	loop      *Loop  // the loop that scheduled it, for Timer.Cancel
 	owner     int32  // the actor the event runs on, plus one (0: none)
 	id        Digest // its name, when states are tracked (see TrackStates)
 }
@@ -75,7 +77,31 @@ func (t Timer) Cancel() bool {
 		return false
 	}
 	t.ev.cancelled = true
+	if t.ev.queued {
+		t.ev.loop.cancelledInQueue()
+	}
 	return true
+}
+
+// minCancelledToDrop is how many cancelled events the queue must hold
+// before they are dropped: below it, a rebuild costs more than the few
+// log(n) steps they add.
+const minCancelledToDrop = 16
+
+// cancelledInQueue counts an event of the queue that was just cancelled,
+// and drops the queue's cancelled events once they are more than half of
+// it. A cancelled timer would otherwise stay queued until its time (most
+// are deadlines and leases far ahead): in a coord world about 90 of the
+// queue's 97 events, on average, were, and every push and pop sifted
+// through them. Dropping them early changes no run: the live events pop in
+// the same total (at, seq) order, and gatherDue never let a cancelled event
+// count among the due ones whose order is drawn.
+func (l *Loop) cancelledInQueue() {
+	l.cancelled++
+	if l.cancelled >= minCancelledToDrop && 2*l.cancelled > len(l.queue) {
+		l.queue.dropCancelled(&l.free)
+		l.cancelled = 0
+	}
 }
 
 // Loop is the event loop of a world: a priority queue of callbacks ordered by
@@ -86,6 +112,7 @@ func (t Timer) Cancel() bool {
 type Loop struct {
 	now       Time
 	queue     eventQueue
+	cancelled int // events in queue that were cancelled (see cancelledInQueue)
 	free      eventPool
 	due       []*event // events at time now taken off the queue, in scheduling order
 	order     *Choices // picks among due events; nil means first scheduled first
@@ -161,7 +188,7 @@ func (l *Loop) newEvent(at Time) *event {
 	}
 	l.seq++
 	ev := l.free.get()
-	ev.at, ev.seq, ev.pending = at, l.seq, true
+	ev.at, ev.seq, ev.pending, ev.loop = at, l.seq, true, l
 	return ev
 }
 
@@ -257,6 +284,7 @@ func (l *Loop) gatherDue() bool {
 		e := l.queue[0]
 		if e.cancelled {
 			l.queue.pop()
+			l.cancelled--
 			e.pending = false
 			l.free.put(e)
 			continue

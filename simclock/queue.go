@@ -3,7 +3,7 @@ package simclock
 // eventQueue is a binary min-heap of events ordered by (at, seq). Every
 // event has a distinct seq, so the order is total and any correct heap
 // pops the same sequence: the loop's behaviour does not depend on how the
-// heap is built.
+// heap is built, nor on which cancelled events it still holds.
 //
 // It is written out for *event rather than going through container/heap,
 // whose interface calls (Less, Swap, Push and Pop through an `any`) were
@@ -20,6 +20,7 @@ func before(a, b *event) bool {
 
 // push adds e.
 func (q *eventQueue) push(e *event) {
+	e.queued = true
 	h := append(*q, e)
 	i := len(h) - 1
 	for i > 0 {
@@ -38,15 +39,19 @@ func (q *eventQueue) push(e *event) {
 func (q *eventQueue) pop() *event {
 	h := *q
 	first := h[0]
+	first.queued = false
 	last := h[len(h)-1]
 	h[len(h)-1] = nil
 	h = h[:len(h)-1]
 	*q = h
-	if len(h) == 0 {
-		return first
+	if len(h) > 0 {
+		h.siftDown(0, last)
 	}
-	// Sift the former last element down from the root.
-	i := 0
+	return first
+}
+
+// siftDown puts e in slot i, or below it, where the heap order holds.
+func (h eventQueue) siftDown(i int, e *event) {
 	for {
 		child := 2*i + 1
 		if child >= len(h) {
@@ -55,14 +60,35 @@ func (q *eventQueue) pop() *event {
 		if right := child + 1; right < len(h) && before(h[right], h[child]) {
 			child = right
 		}
-		if !before(h[child], last) {
+		if !before(h[child], e) {
 			break
 		}
 		h[i] = h[child]
 		i = child
 	}
-	h[i] = last
-	return first
+	h[i] = e
+}
+
+// dropCancelled removes the cancelled events, returning them to free, and
+// restores the heap order over the rest. It returns how many it kept. The
+// events that remain pop in the same order as before: the order is total.
+func (q *eventQueue) dropCancelled(free *eventPool) int {
+	h := *q
+	kept := h[:0]
+	for _, e := range h {
+		if e.cancelled {
+			e.queued, e.pending = false, false
+			free.put(e)
+			continue
+		}
+		kept = append(kept, e)
+	}
+	clear(h[len(kept):])
+	for i := len(kept)/2 - 1; i >= 0; i-- {
+		kept.siftDown(i, kept[i])
+	}
+	*q = kept
+	return len(kept)
 }
 
 // eventPool keeps the events that have run or were discarded, for At to

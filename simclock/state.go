@@ -256,30 +256,18 @@ func (l *Loop) AppendState(b []byte) []byte {
 	return b
 }
 
-// keepInQueue makes live, the queue's events that are not cancelled, in
-// (at, seq) order, the whole queue, and frees the cancelled ones as Step
-// does when they come due: a cancelled timer stays queued until its time,
-// and in a coord world about 90 of the queue's 97 events (on average)
-// were, which AppendState read for every state. A sorted slice is a heap, and the
-// order in which live events run does not change (only Pending, which
-// counts the cancelled events not yet discarded, and which no world
-// reads, can tell).
+// keepInQueue drops the queue's cancelled events, live being the rest (in
+// (at, seq) order), and frees them as Step does when they come due:
+// AppendState reads the whole queue for every state. The loop drops them
+// itself once they are more than half of the queue (see cancelledInQueue);
+// AppendState asks for it sooner. The order in which live events run does
+// not change (only Pending, which counts the cancelled events not yet
+// discarded, and which no world reads, can tell).
 func (l *Loop) keepInQueue(live []*event) {
-	kept := 0
-	for _, e := range l.queue {
-		if e.cancelled {
-			e.pending = false
-			l.free.put(e)
-		} else {
-			kept++
-		}
-	}
-	if kept != len(live) {
+	if l.queue.dropCancelled(&l.free) != len(live) {
 		panic("simclock: a queued event is neither pending nor cancelled")
 	}
-	q := append(l.queue[:0], live...)
-	clear(l.queue[len(q):])
-	l.queue = q
+	l.cancelled = 0
 }
 
 // Flags of an actor's encoded state.
