@@ -188,9 +188,10 @@ func (l *Loop) deliver(id ActorID, inc uint64, d time.Duration, fn func(*Context
 }
 
 // run is one event of the actor's incarnation inc: fn with the actor's
-// context, or, with fn nil, msg to the actor's Receive. It is dropped if
-// the incarnation is gone and held while the actor is paused.
-func (l *Loop) run(id ActorID, inc uint64, fn func(*Context), msg any) {
+// context, or, with fn nil, cb's Fire, or, with both nil, msg to the
+// actor's Receive. It is dropped if the incarnation is gone and held while
+// the actor is paused.
+func (l *Loop) run(id ActorID, inc uint64, fn func(*Context), cb Callback, msg any) {
 	s := l.actors[id]
 	if s.down || s.incarnation != inc {
 		if l.st != nil {
@@ -199,7 +200,7 @@ func (l *Loop) run(id ActorID, inc uint64, fn func(*Context), msg any) {
 		return
 	}
 	if s.paused {
-		h := heldEvent{fn: func() { l.run(id, inc, fn, msg) }}
+		h := heldEvent{fn: func() { l.run(id, inc, fn, cb, msg) }}
 		if l.st != nil {
 			l.st.void, h.id = true, l.st.curID
 		}
@@ -208,6 +209,10 @@ func (l *Loop) run(id ActorID, inc uint64, fn func(*Context), msg any) {
 	}
 	if fn != nil {
 		fn(s.context(l, id))
+		return
+	}
+	if cb != nil {
+		cb.Fire(s.context(l, id))
 		return
 	}
 	s.actor.Receive(s.context(l, id), msg)
@@ -279,4 +284,20 @@ func (c *Context) After(d time.Duration, msg any) Timer {
 // virtual time.
 func (c *Context) Defer(d time.Duration, fn func(*Context)) Timer {
 	return c.loop.deliver(c.id, c.inc, d, fn)
+}
+
+// Callback is an event's work as a value: Fire runs it with the actor's
+// context. A pointer that implements it is handed over without the
+// allocation a closure or method value for Defer costs, which counts for
+// callbacks made per request (deadlines, answers in flight).
+type Callback interface {
+	Fire(ctx *Context)
+}
+
+// DeferCall is Defer with cb.Fire as the callback.
+func (c *Context) DeferCall(d time.Duration, cb Callback) Timer {
+	l := c.loop
+	ev := l.newEvent(l.now.Add(max(d, 0)))
+	ev.actor, ev.inc, ev.cb, ev.owner = c.id, c.inc, cb, int32(c.id)+1
+	return l.enqueue(ev)
 }

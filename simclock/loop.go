@@ -52,6 +52,7 @@ type event struct {
 	actor     ActorID
 	inc       uint64
 	call      func(*Context)
+	cb        Callback // the callback in place of call (see Context.DeferCall)
 	msg       any
 	pending   bool // scheduled, and neither run nor discarded
 	cancelled bool
@@ -352,5 +353,5 @@ func (l *Loop) exec(e *event) {
 		e.fn()
 		return
 	}
-	l.run(e.actor, e.inc, e.call, e.msg)
+	l.run(e.actor, e.inc, e.call, e.cb, e.msg)
 }

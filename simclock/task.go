@@ -22,10 +22,10 @@ type Task struct {
 	co   *coroutine // runs the body; nil once the task ended
 
 	register   func(resume func(any)) // set by Await before yielding
+	waiter     Waiter                 // set by AwaitOn before yielding
 	sleepFor   time.Duration          // the virtual time the current Sleep waits
-	sleepReg   func(resume func(any)) // t.registerSleep, made once per task
 	sleepWake  func(*Context)         // wakes the current Sleep, made once per task
-	sleepDone  func(any)              // the current Sleep's resume
+	sleepDone  Resumer                // the current Sleep's resume
 	value      any                    // the value Await returns
 	token      uint64                 // identifies the current Await
 	fired      bool                   // the current Await was resumed
@@ -33,6 +33,39 @@ type Task struct {
 	syncResume bool                   // resumed from inside register
 	done       bool
 	killed     bool
+}
+
+// Resumer resumes one parked Await (or AwaitOn) of a task: Resume(v) makes
+// it return v. It is a plain value, so handing it out allocates nothing,
+// unlike the resume function Await hands its register. Only the first
+// Resume of the Await it was made for counts: later ones, and any Resume
+// once the task has parked again or ended, are ignored.
+type Resumer struct {
+	t     *Task
+	token uint64
+}
+
+// Resume makes the Await the resumer was made for return v, at once if it
+// is called while that Await's registration still runs, or else by running
+// the task until it parks again.
+func (r Resumer) Resume(v any) {
+	t := r.t
+	if t == nil || t.done || t.token != r.token || t.fired {
+		return
+	}
+	t.fired = true
+	t.value = v
+	if t.inRegister {
+		t.syncResume = true
+		return
+	}
+	t.step()
+}
+
+// Waiter is what AwaitOn parks a task on: Wait is Await's register, called
+// once, outside the task, with the Resumer of that Await.
+type Waiter interface {
+	Wait(r Resumer)
 }
 
 // killedSignal unwinds a task's stack when its actor crashes.
@@ -165,6 +198,26 @@ func (t *Task) Await(register func(resume func(any))) any {
 		panic(killedSignal{}) // a deferred call of a killed task: it stays dead
 	}
 	t.register = register
+	return t.park()
+}
+
+// AwaitOn is Await with a Waiter in place of register and a Resumer in
+// place of the resume function: w.Wait(r) is called once, outside the
+// task, and the first r.Resume(v) makes AwaitOn return v. A pointer that
+// implements Waiter, and the Resumer, cost no allocation, where Await
+// allocates the resume function (and its caller, often, the register
+// closure) on every call.
+func (t *Task) AwaitOn(w Waiter) any {
+	if t.killed {
+		panic(killedSignal{}) // a deferred call of a killed task: it stays dead
+	}
+	t.waiter = w
+	return t.park()
+}
+
+// park yields the task's coroutine until it is resumed, and returns the
+// value it was resumed with.
+func (t *Task) park() any {
 	if !t.co.yield(struct{}{}) || t.killed {
 		panic(killedSignal{})
 	}
@@ -177,54 +230,49 @@ func (t *Task) Await(register func(resume func(any))) any {
 func (t *Task) Sleep(d time.Duration) {
 	c := t.ctx
 	t.sleepFor = c.loop.actors[c.id].clock.RealDuration(d)
-	if t.sleepReg == nil {
-		t.sleepReg = t.registerSleep
-	}
-	t.Await(t.sleepReg)
+	t.AwaitOn((*sleeper)(t))
 }
 
-// registerSleep wakes the task once sleepFor has passed. Protocol code
-// sleeps between every retry, so Sleep reuses one registration and one
-// wake-up per task: a task is parked in one Sleep at a time, and its
-// wake-up runs once (or is dropped with the actor) before the next Sleep
-// can begin, so the wake-up always resumes the Sleep that scheduled it.
-func (t *Task) registerSleep(resume func(any)) {
-	t.sleepDone = resume
+// sleeper is a task as the Waiter of its Sleep: it wakes the task once
+// sleepFor has passed. Protocol code sleeps between every retry, so Sleep
+// costs no allocation but the wake-up event: the Waiter is the task
+// itself, the Resumer a value, and the wake-up callback is made once per
+// task. A task is parked in one Sleep at a time, and its wake-up runs once
+// (or is dropped with the actor) before the next Sleep can begin, so the
+// wake-up always resumes the Sleep that scheduled it.
+type sleeper Task
+
+// Wait schedules the wake-up.
+func (s *sleeper) Wait(r Resumer) {
+	t := (*Task)(s)
+	t.sleepDone = r
 	if t.sleepWake == nil {
 		t.sleepWake = func(*Context) {
 			done := t.sleepDone
-			t.sleepDone = nil
-			done(nil)
+			t.sleepDone = Resumer{}
+			done.Resume(nil)
 		}
 	}
 	t.ctx.Defer(t.sleepFor, t.sleepWake)
 }
 
 // step runs the task until it parks or ends, then hands its registration the
-// resume function.
+// resume function (for Await) or the Resumer (for AwaitOn).
 func (t *Task) step() {
 	for !t.done {
-		t.register = nil
-		if _, ok := t.co.next(); !ok || t.co.idle || t.register == nil {
+		t.register, t.waiter = nil, nil
+		if _, ok := t.co.next(); !ok || t.co.idle || (t.register == nil && t.waiter == nil) {
 			t.finish()
 			return
 		}
-		reg := t.register
 		t.token++
-		token := t.token
+		r := Resumer{t: t, token: t.token}
 		t.fired, t.syncResume, t.inRegister = false, false, true
-		reg(func(v any) {
-			if t.done || t.token != token || t.fired {
-				return
-			}
-			t.fired = true
-			t.value = v
-			if t.inRegister {
-				t.syncResume = true
-				return
-			}
-			t.step()
-		})
+		if w := t.waiter; w != nil {
+			w.Wait(r)
+		} else {
+			t.register(r.Resume)
+		}
 		t.inRegister = false
 		if !t.syncResume {
 			return

@@ -92,3 +92,74 @@ func TestResumeIgnoresSecondCall(t *testing.T) {
 type actorFunc func(*Context, any)
 
 func (f actorFunc) Receive(ctx *Context, msg any) { f(ctx, msg) }
+
+// waiterFunc adapts a function to Waiter for tests.
+type waiterFunc func(Resumer)
+
+func (f waiterFunc) Wait(r Resumer) { f(r) }
+
+// AwaitOn keeps Await's rules: the first Resume counts, a later one and a
+// stale one (made for an earlier AwaitOn, with the task parked again) are
+// ignored, a Resume inside Wait returns at once, and the zero Resumer does
+// nothing.
+func TestAwaitOnResumesOnceAndIgnoresStaleResumers(t *testing.T) {
+	l := NewLoop(nil, Budget{})
+	var first, second Resumer
+	var got []any
+	l.Spawn("t", actorFunc(func(ctx *Context, msg any) {
+		if _, ok := msg.(Started); ok {
+			ctx.Go("w", func(t *Task) {
+				got = append(got, t.AwaitOn(waiterFunc(func(r Resumer) { first = r })))
+				got = append(got, t.AwaitOn(waiterFunc(func(r Resumer) { r.Resume("sync") })))
+				got = append(got, t.AwaitOn(waiterFunc(func(r Resumer) { second = r })))
+				got = append(got, t.AwaitOn(waiterFunc(func(Resumer) {})))
+			})
+		}
+	}), nil, nil)
+	l.Run()
+	Resumer{}.Resume("zero")
+	first.Resume(1)
+	first.Resume(2) // a later call of the same resumer
+	if len(got) != 2 || got[0] != 1 || got[1] != "sync" {
+		t.Fatalf("after the first resume: got %v", got)
+	}
+	first.Resume(3) // stale: the task is parked in its third AwaitOn
+	if len(got) != 2 {
+		t.Fatalf("a stale resumer resumed the task: got %v", got)
+	}
+	second.Resume(4)
+	if len(got) != 3 || got[2] != 4 {
+		t.Fatalf("got %v", got)
+	}
+}
+
+// countCallback counts its firings.
+type countCallback struct{ fired []Time }
+
+func (c *countCallback) Fire(ctx *Context) { c.fired = append(c.fired, ctx.Now()) }
+
+// DeferCall runs like Defer: after d, held while the actor is paused, and
+// dropped once the incarnation that scheduled it is gone.
+func TestDeferCallFollowsTheIncarnation(t *testing.T) {
+	l := NewLoop(nil, Budget{})
+	var ctx0 *Context
+	id := l.Spawn("a", actorFunc(func(ctx *Context, msg any) {
+		if ctx0 == nil {
+			ctx0 = ctx
+		}
+	}), nil, nil)
+	l.Run()
+	held, dropped := &countCallback{}, &countCallback{}
+	ctx0.DeferCall(time.Second, held)
+	ctx0.DeferCall(5*time.Second, dropped)
+	l.At(Time(500*time.Millisecond), func() { l.Pause(id) })
+	l.At(Time(2*time.Second), func() { l.Resume(id) })
+	l.At(Time(3*time.Second), func() { l.Crash(id) })
+	l.Run()
+	if len(held.fired) != 1 || held.fired[0] != Time(2*time.Second) {
+		t.Fatalf("held callback fired at %v, want once at 2s", held.fired)
+	}
+	if len(dropped.fired) != 0 {
+		t.Fatalf("a callback of a crashed incarnation fired at %v", dropped.fired)
+	}
+}
