@@ -76,8 +76,13 @@ func (n *Network) Stats() Stats { return n.stats }
 
 func (n *Network) latency() time.Duration { return n.faults.Latency(n.choices) }
 
-// pending is one call in flight: the request as the leader receives it and
-// what the caller waits with, in one allocation.
+// pending is one call in flight: the request as the leader receives it,
+// what the caller waits with, and the first answer on its way back, in one
+// allocation. It is the Waiter of the caller's Await and, as the
+// pendingDeadline and pendingAnswer views of the same pointer, the
+// callback of its deadline and of the first answer's arrival, so a call
+// costs this one allocation (the resume function and three callbacks were
+// four more).
 type pending struct {
 	n        *Network
 	ctx      *simclock.Context // the caller's
@@ -87,10 +92,16 @@ type pending struct {
 	timeout  time.Duration
 	loseReq  bool
 	loseResp bool
-	resume   func(any)
+	waiting  bool // the caller is parked and not yet resumed
+	resume   simclock.Resumer
 	deadline simclock.Timer
 	resp     any
 	err      error
+	// The first answer the leader sent, until it arrives; a further
+	// answer travels in an arrival of its own.
+	replying  bool
+	replyResp any
+	replyErr  error
 }
 
 // Call sends req to group's leader from inside task t and waits for the
@@ -120,15 +131,15 @@ func (n *Network) CallWithin(t *simclock.Task, group int, req any, within time.D
 	p := &pending{n: n, ctx: ctx, to: to, lat: drawn.Latency, timeout: timeout,
 		loseReq: drawn.Fate == fate.LostRequest, loseResp: drawn.Fate == fate.LostResponse}
 	p.in = Inbound{Group: group, Req: req, From: ctx.Name(), call: p}
-	t.Await(p.send)
+	t.AwaitOn(p)
 	return p.resp, p.err
 }
 
-// send starts the call once the task has parked: the caller's deadline,
+// Wait starts the call once the task has parked: the caller's deadline,
 // then the request, unless the network loses it.
-func (p *pending) send(resume func(any)) {
-	p.resume = resume
-	p.deadline = p.ctx.Defer(p.timeout, p.timedOut)
+func (p *pending) Wait(r simclock.Resumer) {
+	p.resume, p.waiting = r, true
+	p.deadline = p.ctx.DeferCall(p.timeout, (*pendingDeadline)(p))
 	if p.loseReq {
 		p.n.stats.LostRequests++
 		return
@@ -137,7 +148,12 @@ func (p *pending) send(resume func(any)) {
 	p.n.duplicate(p.to, &p.in, p.lat)
 }
 
-func (p *pending) timedOut(*simclock.Context) {
+// pendingDeadline is a call as the callback of its deadline.
+type pendingDeadline pending
+
+// Fire times the call out.
+func (d *pendingDeadline) Fire(*simclock.Context) {
+	p := (*pending)(d)
 	p.n.stats.Timeouts++
 	p.answer(nil, errs.ErrTimeout)
 }
@@ -148,19 +164,39 @@ func (p *pending) reply(resp any, err error) {
 		p.n.stats.LostResponses++
 		return
 	}
-	p.ctx.Defer(p.n.latency(), func(*simclock.Context) {
-		p.deadline.Cancel()
-		p.answer(resp, err)
-	})
+	lat := p.n.latency()
+	if !p.replying {
+		p.replying, p.replyResp, p.replyErr = true, resp, err
+		p.ctx.DeferCall(lat, (*pendingAnswer)(p))
+		return
+	}
+	p.ctx.Defer(lat, func(*simclock.Context) { p.arrived(resp, err) })
+}
+
+// pendingAnswer is a call as the callback of its first answer's arrival.
+type pendingAnswer pending
+
+// Fire delivers the first answer.
+func (a *pendingAnswer) Fire(*simclock.Context) {
+	p := (*pending)(a)
+	resp, err := p.replyResp, p.replyErr
+	p.replyResp, p.replyErr = nil, nil
+	p.arrived(resp, err)
+}
+
+// arrived is an answer reaching the caller: the deadline no longer matters.
+func (p *pending) arrived(resp any, err error) {
+	p.deadline.Cancel()
+	p.answer(resp, err)
 }
 
 // answer resumes the caller with the first answer (or timeout) to arrive;
 // the task ignores later resumptions, so later answers change nothing.
 func (p *pending) answer(resp any, err error) {
-	if p.resume == nil {
+	if !p.waiting {
 		return
 	}
 	p.resp, p.err = resp, err
-	p.resume(nil)
-	p.resume = nil
+	p.waiting = false
+	p.resume.Resume(nil)
 }

@@ -79,3 +79,44 @@ func TestNoLeader(t *testing.T) {
 		t.Fatalf("got %v", got)
 	}
 }
+
+// twice answers every request twice: the right answer, then a wrong one,
+// at once or (late) 5ms later.
+type twice struct{ late bool }
+
+func (tw twice) Receive(ctx *simclock.Context, msg any) {
+	if in, ok := msg.(*Inbound); ok {
+		in.Reply(in.Req, nil)
+		if tw.late {
+			ctx.Defer(5*time.Millisecond, func(*simclock.Context) { in.Reply(-1, nil) })
+			return
+		}
+		in.Reply(-1, nil)
+	}
+}
+
+// A caller takes the first answer to arrive; a second answer to the same
+// request, whether sent while the first is on its way or after it
+// arrived, changes nothing, neither for that call nor for the next ones.
+// The latency is fixed, so two answers sent at once arrive at once, and
+// the loop runs them in the order they were sent.
+func TestSecondAnswerIsIgnored(t *testing.T) {
+	for _, late := range []bool{false, true} {
+		loop := simclock.NewLoop(nil, simclock.Budget{})
+		leader := loop.Spawn("leader", twice{late}, nil, nil)
+		f := Quiet()
+		f.MaxLatency = f.MinLatency
+		net := New(loop, f, simclock.NewSeeded(2), func(int) (simclock.ActorID, bool) { return leader, true })
+		var got []error
+		loop.Spawn("caller", caller{net, 50, &got}, nil, nil)
+		loop.Run()
+		if len(got) != 50 {
+			t.Fatalf("late %v: %d of 50 calls returned", late, len(got))
+		}
+		for i, err := range got {
+			if err != nil {
+				t.Fatalf("late %v: call %d: %v", late, i, err)
+			}
+		}
+	}
+}
