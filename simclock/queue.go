@@ -45,9 +45,37 @@ func (q *eventQueue) pop() *event {
 	h = h[:len(h)-1]
 	*q = h
 	if len(h) > 0 {
-		h.siftDown(0, last)
+		h.fillRoot(last)
 	}
 	return first
+}
+
+// fillRoot refills the empty root with the earlier child, level by level
+// down to a leaf, then puts e in the hole left there and sifts it up.
+// e was the heap's last leaf, so it seldom rises far: this compares once
+// per level where sifting e down from the root compares twice.
+func (h eventQueue) fillRoot(e *event) {
+	i := 0
+	for {
+		child := 2*i + 1
+		if child >= len(h) {
+			break
+		}
+		if right := child + 1; right < len(h) && before(h[right], h[child]) {
+			child = right
+		}
+		h[i] = h[child]
+		i = child
+	}
+	for i > 0 {
+		parent := (i - 1) / 2
+		if !before(e, h[parent]) {
+			break
+		}
+		h[i] = h[parent]
+		i = parent
+	}
+	h[i] = e
 }
 
 // siftDown puts e in slot i, or below it, where the heap order holds.
