@@ -52,8 +52,9 @@ type KindSource interface {
 // unusual happens" and what remains is the essence of the failure.
 type Choices struct {
 	src   Source
-	kinds KindSource // src, when it wants to know each draw's kind
-	draws *uint64    // shared by a root and all its forks
+	kinds KindSource  // src, when it wants to know each draw's kind
+	prng  *prngSource // src, when it is the seeded generator: called directly
+	draws *uint64     // shared by a root and all its forks
 }
 
 // NewSeeded returns a Choices driven by a PRNG seeded from seed. Named forks
@@ -92,6 +93,7 @@ func newChoices(src Source) *Choices {
 func withSource(src Source, draws *uint64) *Choices {
 	c := &Choices{src: src, draws: draws}
 	c.kinds, _ = src.(KindSource)
+	c.prng, _ = src.(*prngSource)
 	return c
 }
 
@@ -116,6 +118,9 @@ func (c *Choices) draw(n uint64, kind DrawKind) uint64 {
 		panic("simclock: Uint64n(0)")
 	}
 	*c.draws++
+	if c.prng != nil { // a seeded run's every draw: no interface call
+		return c.prng.Draw(n)
+	}
 	if c.kinds != nil {
 		return c.kinds.DrawKind(n, kind)
 	}
