@@ -18,9 +18,10 @@ import (
 // owners are also recorded in owner-binding keys held by etcd leases
 // (etcd_owner.go), checked together with the logical deadline.
 //
-// An Etcd holds no protocol state of its own, only the KV handle and
-// counters, so it is cheap to build: a simulated worker makes one per task
-// over that task's KV, and any number of them may share one store.
+// An Etcd holds no protocol state of its own, only the KV handle,
+// counters and scratch space for its reads, so it is cheap to build: a
+// simulated worker makes one per task over that task's KV, and any number
+// of them may share one store. One Etcd serves one operation at a time.
 //
 // It uses nothing but what etcd offers through simkv.KV, so the same code
 // could run over a real etcd client.
@@ -31,6 +32,13 @@ type Etcd struct {
 	selfCheck bool
 	stats     EtcdStats
 	seq       uint64 // write stamps issued (etcd_readback.go)
+	// shard is where loadShard reads a shard into: an operation attempt
+	// reads one shard at a time, and a fresh state per read was the
+	// backend's largest allocation.
+	shard shardState
+	// shards is where runShards decodes a run's shard records: its
+	// callers summarize them before the Etcd reads again.
+	shards []ShardRecord
 }
 
 // EtcdStats counts what one Etcd did, for tests and reports.

@@ -22,8 +22,11 @@ type shardState struct {
 }
 
 // loadShard reads a shard of tenant; found is false when it does not exist.
+// The state it returns is the Etcd's own (e.shard), valid until the next
+// loadShard: callers keep copies of what outlives the attempt.
 func (e *Etcd) loadShard(label string, tenant TenantID, key ShardKey, withRun bool) (st *shardState, found bool, err error) {
-	keys := [][]byte{e.keys.shard(tenant, key), e.keys.owner(tenant, key)}
+	var room [3][]byte
+	keys := append(room[:0], e.keys.shard(tenant, key), e.keys.owner(tenant, key))
 	if withRun {
 		keys = append(keys, e.keys.run(tenant, key.Run))
 	}
@@ -31,7 +34,8 @@ func (e *Etcd) loadShard(label string, tenant TenantID, key ShardKey, withRun bo
 	if err != nil || kvs[0] == nil {
 		return nil, false, err
 	}
-	st = &shardState{rev: rev, tenant: tenant, recKV: kvs[0], ownerKV: kvs[1]}
+	st = &e.shard
+	*st = shardState{rev: rev, tenant: tenant, recKV: kvs[0], ownerKV: kvs[1]}
 	if _, stamp, serr := SplitEtcdRecordValue(kvs[0].Value); serr == nil {
 		st.stamp = stamp
 	}

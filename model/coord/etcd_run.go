@@ -1,6 +1,8 @@
 package coord
 
 import (
+	"slices"
+
 	"shardsim/simkv"
 )
 
@@ -144,7 +146,8 @@ func (e *Etcd) loadRun(op Operation, tenant TenantID, run RunID) (int64, RunReco
 }
 
 // runShards reads a run and all its shard records at one revision, in
-// shard id order.
+// shard id order. The records are decoded into the Etcd's own storage
+// (e.shards), valid until the next runShards: callers copy what they keep.
 func (e *Etcd) runShards(op Operation, tenant TenantID, run RunID) (RunRecord, []ShardRecord, error) {
 	rev, rec, err := e.loadRun(op, tenant, run)
 	if err != nil {
@@ -155,7 +158,8 @@ func (e *Etcd) runShards(op Operation, tenant TenantID, run RunID) (RunRecord, [
 	if err != nil {
 		return RunRecord{}, nil, err
 	}
-	shards := make([]ShardRecord, len(kvs))
+	shards := slices.Grow(e.shards[:0], len(kvs))[:len(kvs)]
+	e.shards = shards
 	for i := range kvs {
 		k, err := ParseEtcdKey(e.cfg.Namespace, kvs[i].Key)
 		if err != nil || k.Kind != KeyShard {
