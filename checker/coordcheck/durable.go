@@ -453,7 +453,9 @@ func (d *Durable) rebuildKind(s *coord.Snapshot, kind int) {
 // some old records' byte slices alive until it is overwritten.
 func reuse[T any](s []T, n int) []T {
 	if cap(s) < n {
-		return make([]T, 0, max(n, cap(s)+cap(s)/4)) // a growing namespace grows by a record at a time
+		// A growing namespace grows by a record at a time: doubling
+		// keeps the reallocations (and the bytes they copy) few.
+		return make([]T, 0, max(n, 2*cap(s)))
 	}
 	return s[:0]
 }
