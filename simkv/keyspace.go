@@ -94,39 +94,54 @@ func (sp span) contains(k string) bool {
 	return k >= sp.key && k < sp.end
 }
 
-// each calls f for every key with a history in sp, in byte order, until f
-// returns false.
-func (ks keyspace) each(sp span, f func(k string) bool) {
-	if sp.single {
-		if _, ok := ks.hist[sp.key]; ok {
-			f(sp.key)
-		}
-		return
+// inRange returns the keys with a history in the range [key, end) given
+// in etcd's convention, in byte order: every key >= key when end is
+// "\x00", and none when end <= key. end must not be empty (one key: use
+// at). The result shares the index: read it before the next change.
+// Searching with the request's bytes, not a string copy of them, keeps a
+// range read free of allocations until it has something to return.
+func (ks keyspace) inRange(key, end []byte) []string {
+	lo := sort.Search(len(ks.keys), func(i int) bool { return ks.keys[i] >= string(key) })
+	rest := ks.keys[lo:]
+	if len(end) == 1 && end[0] == 0 {
+		return rest
 	}
-	for i := sort.SearchStrings(ks.keys, sp.key); i < len(ks.keys); i++ {
-		k := ks.keys[i]
-		if !sp.fromKey && k >= sp.end {
-			return
-		}
-		if !f(k) {
-			return
-		}
-	}
+	return rest[:sort.Search(len(rest), func(i int) bool { return rest[i] >= string(end) })]
 }
 
-// live returns the versions visible at rev in sp, in key order, at most
-// limit of them when limit > 0 (none when limit < 0), and how many there
-// are in all.
-func (ks keyspace) live(sp span, rev int64, limit int) (kvs []KeyValue, count int) {
-	ks.each(sp, func(k string) bool {
+// live returns the versions visible at rev in the range [key, end) (etcd's
+// convention: an empty end is the one key), in key order, at most limit of
+// them when limit > 0 (none when limit < 0), and how many there are in all.
+func (ks keyspace) live(key, end []byte, rev int64, limit int) (kvs []KeyValue, count int) {
+	if len(end) == 0 {
+		kv := ks.atBytes(key, rev)
+		if kv == nil {
+			return nil, 0
+		}
+		if limit >= 0 {
+			kvs = []KeyValue{*kv}
+		}
+		return kvs, 1
+	}
+	keys := ks.inRange(key, end)
+	room := len(keys) // at most one version per key
+	if limit > 0 {
+		room = min(room, limit)
+	}
+	for _, k := range keys {
 		if kv := ks.at(k, rev); kv != nil {
 			if limit == 0 || len(kvs) < limit {
+				if kvs == nil {
+					// Made on the first find: a range with nothing
+					// live answers nil, not an empty slice (callers
+					// and checkers compare answers deeply).
+					kvs = make([]KeyValue, 0, room)
+				}
 				kvs = append(kvs, *kv)
 			}
 			count++
 		}
-		return true
-	})
+	}
 	return kvs, count
 }
 

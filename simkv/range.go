@@ -73,20 +73,23 @@ func (s *Store) rangeAt(r *RangeRequest, curRev int64) (*RangeResponse, error) {
 	}
 	var kvs []KeyValue
 	var count int
+	var resp *RangeResponse
 	switch {
 	case len(r.RangeEnd) == 0:
-		// One key (the common read): no span, no key copy. A limit
-		// (at least 2 after the prefetch bump) cannot cut one key.
+		// One key (the common read): no key copy, and the answer and
+		// its key-value in one allocation. A limit (at least 2 after
+		// the prefetch bump) cannot cut one key.
 		if kv := s.ks.atBytes(r.Key, rev); kv != nil {
 			count = 1
 			if !r.CountOnly {
-				kvs = []KeyValue{*kv}
+				one := &oneKeyRange{kv: [1]KeyValue{*kv}}
+				kvs, resp = one.kv[:], &one.resp
 			}
 		}
 	case r.CountOnly:
-		_, count = s.ks.live(spanOf(r.Key, r.RangeEnd), rev, -1)
+		_, count = s.ks.live(r.Key, r.RangeEnd, rev, -1)
 	default:
-		kvs, count = s.ks.live(spanOf(r.Key, r.RangeEnd), rev, int(limit))
+		kvs, count = s.ks.live(r.Key, r.RangeEnd, rev, int(limit))
 	}
 	kvs = pruneKVs(kvs, func(kv *KeyValue) bool {
 		return (r.MaxModRevision != 0 && kv.ModRevision > r.MaxModRevision) ||
@@ -105,7 +108,10 @@ func (s *Store) rangeAt(r *RangeRequest, curRev int64) (*RangeResponse, error) {
 		}
 		sort.Sort(sorter)
 	}
-	resp := &RangeResponse{Header: ResponseHeader{Revision: curRev}, Count: int64(count)}
+	if resp == nil {
+		resp = &RangeResponse{}
+	}
+	*resp = RangeResponse{Header: ResponseHeader{Revision: curRev}, Count: int64(count)}
 	if r.Limit > 0 && int64(len(kvs)) > r.Limit {
 		kvs = kvs[:r.Limit]
 		resp.More = true
@@ -117,6 +123,13 @@ func (s *Store) rangeAt(r *RangeRequest, curRev int64) (*RangeResponse, error) {
 	}
 	resp.Kvs = kvs
 	return resp, nil
+}
+
+// oneKeyRange is the answer to a range that found one key, allocated
+// together with that key's version.
+type oneKeyRange struct {
+	resp RangeResponse
+	kv   [1]KeyValue
 }
 
 // pruneKVs drops the kvs for which del is true, keeping the order.

@@ -208,12 +208,26 @@ func (s *Store) comparesHold(cs []Compare) bool {
 			}
 			continue
 		}
-		kvs, _ = s.ks.live(spanOf(cs[i].Key, cs[i].RangeEnd), s.rev, 0)
-		if !compareHolds(cs[i], kvs) {
+		if !s.rangeCompareHolds(&cs[i]) {
 			return false
 		}
 	}
 	return true
+}
+
+// rangeCompareHolds is compareHolds for a compare over a range, reading
+// the versions in place.
+func (s *Store) rangeCompareHolds(c *Compare) bool {
+	empty := true
+	for _, k := range s.ks.inRange(c.Key, c.RangeEnd) {
+		if kv := s.ks.at(k, s.rev); kv != nil {
+			empty = false
+			if !compareKV(c, kv) {
+				return false
+			}
+		}
+	}
+	return !empty || compareHolds(*c, nil)
 }
 
 // compareHolds is etcd's applyCompare over the key-values a compare's range

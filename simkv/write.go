@@ -44,10 +44,10 @@ func (w *writer) put(key, value []byte, leaseID int64) {
 	w.changes = append(w.changes, Event{Type: EventPut, Kv: kv})
 }
 
-// deleteRange deletes every live key in sp, in key order, and returns how
-// many it deleted.
-func (w *writer) deleteRange(sp span) int64 {
-	kvs, _ := w.s.ks.live(sp, w.rev(), 0)
+// deleteRange deletes every live key in the range [key, end) (etcd's
+// convention), in key order, and returns how many it deleted.
+func (w *writer) deleteRange(key, end []byte) int64 {
+	kvs, _ := w.s.ks.live(key, end, w.rev(), 0)
 	for i := range kvs {
 		w.delete(&kvs[i])
 	}
@@ -106,11 +106,10 @@ func (w *writer) putOp(p *PutRequest) *PutResponse {
 // the old revision otherwise (etcd's storeTxnWrite.DeleteRange).
 func (w *writer) deleteOp(d *DeleteRangeRequest) *DeleteRangeResponse {
 	resp := &DeleteRangeResponse{}
-	sp := spanOf(d.Key, d.RangeEnd)
 	if d.PrevKv {
-		resp.PrevKvs, _ = w.s.ks.live(sp, w.rev(), 0)
+		resp.PrevKvs, _ = w.s.ks.live(d.Key, d.RangeEnd, w.rev(), 0)
 	}
-	resp.Deleted = w.deleteRange(sp)
+	resp.Deleted = w.deleteRange(d.Key, d.RangeEnd)
 	resp.Header.Revision = w.rev()
 	return resp
 }
