@@ -26,6 +26,9 @@ type coordCaller struct {
 	// saw is what a read returned (set by the read's function), for the
 	// tenant isolation check of answers.
 	saw coordcheck.Seen
+	// run is the run record the last getRun read: saw points at it
+	// rather than at a copy of its own on the heap.
+	run coord.RunRecord
 }
 
 // newCoordCaller builds the caller of task t of actor, acting as worker.
@@ -247,15 +250,15 @@ func (c *coordCaller) listShards(tenant coord.TenantID, run coord.RunID, f coord
 
 // getRun reads a run record, recording what it saw.
 func (c *coordCaller) getRun(tenant coord.TenantID, run coord.RunID) (coord.RunRecord, *coordcheck.Request) {
-	var rec coord.RunRecord
+	c.run = coord.RunRecord{}
 	o := c.read(tenant, func(coord.LogicalTime) (err error) {
-		rec, err = c.etcd.GetRun(tenant, run)
+		c.run, err = c.etcd.GetRun(tenant, run)
 		if err == nil {
-			c.saw.RunRecord = &rec
+			c.saw.RunRecord = &c.run
 		}
 		return err
 	})
-	return rec, o
+	return c.run, o
 }
 
 // tagKV marks the coordination request in flight before each KV request,
