@@ -1,10 +1,8 @@
 package coordcheck
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"hash/fnv"
 	"slices"
 	"time"
 
@@ -46,28 +44,58 @@ import (
 // every set of states a state belongs to).
 type coordState struct {
 	rec    coord.ShardRecord
-	enc    []byte
+	enc    string
 	hash   uint64
 	hashed bool
-}
-
-func newCoordState(r coord.ShardRecord) *coordState {
-	return &coordState{rec: r, enc: coord.EncodeShardRecord(&r)}
 }
 
 // sum returns the state's hash (FNV-1a of its encoding).
 func (s *coordState) sum() uint64 {
 	if !s.hashed {
-		h := fnv.New64a()
-		h.Write(s.enc)
-		s.hash, s.hashed = h.Sum64(), true
+		s.hash, s.hashed = fnv1a(s.enc), true
 	}
 	return s.hash
 }
 
+// fnv1a is the 64-bit FNV-1a hash of s (hash/fnv's New64a, without
+// copying s into a []byte for it).
+func fnv1a(s string) uint64 {
+	const offset, prime = 14695981039346656037, 1099511628211
+	h := uint64(offset)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= prime
+	}
+	return h
+}
+
 // equal reports whether s and o are the same state: the same encoding.
 func (s *coordState) equal(o *coordState) bool {
-	return s == o || bytes.Equal(s.enc, o.enc)
+	return s == o || s.enc == o.enc
+}
+
+// stateTable interns the states of one shard's check by their encoding.
+// Porcupine asks for the states an operation leads to again and again as
+// it backtracks; a state met before is handed back rather than built (and
+// later hashed) once more. Equal encodings are equal states, so porcupine
+// sees the same states either way. One table serves one check, which
+// porcupine runs on one goroutine.
+type stateTable struct {
+	states map[string]*coordState
+	buf    []byte // the encoding being looked up
+}
+
+func newStateTable() *stateTable { return &stateTable{states: map[string]*coordState{}} }
+
+// of returns the state holding r.
+func (t *stateTable) of(r *coord.ShardRecord) *coordState {
+	t.buf = coord.AppendShardRecord(t.buf[:0], r)
+	if s, ok := t.states[string(t.buf)]; ok {
+		return s
+	}
+	s := &coordState{rec: *r, enc: string(t.buf)}
+	t.states[s.enc] = s
+	return s
 }
 
 // coordExpect runs op on rec through the protocol's step function.
@@ -110,16 +138,16 @@ func coordExpect(rec *coord.ShardRecord, op *Request) (coord.ShardChange, error)
 }
 
 // coordStep returns the states op can leave s in, given what its caller saw.
-func coordStep(s *coordState, op *Request) []any {
+func coordStep(t *stateTable, s *coordState, op *Request) []any {
 	ch, err := coordExpect(&s.rec, op)
 	after := func() any {
 		switch {
 		case err != nil && ch.Logged:
-			return newCoordState(ch.Next)
+			return t.of(&ch.Next)
 		case err != nil || ch.Outcome == coord.Replayed:
 			return s
 		}
-		return newCoordState(ch.Next)
+		return t.of(&ch.Next)
 	}
 	out := op.Out
 	switch {
@@ -130,7 +158,7 @@ func coordStep(s *coordState, op *Request) []any {
 		return []any{s}
 	case out.Code != 0:
 		if err != nil && ch.Logged && out.Code == coord.CodeOf(err) {
-			return []any{newCoordState(ch.Next)} // refused, and the refusal logged
+			return []any{t.of(&ch.Next)} // refused, and the refusal logged
 		}
 		if err != nil {
 			// Refused, as the protocol would: which check spoke first is
@@ -153,7 +181,7 @@ func coordStep(s *coordState, op *Request) []any {
 	case ch.Outcome == coord.Executed && out.Outcome == coord.Replayed:
 		// The backend's own retry of an ambiguous commit found the op
 		// already in place: the call took effect once, and answered so.
-		return []any{newCoordState(ch.Next)}
+		return []any{t.of(&ch.Next)}
 	case ch.Outcome != out.Outcome:
 		return nil
 	}
@@ -169,7 +197,7 @@ func coordStep(s *coordState, op *Request) []any {
 		}
 		next := ch.Next
 		next.Fence = out.Lease.Fence
-		return []any{newCoordState(next)}
+		return []any{t.of(&next)}
 	case ReqRenew:
 		if ch.Lease.Deadline != out.Lease.Deadline {
 			return nil
@@ -188,13 +216,14 @@ func coordStep(s *coordState, op *Request) []any {
 
 // coordModel is the porcupine model of one shard that starts as init.
 func coordModel(init coord.ShardRecord) porcupine.Model {
+	states := newStateTable()
 	nm := porcupine.NondeterministicModel{
-		Init: func() []any { return []any{newCoordState(init)} },
+		Init: func() []any { return []any{states.of(&init)} },
 		StepContext: func(ctx context.Context, state, input, _ any) []any {
 			if ctx.Err() != nil {
 				return nil
 			}
-			return coordStep(state.(*coordState), input.(*Request))
+			return coordStep(states, state.(*coordState), input.(*Request))
 		},
 		Equal:             func(a, b any) bool { return a.(*coordState).equal(b.(*coordState)) },
 		Hash:              func(a any) uint64 { return a.(*coordState).sum() },
@@ -338,20 +367,20 @@ func (c *Linearizable) EachHistory(ops []*Request, fn func(label string, model p
 func diagnose(init coord.ShardRecord, ops []*Request) *property.Violation {
 	done := slices.Clone(ops)
 	slices.SortStableFunc(done, func(a, b *Request) int { return int(int64(a.ReturnSeq) - int64(b.ReturnSeq)) })
-	s := newCoordState(init)
+	rec := init
 	name := fmt.Sprintf("%.6s/%s/%s", init.Tenant, init.Run, init.Shard)
 	for _, op := range done {
 		if !op.Out.Done || op.Out.Ambiguous {
 			continue
 		}
-		ch, err := coordExpect(&s.rec, op)
+		ch, err := coordExpect(&rec, op)
 		if err != nil && op.Out.Code == 0 {
 			return &property.Violation{Property: propertyOfRefusal(op, coord.CodeOf(err)), Detail: fmt.Sprintf(
 				"%s: the shard's history has no linearization; %s was accepted where the protocol refuses it (%v)", name, op, err)}
 		}
 		logged := err != nil && ch.Logged && op.Out.Code == coord.CodeOf(err)
 		if logged || err == nil && op.Out.Code == 0 && ch.Outcome == coord.Executed {
-			s = newCoordState(ch.Next)
+			rec = ch.Next
 		}
 	}
 	return &property.Violation{Property: property.CLinearizable, Detail: name + ": the history of lease, fence, cursor and status has no linearization, and no single answer names a more specific property"}

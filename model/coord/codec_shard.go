@@ -39,6 +39,9 @@ func appendShardRecord(dst []byte, r *ShardRecord) []byte {
 // EncodeShardRecord returns the encoding of r.
 func EncodeShardRecord(r *ShardRecord) []byte { return appendShardRecord(nil, r) }
 
+// AppendShardRecord appends r's encoding (EncodeShardRecord's bytes) to dst.
+func AppendShardRecord(dst []byte, r *ShardRecord) []byte { return appendShardRecord(dst, r) }
+
 // decodeShardRecord decodes a shard record and checks its invariants.
 func decodeShardRecord(b []byte) (ShardRecord, error) { return decodeShardRecordAs(b, true) }
 
