@@ -34,8 +34,9 @@ type Etcd struct {
 	seq       uint64 // write stamps issued (etcd_readback.go)
 	// shard is where loadShard reads a shard into: an operation attempt
 	// reads one shard at a time, and a fresh state per read was the
-	// backend's largest allocation.
-	shard shardState
+	// backend's largest allocation. It is made by the first read (an
+	// Etcd is made per task, and many tasks read no shard).
+	shard *shardState
 	// shards is where runShards decodes a run's shard records: its
 	// callers summarize them before the Etcd reads again.
 	shards []ShardRecord

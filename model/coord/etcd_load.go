@@ -34,7 +34,10 @@ func (e *Etcd) loadShard(label string, tenant TenantID, key ShardKey, withRun bo
 	if err != nil || kvs[0] == nil {
 		return nil, false, err
 	}
-	st = &e.shard
+	if e.shard == nil {
+		e.shard = new(shardState)
+	}
+	st = e.shard
 	*st = shardState{rev: rev, tenant: tenant, recKV: kvs[0], ownerKV: kvs[1]}
 	if _, stamp, serr := SplitEtcdRecordValue(kvs[0].Value); serr == nil {
 		st.stamp = stamp
