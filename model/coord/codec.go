@@ -104,9 +104,23 @@ func (d *decoder) discriminant(what string, valid func(uint8) bool) uint8 {
 // opLogEntrySize is the encoded size of an op-log entry.
 const opLogEntrySize = 8 + 1 + 1 + 1 + 8 + 8
 
-func (e *encoder) opLog(entries []OpLogEntry) {
-	e.u8(uint8(len(entries)))
-	for _, x := range entries {
+// opLogSize is the length of an op-log's encoding.
+func opLogSize(r *opRing) int { return 1 + r.len()*opLogEntrySize }
+
+// optSize is the length of an optional field's value: n when set.
+func optSize(set bool, n int) int {
+	if set {
+		return n
+	}
+	return 0
+}
+
+// opLog encodes an op-log's entries, oldest first, read in place from
+// its ring.
+func (e *encoder) opLog(r *opRing) {
+	e.u8(uint8(r.len()))
+	for i := range r.len() {
+		x := r.at(i)
 		e.u64(uint64(x.Op))
 		e.u8(uint8(x.Kind))
 		e.u8(uint8(x.Result))

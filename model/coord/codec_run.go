@@ -22,12 +22,23 @@ func appendRunRecord(dst []byte, r *RunRecord) []byte {
 	for _, id := range r.RootShards {
 		e.u64(uint64(id))
 	}
-	e.opLog(r.OpLog.Entries())
+	e.opLog(&r.OpLog.r) // in place: no copy of the entries
 	return e.b
 }
 
 // EncodeRunRecord returns the encoding of r.
-func EncodeRunRecord(r *RunRecord) []byte { return appendRunRecord(nil, r) }
+func EncodeRunRecord(r *RunRecord) []byte {
+	return appendRunRecord(make([]byte, 0, runRecordSize(r)), r)
+}
+
+// runRecordSize is the length of r's encoding, field by field as
+// appendRunRecord writes them.
+func runRecordSize(r *RunRecord) int {
+	n := 2 + len(r.Tenant) + 8 + 1 // header, tenant, run, status
+	n += 1 + 8 + 4 + 8             // semantics, lease duration, max retries, created at
+	n += 1 + optSize(r.CompletedAt.Set, 8) + 4 + 8*len(r.RootShards)
+	return n + opLogSize(&r.OpLog.r)
+}
 
 // decodeRunRecord decodes a run record and checks its invariants.
 func decodeRunRecord(b []byte) (RunRecord, error) { return decodeRunRecordAs(b, true) }

@@ -32,12 +32,26 @@ func appendShardRecord(dst []byte, r *ShardRecord) []byte {
 	for _, id := range r.Spawned {
 		e.u64(uint64(id))
 	}
-	e.opLog(r.OpLog.Entries())
+	e.opLog(&r.OpLog.r) // in place: no copy of the entries
 	return e.b
 }
 
 // EncodeShardRecord returns the encoding of r.
-func EncodeShardRecord(r *ShardRecord) []byte { return appendShardRecord(nil, r) }
+func EncodeShardRecord(r *ShardRecord) []byte {
+	return appendShardRecord(make([]byte, 0, shardRecordSize(r)), r)
+}
+
+// shardRecordSize is the length of r's encoding, field by field as
+// appendShardRecord writes them, so an encoding is made in one allocation.
+func shardRecordSize(r *ShardRecord) int {
+	n := 2 + len(r.Tenant) + 8 + 8 + 1 // header, tenant, run, shard, status
+	n += 1 + optSize(r.ParkReason.Set, 1) + 1 + optSize(r.Lease.Set, 8+8)
+	n += 8 + 4 // fence, acquire count
+	n += 4 + len(r.Cursor.LastKey) + 4 + len(r.Cursor.Token) + 1
+	n += 4 + len(r.Spec.Start) + 4 + len(r.Spec.End) + 4 + len(r.Spec.Metadata)
+	n += 1 + optSize(r.Parent.Set, 8) + 4 + 8*len(r.Spawned)
+	return n + opLogSize(&r.OpLog.r)
+}
 
 // AppendShardRecord appends r's encoding (EncodeShardRecord's bytes) to dst.
 func AppendShardRecord(dst []byte, r *ShardRecord) []byte { return appendShardRecord(dst, r) }

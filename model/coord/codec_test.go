@@ -132,6 +132,9 @@ func TestShardRecordRoundTrip(t *testing.T) {
 			t.Fatalf("generator made an invalid record: %v", err)
 		}
 		enc := EncodeShardRecord(&r)
+		if len(enc) != shardRecordSize(&r) || len(enc) != cap(enc) {
+			t.Fatalf("encoding of %d bytes (room for %d), shardRecordSize says %d", len(enc), cap(enc), shardRecordSize(&r))
+		}
 		got, err := decodeShardRecord(enc)
 		if err != nil {
 			t.Fatal(err)
@@ -153,6 +156,9 @@ func TestRunRecordRoundTrip(t *testing.T) {
 			t.Fatalf("generator made an invalid record: %v", err)
 		}
 		enc := EncodeRunRecord(&r)
+		if len(enc) != runRecordSize(&r) || len(enc) != cap(enc) {
+			t.Fatalf("encoding of %d bytes (room for %d), runRecordSize says %d", len(enc), cap(enc), runRecordSize(&r))
+		}
 		got, err := decodeRunRecord(enc)
 		if err != nil {
 			t.Fatal(err)

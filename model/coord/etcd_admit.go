@@ -63,7 +63,7 @@ func (e *Etcd) admit(op Operation, label string, tenant TenantID, created []Shar
 // the witness; it was absent at the read at readRev.
 func (e *Etcd) putCreated(c *commit, tenant TenantID, created []ShardRecord, readRev int64) {
 	for i := range created {
-		key, value := e.keys.shard(tenant, created[i].Key()), c.record(EncodeShardRecord(&created[i]))
+		key, value := e.keys.shard(tenant, created[i].Key()), c.shardRecord(&created[i])
 		if !c.witness.set {
 			c.putWitness(key, value, nil, readRev, true)
 			continue

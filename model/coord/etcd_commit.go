@@ -43,6 +43,17 @@ func (e *Etcd) newCommit() *commit {
 // (etcd_readback.go).
 func (c *commit) record(encoding []byte) []byte { return AppendWriteStamp(encoding, c.stamp) }
 
+// shardRecord returns the stored value of a shard record (record), made in
+// one allocation.
+func (c *commit) shardRecord(r *ShardRecord) []byte {
+	return c.record(appendShardRecord(make([]byte, 0, shardRecordSize(r)+writeStampLen), r))
+}
+
+// runRecord returns the stored value of a run record, like shardRecord.
+func (c *commit) runRecord(r *RunRecord) []byte {
+	return c.record(appendRunRecord(make([]byte, 0, runRecordSize(r)+writeStampLen), r))
+}
+
 // witness is a key every successful application of a commit writes: its
 // state as read (mod revision and version, zero when absent), the revision
 // of that read, and the value the commit puts (a record, stamped, so no

@@ -58,7 +58,7 @@ func (e *Etcd) planRun(label string, op Operation, tenant TenantID, old *RunReco
 	for i := range ch.Created {
 		e.checkShard(nil, &ch.Created[i])
 	}
-	c.putWitness(e.keys.run(tenant, ch.Next.Run), c.record(EncodeRunRecord(&ch.Next)), kv, rev, true)
+	c.putWitness(e.keys.run(tenant, ch.Next.Run), c.runRecord(&ch.Next), kv, rev, true)
 	wasActive, isActive := old != nil && old.Status == RunActive, ch.Next.Status == RunActive
 	switch index := e.keys.active(tenant, ch.Next.Run); {
 	case isActive && !wasActive:

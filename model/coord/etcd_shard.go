@@ -83,7 +83,7 @@ func (e *Etcd) planShard(r *opRun, op Operation, gated bool, st *shardState, ch 
 	}
 	// coord.etcd-blind-write: the record is written without comparing it.
 	compare := !e.cfg.Bugs.Has(bugs.CoordEtcdBlindWrite)
-	c.putWitness(e.keys.shard(st.tenant, st.rec.Key()), c.record(EncodeShardRecord(&ch.Next)), st.recKV, st.rev, compare)
+	c.putWitness(e.keys.shard(st.tenant, st.rec.Key()), c.shardRecord(&ch.Next), st.recKV, st.rev, compare)
 	if err := e.bindOwner(r, op, c, st, &ch.Next, gated); err != nil {
 		return nil, err
 	}
