@@ -176,7 +176,11 @@ func (e *Etcd) scanAt(label string, r keyRange, rev int64) (int64, []simkv.KeyVa
 		if rev == 0 {
 			rev = resp.Header.Revision
 		}
-		out = append(out, resp.Kvs...)
+		if out == nil {
+			out = resp.Kvs // the first page's answer is this scan's own: no copy
+		} else {
+			out = append(out, resp.Kvs...)
+		}
 		if !resp.More || len(resp.Kvs) == 0 {
 			return rev, out, nil
 		}
