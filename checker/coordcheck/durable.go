@@ -47,10 +47,13 @@ type Durable struct {
 	cache   map[string]*cachedKV
 	keys    []string    // the cached keys, sorted (the namespace's key order)
 	entries []*cachedKV // the cached records, in the order of keys
-	scratch cachedKV    // the record being decoded
-	prev    *coord.Snapshot
-	spare   *coord.Snapshot // the state before prev, whose slices the next state reuses
-	err     *property.Violation
+	// scratchRun and scratchShard are where decode puts a run or shard
+	// record, before learn copies it into the cache entry.
+	scratchRun   coord.RunRecord
+	scratchShard coord.ShardRecord
+	prev         *coord.Snapshot
+	spare        *coord.Snapshot // the state before prev, whose slices the next state reuses
+	err          *property.Violation
 
 	// What snapshot needs to bring spare up to date instead of rebuilding
 	// it: layout counts, per kind of record, the keys joining or leaving
@@ -87,15 +90,41 @@ type ShardChange struct {
 	Prev, Next *coord.ShardRecord
 }
 
-// cachedKV is one decoded key of the namespace.
+// cachedKV is one decoded key of the namespace. Run and shard records
+// (hundreds of bytes each, their op-log rings inline) are held by pointer,
+// so the entry of an owner binding or claim record, keys that come and go
+// with every lease, stays small.
 type cachedKV struct {
 	pos   int // the record's index in its kind's slice of a state (see snapshot)
 	mod   int64
 	key   coord.EtcdKey
-	run   coord.RunRecord
-	shard coord.ShardRecord
+	run   *coord.RunRecord   // KeyRun only
+	shard *coord.ShardRecord // KeyShard only
 	bind  coord.OwnerBinding
 	claim coord.ClaimRecord
+}
+
+// keep makes e hold what decode put in c, copying a run or shard record
+// into e's own storage (made when e first holds one). e's position is
+// left as it is.
+func (e *cachedKV) keep(c *cachedKV) {
+	pos, run, shard := e.pos, e.run, e.shard
+	*e = *c
+	e.pos = pos
+	if c.run != nil {
+		if run == nil {
+			run = new(coord.RunRecord)
+		}
+		*run = *c.run
+		e.run = run
+	}
+	if c.shard != nil {
+		if shard == nil {
+			shard = new(coord.ShardRecord)
+		}
+		*shard = *c.shard
+		e.shard = shard
+	}
 }
 
 // NewDurable returns an observer of store's namespace ns, where one
@@ -392,9 +421,9 @@ func slotOf(k coord.KeyKind) int {
 func place(s *coord.Snapshot, c *cachedKV) {
 	switch c.key.Kind {
 	case coord.KeyRun:
-		s.Runs[c.pos] = c.run
+		s.Runs[c.pos] = *c.run
 	case coord.KeyShard:
-		s.Shards[c.pos] = c.shard
+		s.Shards[c.pos] = *c.shard
 	case coord.KeyOwner:
 		s.Bindings[c.pos] = binding(c)
 	case coord.KeyClaim:
@@ -433,10 +462,10 @@ func (d *Durable) rebuildKind(s *coord.Snapshot, kind int) {
 		switch kind {
 		case slotRun:
 			c.pos = len(s.Runs)
-			s.Runs = append(s.Runs, c.run)
+			s.Runs = append(s.Runs, *c.run)
 		case slotShard:
 			c.pos = len(s.Shards)
-			s.Shards = append(s.Shards, c.shard)
+			s.Shards = append(s.Shards, *c.shard)
 		case slotOwner:
 			c.pos = len(s.Bindings)
 			s.Bindings = append(s.Bindings, binding(c))
@@ -550,21 +579,19 @@ func (d *Durable) learn(kv *simkv.KeyValue) (bool, *property.Violation) {
 	if ok && old.mod == kv.ModRevision {
 		return false, nil
 	}
-	// A cachedKV holds every kind of record (about 1.5 KB): decode into
-	// the one scratch value, and allocate only for a key seen first.
-	if v := d.decode(kv, &d.scratch); v != nil {
+	// Decode into scratch storage, and allocate only for a key seen first.
+	var dec cachedKV
+	if v := d.decode(kv, &dec); v != nil {
 		return false, v
 	}
 	if ok {
-		pos := old.pos
-		*old = d.scratch
-		old.pos = pos
+		old.keep(&dec)
 		d.curChanged = append(d.curChanged, old)
 		return true, nil
 	}
-	d.bumpLayout(d.scratch.key.Kind)
+	d.bumpLayout(dec.key.Kind)
 	c := new(cachedKV)
-	*c = d.scratch
+	c.keep(&dec)
 	k := string(kv.Key)
 	i, _ := slices.BinarySearch(d.keys, k)
 	d.keys = slices.Insert(d.keys, i, k)
@@ -609,12 +636,14 @@ func (d *Durable) decode(kv *simkv.KeyValue, c *cachedKV) *property.Violation {
 	case coord.KeyRun:
 		var rec []byte
 		if rec, _, err = coord.SplitEtcdRecordValue(kv.Value); err == nil {
-			c.run, err = coord.DecodeRunRecordUnchecked(rec)
+			d.scratchRun, err = coord.DecodeRunRecordUnchecked(rec)
+			c.run = &d.scratchRun
 		}
 	case coord.KeyShard:
 		var rec []byte
 		if rec, _, err = coord.SplitEtcdRecordValue(kv.Value); err == nil {
-			c.shard, err = coord.DecodeShardRecordUnchecked(rec)
+			d.scratchShard, err = coord.DecodeShardRecordUnchecked(rec)
+			c.shard = &d.scratchShard
 		}
 		if err == nil && (c.shard.Tenant != k.Tenant || c.shard.Run != k.Run || c.shard.Shard != k.Shard) {
 			err = fmt.Errorf("shard record stored under another shard's key")
