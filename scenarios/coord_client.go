@@ -29,6 +29,9 @@ type coordCaller struct {
 	// run is the run record the last getRun read: saw points at it
 	// rather than at a copy of its own on the heap.
 	run coord.RunRecord
+	// out is where the request under way puts its answer (one request
+	// at a time per caller), rather than a heap copy per request.
+	out coordcheck.Answer
 }
 
 // newCoordCaller builds the caller of task t of actor, acting as worker.
@@ -75,9 +78,10 @@ func (c *coordCaller) do(op coordcheck.Request, call func(o *coordcheck.Answer) 
 	op.Actor, op.Worker = c.actor, c.worker
 	o := c.env.history.Begin(op, c.t.Now())
 	c.kv.cur = o
-	var out coordcheck.Answer
+	c.out = coordcheck.Answer{}
 	before := c.etcd.Stats()
-	err := call(&out)
+	err := call(&c.out)
+	out := c.out
 	c.kv.cur = nil
 	c.env.reachEtcd(before, c.etcd.Stats())
 	if err != nil {
