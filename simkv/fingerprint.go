@@ -28,7 +28,7 @@ func (s *Store) Fingerprint() string {
 	put(int64(len(s.ks.keys)))
 	for _, k := range s.ks.keys {
 		putString(k)
-		hist := s.ks.hist[k]
+		hist := s.ks.hist[k].e
 		put(int64(len(hist)))
 		for _, e := range hist {
 			put(e.main)

@@ -1,6 +1,7 @@
 package simkv
 
 import (
+	"maps"
 	"slices"
 	"sort"
 )
@@ -17,37 +18,39 @@ type entry struct {
 // information in its in-memory tree index plus the backend.
 type keyspace struct {
 	keys []string           // sorted
-	hist map[string][]entry // writes by ascending (main, sub)
+	hist map[string]history // writes by ascending (main, sub)
 	cow  bool               // keys and hist may be shared with a clone: own them before changing
 }
 
-func newKeyspace() keyspace { return keyspace{hist: map[string][]entry{}} }
+// history is one key's writes. Its entries are never modified once
+// written, so clones of a store share them; tail lets the first clone to
+// write the key again append in place (appendShared).
+type history struct {
+	e    []entry
+	tail *sharedTail
+}
+
+func newKeyspace() keyspace { return keyspace{hist: map[string]history{}} }
 
 // own makes a shared index this keyspace's own before a change, in
-// O(keys). Histories are append-only and their entries are never modified,
-// so the copy still shares them, capped so that an append on either side
-// reallocates instead of writing into the other.
+// O(keys). The copy still shares the histories (see history).
 func (ks *keyspace) own() {
 	if !ks.cow {
 		return
 	}
-	hist := make(map[string][]entry, len(ks.hist))
-	for k, h := range ks.hist {
-		hist[k] = h[:len(h):len(h)]
-	}
-	ks.keys, ks.hist, ks.cow = append([]string(nil), ks.keys...), hist, false
+	ks.keys, ks.hist, ks.cow = append([]string(nil), ks.keys...), maps.Clone(ks.hist), false
 }
 
 // at returns the version of key visible at revision rev, or nil when the
 // key did not exist then (never written, or its last write was a delete).
 func (ks keyspace) at(key string, rev int64) *KeyValue {
-	return visible(ks.hist[key], rev)
+	return visible(ks.hist[key].e, rev)
 }
 
 // atBytes is at for a key held as bytes; the map lookup converts it
 // without allocating.
 func (ks keyspace) atBytes(key []byte, rev int64) *KeyValue {
-	return visible(ks.hist[string(key)], rev)
+	return visible(ks.hist[string(key)].e, rev)
 }
 
 // visible returns the version of a key's history h visible at rev, or nil.
@@ -153,7 +156,8 @@ func (ks *keyspace) append(key string, e entry) {
 		i, _ := slices.BinarySearch(ks.keys, key)
 		ks.keys = slices.Insert(ks.keys, i, key)
 	}
-	ks.hist[key] = append(h, e)
+	h.e, h.tail = appendShared(h.e, h.tail, e)
+	ks.hist[key] = h
 }
 
 // compact drops every write that no read at a revision >= rev can see: for
@@ -163,7 +167,7 @@ func (ks *keyspace) compact(rev int64) {
 	ks.own()
 	kept := ks.keys[:0]
 	for _, k := range ks.keys {
-		h := ks.hist[k]
+		h := ks.hist[k].e
 		last := -1 // index of the last write at or below rev
 		for i := range h {
 			if h[i].main <= rev {
@@ -174,14 +178,13 @@ func (ks *keyspace) compact(rev int64) {
 		if last >= 0 && h[last].tomb {
 			drop = last + 1
 		}
-		if drop > 0 {
-			h = append([]entry(nil), h[drop:]...)
-		}
-		if len(h) == 0 {
+		if len(h) == drop {
 			delete(ks.hist, k)
 			continue
 		}
-		ks.hist[k] = h
+		if drop > 0 {
+			ks.hist[k] = history{e: append([]entry(nil), h[drop:]...)} // a copy of our own
+		}
 		kept = append(kept, k)
 	}
 	ks.keys = kept

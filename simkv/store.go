@@ -40,6 +40,7 @@ type Store struct {
 	leasesCOW  bool   // leases (map and values) may be shared with a clone: copy before changing
 	leaseSeq   uint64 // how many ids were drawn for ID-0 grants
 	log        []revEvents
+	logTail    *sharedTail // log's backing array, shared with clones (appendShared)
 	watch      watchState
 }
 
@@ -82,10 +83,11 @@ func (s *Store) CompactRevision() int64 {
 // shared copy-on-write: a linearizability check clones the model store at
 // every step it tries, and most steps (reads, refused writes) change
 // nothing, so the copy is made only by the first change on either side.
+// The watch log's array is shared as well: the first side to log a
+// revision appends in place, the other copies (appendShared).
 func (s *Store) Clone() *Store {
 	s.ks.cow, s.leasesCOW = true, true
 	c := *s
-	c.log = s.log[:len(s.log):len(s.log)] // append-only, shared like histories
 	c.watch = s.watch.clone()
 	return &c
 }

@@ -198,7 +198,7 @@ func (s *Store) filter(w *watcher, rev int64, events []Event) []Event {
 // commitEvents logs one revision's changes and notifies the live watchers,
 // in id order.
 func (s *Store) commitEvents(rev int64, events []Event) {
-	s.log = append(s.log, revEvents{rev: rev, events: events})
+	s.log, s.logTail = appendShared(s.log, s.logTail, revEvents{rev: rev, events: events})
 	for _, w := range s.watch.watchers {
 		if w.dead || rev < w.minRev {
 			continue
@@ -214,7 +214,7 @@ func (s *Store) commitEvents(rev int64, events []Event) {
 // survives only if it is the key's last write at rev and not a delete.
 func (s *Store) compactLog(rev int64) {
 	i := s.logIndex(rev)
-	s.log = append([]revEvents(nil), s.log[i:]...)
+	s.log, s.logTail = append([]revEvents(nil), s.log[i:]...), nil // a copy of our own, changed below
 	if len(s.log) == 0 || s.log[0].rev != rev {
 		return
 	}
