@@ -1,6 +1,7 @@
 // Package checker holds what the per-protocol checkers share: turning a
-// porcupine result into a property verdict, and bounding a check by its
-// time budget (CheckWithin). The checkers themselves live
+// porcupine result into a property verdict, bounding a check by its time
+// budget (CheckWithin), and picking porcupine's longest partial
+// linearization in a canonical way (CanonicalLongest). The checkers themselves live
 // in one package per protocol (kvcheck, coordcheck, migratecheck, keymovecheck), apart
 // from the code they judge: a protocol package never imports a checker.
 //
@@ -11,6 +12,7 @@
 package checker
 
 import (
+	"slices"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -46,4 +48,19 @@ func CheckWithin(model porcupine.Model, history []porcupine.Operation, timeout t
 		return property.VerdictUnknown
 	}
 	return verdict
+}
+
+// CanonicalLongest returns the longest of porcupine's partial
+// linearizations (LinearizationInfo.PartialLinearizations of one
+// partition), the least in index order among equally long ones. Porcupine
+// hands them over in map order; a report built from one of them is
+// written into the trace, so the run's digest must not depend on that
+// order when two orders get equally far. parts must not be empty.
+func CanonicalLongest(parts [][]int) []int {
+	return slices.MinFunc(parts, func(a, b []int) int {
+		if len(a) != len(b) {
+			return len(b) - len(a)
+		}
+		return slices.Compare(a, b)
+	})
 }

@@ -3,12 +3,12 @@ package kvcheck
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/anishathalye/porcupine"
 
+	"shardsim/checker"
 	"shardsim/property"
 	"shardsim/simclock"
 	"shardsim/simkv"
@@ -37,7 +37,7 @@ func explain(history []porcupine.Operation, timeout time.Duration) *property.Vio
 	if len(parts) != 1 || len(parts[0]) == 0 {
 		return plain
 	}
-	longest := canonicalLongest(parts[0])
+	longest := checker.CanonicalLongest(parts[0])
 	stuck := stuckOp(history, longest)
 	if stuck < 0 {
 		return plain
@@ -62,19 +62,6 @@ func explain(history []porcupine.Operation, timeout time.Duration) *property.Vio
 		}
 	}
 	return (&property.Violation{Property: property.KVLinearizable, Detail: b.String()}).About(property.SubjectKey, string(key))
-}
-
-// canonicalLongest returns the longest of the partial linearizations, the
-// least in index order among equally long ones. Porcupine hands them over
-// in map order, and the report (which the trace records, so the run's
-// digest) must not depend on it when two orders get equally far.
-func canonicalLongest(parts [][]int) []int {
-	return slices.MinFunc(parts, func(a, b []int) int {
-		if len(a) != len(b) {
-			return len(b) - len(a)
-		}
-		return slices.Compare(a, b)
-	})
 }
 
 // stuckOp returns the index of the operation outside the linearized set

@@ -1,7 +1,6 @@
 package kvcheck
 
 import (
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -60,18 +59,6 @@ func TestViolationReportIsTheSameWhateverOrderPorcupineListsTies(t *testing.T) {
 			first = viol.Detail
 		} else if viol.Detail != first {
 			t.Fatalf("check %d reported\n%s\nafter\n%s", i, viol.Detail, first)
-		}
-	}
-}
-
-// canonicalLongest picks the same linearization whatever the input order.
-func TestCanonicalLongestIgnoresOrder(t *testing.T) {
-	parts := [][]int{{0, 2}, {1}, {1, 0}, {0, 1}, {2}}
-	want := []int{0, 1}
-	for i := range parts {
-		rotated := append(append([][]int{}, parts[i:]...), parts[:i]...)
-		if got := canonicalLongest(rotated); !slices.Equal(got, want) {
-			t.Fatalf("rotation %d: got %v, want %v", i, got, want)
 		}
 	}
 }

@@ -192,18 +192,15 @@ func CheckLinearizable(ops []Op, t *Truth, timeout time.Duration) (property.Verd
 }
 
 // stuck names the operation no linearization could place, from
-// porcupine's longest partial linearizations.
+// porcupine's longest partial linearization (the canonical one: porcupine
+// hands equally long ones over in map order, and the detail goes into the
+// trace).
 func stuck(info porcupine.LinearizationInfo, part []porcupine.Operation) string {
 	partials := info.PartialLinearizations()
 	if len(partials) == 0 || len(partials[0]) == 0 {
 		return ""
 	}
-	best := partials[0][0]
-	for _, p := range partials[0] {
-		if len(p) > len(best) {
-			best = p
-		}
-	}
+	best := checker.CanonicalLongest(partials[0])
 	placed := map[int]bool{}
 	l := []string(nil)
 	for _, i := range best {
