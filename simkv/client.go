@@ -43,12 +43,12 @@ func (c *Client) Call(t *simclock.Task, req Request) (Response, error) {
 		w, c.idle = c.idle[n-1], c.idle[:n-1]
 	} else {
 		w = &waiting{c: c}
-		w.sendFn, w.doneFn = w.send, w.done
+		w.doneFn = w.done
 	}
 	w.t, w.req = t, req
-	t.Await(w.sendFn)
+	t.AwaitOn(w)
 	resp, err := w.resp, w.err
-	*w = waiting{c: c, sendFn: w.sendFn, doneFn: w.doneFn}
+	*w = waiting{c: c, doneFn: w.doneFn}
 	c.idle = append(c.idle, w)
 	return resp, err
 }
@@ -58,21 +58,21 @@ type waiting struct {
 	c      *Client
 	t      *simclock.Task
 	req    Request
-	resume func(any)
+	resume simclock.Resumer
 	resp   Response
 	err    error
-	sendFn func(resume func(any))                           // w.send, bound once
 	doneFn func(ctx *simclock.Context, r Response, e error) // w.done, bound once
 }
 
-func (w *waiting) send(resume func(any)) {
+// Wait sends the request once the task is parked (simclock.Waiter).
+func (w *waiting) Wait(resume simclock.Resumer) {
 	w.resume = resume
 	w.c.Do(w.t.Context(), w.req, w.doneFn)
 }
 
 func (w *waiting) done(_ *simclock.Context, r Response, e error) {
 	w.resp, w.err = r, e
-	w.resume(nil)
+	w.resume.Resume(nil)
 }
 
 // In returns the synchronous KV view of the client for a task.
