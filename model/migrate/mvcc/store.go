@@ -259,7 +259,9 @@ func (s *Store) Delete(key string, ts hlc.TS) bool {
 	if i >= len(vs) || vs[i].TS != ts {
 		return false
 	}
-	vs = append(vs[:i:i], vs[i+1:]...)
+	copy(vs[i:], vs[i+1:])
+	vs[len(vs)-1] = Version{} // the slot may be reused; it keeps no value alive meanwhile
+	vs = vs[:len(vs)-1]
 	s.n--
 	if len(vs) == 0 {
 		s.dropKey(key)
@@ -295,7 +297,8 @@ func (s *Store) truncate(key string, vs []Version, i int) int {
 		return n
 	}
 	kv := s.vers[key]
-	kv.vs = vs[:i:i]
+	clear(vs[i:]) // the slots may be reused by a later Put; they keep no value alive meanwhile
+	kv.vs = vs[:i]
 	s.changed(kv)
 	return n
 }
