@@ -31,6 +31,9 @@ type readQuery struct {
 // latest read, so it covers every acknowledged write; an explicit one is
 // observed so no later write can slip under it) and recorded in the
 // timestamp cache, and the voter's applied state answers.
+//
+// The steps are methods of one readOp (see there), in this order:
+// serveRead, routed, timed, answer.
 func (n *Node) serveRead(ls *leader, in *rpc.Inbound) {
 	q, key, ts := readQueryOf(in.Req)
 	if n.env.Bugs.Has(bugs.MigrateNoReadFence) {
@@ -41,41 +44,93 @@ func (n *Node) serveRead(ls *leader, in *rpc.Inbound) {
 		return
 	}
 	n.count(ls, key, false)
-	n.afterApplied(ls, n.env.Cluster.LastIndex(ls.g, n.id), func(err error) {
-		if err != nil {
-			in.Reply(nil, err)
-			return
-		}
-		n.readRoutes(ls, q, func(parts []readPart, err error) {
-			if err != nil {
-				in.Reply(nil, err)
-				return
-			}
-			// Admitted: from here the read is in flight (a drain waits for it).
-			id := n.openRead(ls, q.span)
-			reply := func(resp any, err error) {
-				n.closeRead(ls, id)
-				in.Reply(resp, err)
-			}
-			n.fixReadTS(ls, ts, func(at hlc.TS, ok bool) {
-				if !ok {
-					reply(nil, errs.ErrNotLeader)
-					return
-				}
-				ls.ts.record(q.span, at)
-				n.markRead(ls, id, at)
-				// Every write issued a timestamp at or below at has been
-				// proposed by now: wait until the voter applied them.
-				n.afterApplied(ls, n.env.Cluster.LastIndex(ls.g, n.id), func(err error) {
-					if err != nil {
-						reply(nil, err)
-						return
-					}
-					reply(n.answerRead(ls, in.Req, parts, at))
-				})
-			})
-		})
-	})
+	op := &readOp{n: n, ls: ls, in: in, q: q, ts: ts}
+	op.whenApplied((*readOp).fence)
+}
+
+// readOp is one read in service. Its steps share it instead of each
+// capturing the read in a closure of its own (a read used to make five);
+// a step that does not have to wait runs the next one at once, without
+// making any closure.
+type readOp struct {
+	n     *Node
+	ls    *leader
+	in    *rpc.Inbound
+	q     readQuery
+	ts    hlc.TS // the requested timestamp (0: latest)
+	id    uint64 // the read's number among the leader's open reads
+	parts []readPart
+	// Room for the routes and parts of a read that one route serves (every
+	// point read, most scans).
+	routeBuf [1]catalog.Route
+	partBuf  [1]readPart
+}
+
+// whenApplied runs next once the voter applied everything proposed so far
+// (the log's last index, read now).
+func (op *readOp) whenApplied(next func(*readOp, error)) {
+	index := op.n.env.Cluster.LastIndex(op.ls.g, op.n.id)
+	if op.n.voter(op.ls.g).Applied >= index {
+		next(op, nil)
+		return
+	}
+	op.ls.wait(index, 0, func(_ fsm.Result, _ bool, err error) { next(op, err) })
+}
+
+// fence runs the read fence once the voter caught up.
+func (op *readOp) fence(err error) {
+	if err != nil {
+		op.in.Reply(nil, err)
+		return
+	}
+	op.n.readRoutes(op)
+}
+
+// routed takes the fence's decision: the read is refused, or admitted with
+// how each route must be read.
+func (op *readOp) routed(parts []readPart, err error) {
+	if err != nil {
+		op.in.Reply(nil, err)
+		return
+	}
+	// Admitted: from here the read is in flight (a drain waits for it).
+	op.parts = parts
+	op.id = op.n.openRead(op.ls, op.q.span)
+	if op.ts == 0 {
+		op.timed(op.ls.clock.Last(), true)
+		return
+	}
+	op.n.observe(op.ls, op.ts, func(ok bool) { op.timed(op.ts, ok) })
+}
+
+// timed takes the read's timestamp (ok false: the leadership was lost
+// while it was being fixed).
+func (op *readOp) timed(at hlc.TS, ok bool) {
+	if !ok {
+		op.reply(nil, errs.ErrNotLeader)
+		return
+	}
+	op.ls.ts.record(op.q.span, at)
+	op.n.markRead(op.ls, op.id, at)
+	// Every write issued a timestamp at or below at has been proposed by
+	// now: wait until the voter applied them.
+	op.ts = at
+	op.whenApplied((*readOp).answer)
+}
+
+// answer serves the read at its timestamp from the voter's applied state.
+func (op *readOp) answer(err error) {
+	if err != nil {
+		op.reply(nil, err)
+		return
+	}
+	op.reply(op.n.answerRead(op.ls, op.in.Req, op.parts, op.ts))
+}
+
+// reply closes the admitted read and answers it.
+func (op *readOp) reply(resp any, err error) {
+	op.n.closeRead(op.ls, op.id)
+	op.in.Reply(resp, err)
 }
 
 func readQueryOf(req any) (readQuery, string, hlc.TS) {
@@ -87,15 +142,6 @@ func readQueryOf(req any) (readQuery, string, hlc.TS) {
 		return readQuery{span: r.Span, hasVersion: r.HasVersion, observed: r.Observed}, r.Span.Start, r.TS
 	}
 	panic("migrate: not a read")
-}
-
-// fixReadTS gives a read its timestamp.
-func (n *Node) fixReadTS(ls *leader, ts hlc.TS, fn func(hlc.TS, bool)) {
-	if ts == 0 {
-		fn(ls.clock.Last(), true)
-		return
-	}
-	n.observe(ls, ts, func(ok bool) { fn(ts, ok) })
 }
 
 // answerRead serves the read from the voter's applied state.
@@ -143,50 +189,51 @@ func (n *Node) answerRead(ls *leader, req any, parts []readPart, ts hlc.TS) (any
 //     applies and the watermark says the cutover landed, it asks group 0
 //     who owns the span (cached briefly, by version) and fails closed when
 //     the answer does not come.
-func (n *Node) readRoutes(ls *leader, q readQuery, fn func([]readPart, error)) {
+func (n *Node) readRoutes(op *readOp) {
+	ls, q := op.ls, op.q
 	view := n.eng.View
 	b := n.env.Bugs
 	var routes []catalog.Route
 	if b.Has(bugs.MigrateScanStartKeyOnly) {
 		if r, ok := view.Lookup(q.span.Start); ok {
-			routes = []catalog.Route{r}
+			routes = append(op.routeBuf[:0], r)
 		}
 	} else {
-		routes = view.Intersecting(q.span)
+		routes = view.AppendIntersecting(op.routeBuf[:0], q.span)
 	}
 	if b.Has(bugs.MigrateTargetTrustsCoordinator) && q.hasVersion && q.observed > view.Version {
-		fn([]readPart{{span: q.span}}, nil) // the wrong variant serves live data, trusting the coordinator's newer route
+		op.routed([]readPart{{span: q.span}}, nil) // the wrong variant serves live data, trusting the coordinator's newer route
 		return
 	}
 	if len(routes) == 0 {
-		fn(nil, errs.ErrWrongGroup)
+		op.routed(nil, errs.ErrWrongGroup)
 		return
 	}
 	for _, r := range routes {
 		if r.Group != ls.g {
 			n.env.Counters.ReadsMovedByView++
-			fn(nil, errs.ErrRouteMoved)
+			op.routed(nil, errs.ErrRouteMoved)
 			return
 		}
 	}
 	if b.Has(bugs.MigrateNoReadFence) {
-		fn(partsOf(q.span, routes), nil)
+		op.routed(partsOf(op.partBuf[:0], q.span, routes), nil)
 		return
 	}
 	armed, expect := n.armedFor(ls, q, view)
 	if b.Has(bugs.MigrateReadFenceLessThan) {
 		if armed {
 			n.env.Counters.ReadsCutoverPending++
-			fn(nil, errs.ErrRouteCutoverPending)
+			op.routed(nil, errs.ErrRouteCutoverPending)
 			return
 		}
-		fn(partsOf(q.span, routes), nil)
+		op.routed(partsOf(op.partBuf[:0], q.span, routes), nil)
 		return
 	}
 	w := n.eng.Watermark
 	if armed && w < expect {
 		n.env.Counters.ReadsCutoverPending++
-		fn(nil, errs.ErrRouteCutoverPending)
+		op.routed(nil, errs.ErrRouteCutoverPending)
 		return
 	}
 	need := max(w, expect)
@@ -194,10 +241,10 @@ func (n *Node) readRoutes(ls *leader, q readQuery, fn func([]readPart, error)) {
 		need = max(need, q.observed)
 	}
 	if !armed && need <= view.Version {
-		fn(partsOf(q.span, routes), nil)
+		op.routed(partsOf(op.partBuf[:0], q.span, routes), nil)
 		return
 	}
-	n.askOwner(ls, q.span, need, routes, fn)
+	n.askOwner(op, need, routes)
 }
 
 // armedFor reports whether a cutover read fence on the voter covers the
@@ -226,7 +273,8 @@ func (n *Node) armedFor(ls *leader, q readQuery, view catalog.Catalog) (bool, ui
 // least need) whether this group owns every route of span, and serves by
 // the answer's routes. A query that fails leaves ownership unknown: the
 // read fails closed.
-func (n *Node) askOwner(ls *leader, span keys.Span, need uint64, viewRoutes []catalog.Route, fn func([]readPart, error)) {
+func (n *Node) askOwner(op *readOp, need uint64, viewRoutes []catalog.Route) {
+	ls, span, fn := op.ls, op.q.span, op.routed
 	min := need
 	if n.env.Bugs.Has(bugs.MigrateOwnershipCacheAnyVersion) {
 		min = 0
@@ -239,7 +287,7 @@ func (n *Node) askOwner(ls *leader, span keys.Span, need uint64, viewRoutes []ca
 				return
 			}
 		}
-		fn(partsOf(span, routes), nil)
+		fn(partsOf(op.partBuf[:0], span, routes), nil)
 	}
 	if routes, ok := n.eng.Cached(span, min, n.ctx.Now()); ok {
 		n.env.Counters.OwnerCacheHits++
@@ -252,7 +300,7 @@ func (n *Node) askOwner(ls *leader, span keys.Span, need uint64, viewRoutes []ca
 		if err != nil {
 			n.env.Counters.OwnerQueryFailures++
 			if n.env.Bugs.Has(bugs.MigrateOwnershipTimeoutServes) {
-				fn(partsOf(span, viewRoutes), nil) // the wrong variant: "still mine"
+				fn(partsOf(op.partBuf[:0], span, viewRoutes), nil) // the wrong variant: "still mine"
 				return
 			}
 			fn(nil, errs.ErrRouteOwnershipUnknown)
@@ -264,9 +312,9 @@ func (n *Node) askOwner(ls *leader, span keys.Span, need uint64, viewRoutes []ca
 	})
 }
 
-// partsOf splits span by routes, with each route's read options.
-func partsOf(span keys.Span, routes []catalog.Route) []readPart {
-	var out []readPart
+// partsOf splits span by routes, with each route's read options,
+// appended to out.
+func partsOf(out []readPart, span keys.Span, routes []catalog.Route) []readPart {
 	for _, r := range routes {
 		p := span
 		if r.Start > p.Start {

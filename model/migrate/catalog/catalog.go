@@ -240,6 +240,17 @@ func (c Catalog) Intersecting(s keys.Span) []Route {
 	return slices.Collect(c.Overlapping(s))
 }
 
+// AppendIntersecting appends the routes Intersecting returns to dst (a
+// caller with room for them allocates nothing).
+func (c Catalog) AppendIntersecting(dst []Route, s keys.Span) []Route {
+	for _, r := range c.Routes {
+		if r.Span().Overlaps(s) {
+			dst = append(dst, r)
+		}
+	}
+	return dst
+}
+
 // Overlapping yields the routes whose spans overlap s, in key order, as
 // Intersecting returns them (without building the slice).
 func (c Catalog) Overlapping(s keys.Span) iter.Seq[Route] {
