@@ -76,40 +76,81 @@ func (n *Node) admitRoutes(ls *leader, fp footprint) (uint64, hlc.TS, error) {
 // floor: a leader whose clock has not yet caught up refuses, retryably,
 // and moves its clock).
 func (n *Node) commitTS(ls *leader, caller hlc.TS, rks []string, floor hlc.TS, fn func(hlc.TS, error)) {
+	ts, done, err := n.commitTSNow(ls, caller, rks, floor)
+	if !done {
+		n.commitTSAfterRaise(ls, caller, floor, fn)
+		return
+	}
+	fn(ts, err)
+}
+
+// commitTSNow is commitTS up to the point where the clock would have to
+// wait for a ceiling raise: done false means it must (the clock is
+// unchanged), and commitTSAfterRaise goes on. A caller that goes on at
+// once makes no closure.
+func (n *Node) commitTSNow(ls *leader, caller hlc.TS, rks []string, floor hlc.TS) (ts hlc.TS, done bool, err error) {
 	if caller != 0 {
 		n.env.Counters.CallerTSWrites++
 		for _, rk := range rks {
 			if caller <= ls.ts.max(rk) {
 				n.env.Counters.CallerTSRejected++
-				fn(0, errs.ErrWriteTooOld)
-				return
+				return 0, true, errs.ErrWriteTooOld
 			}
 		}
 		if caller <= floor {
 			n.env.Counters.CallerTSRejected++
-			fn(0, errs.ErrWriteTooOld)
-			return
+			return 0, true, errs.ErrWriteTooOld
 		}
-		n.observe(ls, caller, func(ok bool) {
+		if ls.clock.Observe(caller) != nil {
+			return 0, false, nil
+		}
+		return caller, true, nil
+	}
+	ts, ok := n.issueNow(ls)
+	if !ok {
+		return 0, false, nil
+	}
+	ts, err = n.aboveFloor(ls, ts, floor)
+	return ts, true, err
+}
+
+// commitTSAfterRaise is the rest of commitTS when the clock has to wait
+// for a ceiling raise (what observe and issue do when they meet the
+// ceiling).
+func (n *Node) commitTSAfterRaise(ls *leader, caller, floor hlc.TS, fn func(hlc.TS, error)) {
+	if caller != 0 {
+		retry := func() {
+			n.observe(ls, caller, func(ok bool) {
+				if !ok {
+					fn(0, errs.ErrNotLeader)
+					return
+				}
+				fn(caller, nil)
+			})
+		}
+		n.afterRaise(ls, caller.Phys(), retry, func() { fn(0, errs.ErrNotLeader) })
+		return
+	}
+	retry := func() {
+		n.issue(ls, func(ts hlc.TS, ok bool) {
 			if !ok {
 				fn(0, errs.ErrNotLeader)
 				return
 			}
-			fn(caller, nil)
+			fn(n.aboveFloor(ls, ts, floor))
 		})
-		return
 	}
-	n.issue(ls, func(ts hlc.TS, ok bool) {
-		switch {
-		case !ok:
-			fn(0, errs.ErrNotLeader)
-		case ts <= floor:
-			ls.clock.ObserveDurable(floor)
-			fn(0, errs.ErrBelowFloor)
-		default:
-			fn(ts, nil)
-		}
-	})
+	n.afterRaise(ls, 0, retry, func() { fn(0, errs.ErrNotLeader) })
+}
+
+// aboveFloor accepts a fresh timestamp above the floor; one at or below
+// it is refused (retryably) and the clock moved past the floor.
+func (n *Node) aboveFloor(ls *leader, ts, floor hlc.TS) (hlc.TS, error) {
+	if ts <= floor {
+		ls.clock.ObserveDurable(floor)
+		return 0, errs.ErrBelowFloor
+	}
+	return ts, nil
 }
 
 func (n *Node) serveWrite(ls *leader, in *rpc.Inbound, req WriteReq) {
@@ -119,15 +160,25 @@ func (n *Node) serveWrite(ls *leader, in *rpc.Inbound, req WriteReq) {
 		return
 	}
 	n.count(ls, req.Key, true)
-	n.commitTS(ls, req.TS, []string{keys.RouteKey(req.Key)}, floor, func(ts hlc.TS, err error) {
-		if err != nil {
-			in.Reply(nil, err)
-			return
-		}
-		w := &fsm.Write{Key: req.Key, Value: req.Value, Tombstone: req.Tombstone, TTLms: req.TTLms,
-			TS: ts, CallerTS: req.TS != 0, Staging: staging, Op: req.Op}
-		n.proposeReply(ls, in, fsm.Entry{Kind: fsm.KindWrite, Write: w}, func(_ uint64, r fsm.Result) any { return WriteResp{TS: r.TS} })
-	})
+	rks := [1]string{keys.RouteKey(req.Key)}
+	ts, done, err := n.commitTSNow(ls, req.TS, rks[:], floor)
+	if !done {
+		waiting := req // only a write that waits moves a copy of its request to the heap
+		n.commitTSAfterRaise(ls, req.TS, floor, func(ts hlc.TS, err error) { n.proposeWrite(ls, in, &waiting, staging, ts, err) })
+		return
+	}
+	n.proposeWrite(ls, in, &req, staging, ts, err)
+}
+
+// proposeWrite proposes a write once it has its commit timestamp.
+func (n *Node) proposeWrite(ls *leader, in *rpc.Inbound, req *WriteReq, staging uint64, ts hlc.TS, err error) {
+	if err != nil {
+		in.Reply(nil, err)
+		return
+	}
+	w := &fsm.Write{Key: req.Key, Value: req.Value, Tombstone: req.Tombstone, TTLms: req.TTLms,
+		TS: ts, CallerTS: req.TS != 0, Staging: staging, Op: req.Op}
+	n.proposeReply(ls, in, fsm.Entry{Kind: fsm.KindWrite, Write: w}, func(_ uint64, r fsm.Result) any { return WriteResp{TS: r.TS} })
 }
 
 func (n *Node) serveDeleteRange(ls *leader, in *rpc.Inbound, req DeleteRangeReq) {

@@ -305,16 +305,27 @@ func (n *Node) afterRaise(ls *leader, minPhys uint64, retry, fail func()) {
 // issue hands fn a fresh commit timestamp, waiting for a ceiling raise if
 // the clock has reached the ceiling; fn gets ok=false if leadership ends.
 func (n *Node) issue(ls *leader, fn func(ts hlc.TS, ok bool)) {
+	ts, ok := n.issueNow(ls)
+	if !ok {
+		n.afterRaise(ls, 0, func() { n.issue(ls, fn) }, func() { fn(0, false) })
+		return
+	}
+	fn(ts, true)
+}
+
+// issueNow returns a fresh commit timestamp (ok), raising the ceiling
+// early when the clock nears it, or ok false, with nothing changed, when
+// the clock has reached the ceiling and must wait for a raise.
+func (n *Node) issueNow(ls *leader) (hlc.TS, bool) {
 	now := n.nowMs()
 	ts, err := ls.clock.Next(now)
 	if err != nil {
-		n.afterRaise(ls, 0, func() { n.issue(ls, fn) }, func() { fn(0, false) })
-		return
+		return 0, false
 	}
 	if now+uint64(n.env.Cfg.CeilingWindow.Milliseconds())/2 > ls.clock.Ceiling() {
 		n.raise(ls, 0)
 	}
-	fn(ts, true)
+	return ts, true
 }
 
 // observe moves the clock to a read (or caller-supplied) timestamp, waiting
