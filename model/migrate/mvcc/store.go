@@ -195,12 +195,28 @@ func (s *Store) Put(key string, v Version) bool {
 		vs[i] = v
 		return false
 	}
-	vs = append(vs, Version{})
+	if len(vs) == cap(vs) {
+		vs = grow(vs)
+	}
+	vs = vs[:len(vs)+1]
 	copy(vs[i+1:], vs[i:])
 	vs[i] = v
 	kv.vs = vs
 	s.n++
 	return true
+}
+
+// minHeapVersions is the fewest versions a key's first heap slice holds:
+// a key that outgrows the one version its record holds mostly keeps
+// growing (hot keys, rows rewritten by every write), and append would
+// grow it one step at a time from 1 (2, then 4).
+const minHeapVersions = 4
+
+// grow returns vs with room for at least one more version.
+func grow(vs []Version) []Version {
+	out := make([]Version, len(vs), max(minHeapVersions, 2*cap(vs)))
+	copy(out, vs)
+	return out
 }
 
 // atOrBelow returns the index of the first version of vs (newest first)
