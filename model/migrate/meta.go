@@ -75,13 +75,13 @@ type guard struct {
 	rev int64
 }
 
-// commit runs a transaction: if every guard still holds, put puts and
-// delete dels. probe names a key and the value it holds iff the
+// commit runs a transaction: if every guard still holds, put puts (in
+// order) and delete dels. probe names a key and the value it holds iff the
 // transaction applied, used to resolve an indeterminate answer. It
 // returns the revision the transaction wrote at, or errConflict when a
 // guard failed.
-func commit(kv simkv.KV, guards []guard, puts map[string][]byte, order []string, dels []string, probeKey string, probeVal []byte) (int64, error) {
-	rev, _, err := commitResolved(kv, guards, puts, order, dels, probeKey, probeVal)
+func commit(kv simkv.KV, guards []guard, puts []keyPut, dels []string, probeKey string, probeVal []byte) (int64, error) {
+	rev, _, err := commitResolved(kv, guards, puts, dels, probeKey, probeVal)
 	return rev, err
 }
 
@@ -91,14 +91,14 @@ var errIndeterminate = errors.New("metadata transaction outcome unknown")
 
 // commitResolved is commit that also reports whether the first answer was
 // lost and the outcome had to be read back.
-func commitResolved(kv simkv.KV, guards []guard, puts map[string][]byte, order []string, dels []string, probeKey string, probeVal []byte) (int64, bool, error) {
-	return commitTxn(kv, guards, puts, order, dels, probeKey, probeVal, true)
+func commitResolved(kv simkv.KV, guards []guard, puts []keyPut, dels []string, probeKey string, probeVal []byte) (int64, bool, error) {
+	return commitTxn(kv, guards, puts, dels, probeKey, probeVal, true)
 }
 
 // commitTxn runs the transaction; with resolve false an indeterminate
 // answer is returned as errIndeterminate instead of being read back.
-func commitTxn(kv simkv.KV, guards []guard, puts map[string][]byte, order []string, dels []string, probeKey string, probeVal []byte, resolve bool) (int64, bool, error) {
-	resp, err := kv.Txn(buildTxn(guards, puts, order, dels))
+func commitTxn(kv simkv.KV, guards []guard, puts []keyPut, dels []string, probeKey string, probeVal []byte, resolve bool) (int64, bool, error) {
+	resp, err := kv.Txn(buildTxn(guards, puts, dels))
 	if err == nil {
 		if !resp.Succeeded {
 			return 0, false, errConflict
@@ -129,16 +129,16 @@ func commitTxn(kv simkv.KV, guards []guard, puts map[string][]byte, order []stri
 }
 
 // buildTxn returns the transaction that checks guards, then puts puts (in
-// order) and deletes dels. Its parts are allocated together: the compares,
+// their order) and deletes dels. Its parts are allocated together: the compares,
 // the operations, the put requests, and every key's bytes in one buffer
 // (disjoint windows, never changed afterwards).
-func buildTxn(guards []guard, puts map[string][]byte, order []string, dels []string) simkv.TxnRequest {
+func buildTxn(guards []guard, puts []keyPut, dels []string) simkv.TxnRequest {
 	size := 0
 	for _, g := range guards {
 		size += len(g.key)
 	}
-	for _, k := range order {
-		size += len(k)
+	for _, p := range puts {
+		size += len(p.key)
 	}
 	for _, k := range dels {
 		size += len(k)
@@ -149,13 +149,13 @@ func buildTxn(guards []guard, puts map[string][]byte, order []string, dels []str
 		buf = append(buf, k...)
 		return buf[at:len(buf):len(buf)]
 	}
-	txn := simkv.TxnRequest{Compare: make([]simkv.Compare, 0, len(guards)), Success: make([]simkv.RequestOp, 0, len(order)+len(dels))}
+	txn := simkv.TxnRequest{Compare: make([]simkv.Compare, 0, len(guards)), Success: make([]simkv.RequestOp, 0, len(puts)+len(dels))}
 	for _, g := range guards {
 		txn.Compare = append(txn.Compare, simkv.Compare{Target: simkv.CompareMod, Result: simkv.CompareEqual, Key: keyBytes(g.key), ModRevision: g.rev})
 	}
-	putReqs := make([]simkv.PutRequest, len(order))
-	for i, k := range order {
-		putReqs[i] = simkv.PutRequest{Key: keyBytes(k), Value: puts[k]}
+	putReqs := make([]simkv.PutRequest, len(puts))
+	for i, p := range puts {
+		putReqs[i] = simkv.PutRequest{Key: keyBytes(p.key), Value: p.val}
 		txn.Success = append(txn.Success, simkv.RequestOp{Put: &putReqs[i]})
 	}
 	for _, k := range dels {
@@ -164,18 +164,43 @@ func buildTxn(guards []guard, puts map[string][]byte, order []string, dels []str
 	return txn
 }
 
-// putSet is an ordered set of puts.
-type putSet struct {
-	m     map[string][]byte
-	order []string
+// keyPut is one put of a transaction.
+type keyPut struct {
+	key string
+	val []byte
 }
 
+// putSet is an ordered set of puts: a key keeps the place of its first put
+// and the value of its last. A transaction puts a handful of keys, so a
+// slice searched in order does (one allocation, where a map and an order
+// list took three or four).
+type putSet struct {
+	puts []keyPut
+}
+
+// maxTxnPuts is the most puts a metadata transaction makes (room a put set
+// starts with).
+const maxTxnPuts = 4
+
 func (p *putSet) put(k string, v []byte) {
-	if p.m == nil {
-		p.m = map[string][]byte{}
+	for i := range p.puts {
+		if p.puts[i].key == k {
+			p.puts[i].val = v
+			return
+		}
 	}
-	if _, ok := p.m[k]; !ok {
-		p.order = append(p.order, k)
+	if p.puts == nil {
+		p.puts = make([]keyPut, 0, maxTxnPuts)
 	}
-	p.m[k] = v
+	p.puts = append(p.puts, keyPut{k, v})
+}
+
+// get returns the value put for k (nil if none).
+func (p *putSet) get(k string) []byte {
+	for _, kp := range p.puts {
+		if kp.key == k {
+			return kp.val
+		}
+	}
+	return nil
 }

@@ -28,13 +28,13 @@ func TestBuildTxnMatchesPlainConstruction(t *testing.T) {
 		for _, g := range guards {
 			want.Compare = append(want.Compare, simkv.Compare{Target: simkv.CompareMod, Result: simkv.CompareEqual, Key: []byte(g.key), ModRevision: g.rev})
 		}
-		for _, k := range ps.order {
-			want.Success = append(want.Success, simkv.RequestOp{Put: &simkv.PutRequest{Key: []byte(k), Value: ps.m[k]}})
+		for _, p := range ps.puts {
+			want.Success = append(want.Success, simkv.RequestOp{Put: &simkv.PutRequest{Key: []byte(p.key), Value: p.val}})
 		}
 		for _, k := range dels {
 			want.Success = append(want.Success, simkv.RequestOp{DeleteRange: &simkv.DeleteRangeRequest{Key: []byte(k)}})
 		}
-		got := buildTxn(guards, ps.m, ps.order, dels)
+		got := buildTxn(guards, ps.puts, dels)
 		if d := cmp.Diff(want, got, cmpopts.EquateEmpty()); d != "" {
 			t.Fatalf("buildTxn differs:\n%s", d)
 		}
@@ -48,6 +48,35 @@ func TestBuildTxnMatchesPlainConstruction(t *testing.T) {
 			if op.Put != nil && cap(op.Put.Key) != len(op.Put.Key) || op.DeleteRange != nil && cap(op.DeleteRange.Key) != len(op.DeleteRange.Key) {
 				t.Fatalf("an operation's key has room to grow into another")
 			}
+		}
+	})
+}
+
+// A put set keeps each key at the place of its first put with the value of
+// its last, as a map with an order list does, whatever the number of keys.
+func TestPutSetMatchesMapAndOrder(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var ps putSet
+		m := map[string][]byte{}
+		var order []string
+		for i, k := range rapid.SliceOfN(rapid.StringN(0, 2, -1), 0, 12).Draw(t, "puts") {
+			v := []byte{byte(i)}
+			ps.put(k, v)
+			if _, ok := m[k]; !ok {
+				order = append(order, k)
+			}
+			m[k] = v
+		}
+		if len(ps.puts) != len(order) {
+			t.Fatalf("%d puts, want %d", len(ps.puts), len(order))
+		}
+		for i, k := range order {
+			if ps.puts[i].key != k || !cmp.Equal(ps.puts[i].val, m[k]) || !cmp.Equal(ps.get(k), m[k]) {
+				t.Fatalf("put %d is %q=%v (get %v), want %q=%v", i, ps.puts[i].key, ps.puts[i].val, ps.get(k), k, m[k])
+			}
+		}
+		if ps.get("absent-key") != nil {
+			t.Fatal("get of a key never put is not nil")
 		}
 	})
 }

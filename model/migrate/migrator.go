@@ -114,7 +114,7 @@ func (m *migrator) save(j job.SplitJob, rev int64, cat *catalog.Catalog, catRev 
 		guards = append(guards, guard{job.CatalogKey, catRev})
 		ps.put(job.CatalogKey, cat.Encode())
 	}
-	return commitResolved(m.kv, guards, ps.m, ps.order, nil, k, ps.m[k])
+	return commitResolved(m.kv, guards, ps.puts, nil, k, ps.get(k))
 }
 
 // transition moves j to phase to (mutate adjusts the record first).
@@ -237,7 +237,7 @@ func (m *migrator) finish(j job.SplitJob, rev int64, to job.Phase) (job.SplitJob
 	ps.put(job.LiveJobKey, job.EncodeID(0))
 	evict := m.cfg.History.Evict(entries, now)
 	dels := append([]string{job.Key(j.ID)}, evict...)
-	nrev, _, err := commitResolved(m.kv, []guard{{job.Key(j.ID), rev}}, ps.m, ps.order, dels, hk, ps.m[hk])
+	nrev, _, err := commitResolved(m.kv, []guard{{job.Key(j.ID), rev}}, ps.puts, dels, hk, ps.get(hk))
 	if err != nil {
 		return j, rev, err
 	}

@@ -64,7 +64,7 @@ func SplitRange(kv simkv.KV, req SplitRequest) (uint64, error) {
 	ps.put(job.LiveJobKey, job.EncodeID(id))
 	ps.put(job.NextJobIDKey, job.EncodeID(id))
 	_, err = commit(kv, []guard{{job.CatalogKey, catRev}, {job.LiveJobKey, liveRev}, {job.NextJobIDKey, nextRev}},
-		ps.m, ps.order, nil, job.Key(id), j.Encode())
+		ps.puts, nil, job.Key(id), j.Encode())
 	if errors.Is(err, errConflict) {
 		return 0, ErrJobLive
 	}
@@ -96,7 +96,7 @@ func AbandonSplitJob(kv simkv.KV, id uint64) error {
 		n := j.Clone()
 		n.Phase, n.AbandonFromPhase, n.RetryPhase = job.Abandoning, from, 0
 		n.Writes++
-		_, err = commit(kv, []guard{{job.Key(id), rev}}, map[string][]byte{job.Key(id): n.Encode()}, []string{job.Key(id)}, nil, job.Key(id), n.Encode())
+		_, err = commit(kv, []guard{{job.Key(id), rev}}, []keyPut{{job.Key(id), n.Encode()}}, nil, job.Key(id), n.Encode())
 		if errors.Is(err, errConflict) {
 			continue // the migrator moved it; look again
 		}
