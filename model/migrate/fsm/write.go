@@ -243,13 +243,11 @@ func (f *FSM) compact(ts hlc.TS) Result {
 		at  hlc.TS
 	}
 	var cuts []cut
-	f.Store.Ascend("", "", func(k string, vs []mvcc.Version) bool {
-		if len(vs) < 2 {
-			return true // nothing older than its newest version to drop
-		}
+	// A key with one version has nothing older than its newest to drop.
+	f.Store.EachWithHistory(func(k string, vs []mvcc.Version) {
 		fam := keys.Classify(k)
 		if fam == keys.FamilyLocal || fam == keys.FamilyTxnLock {
-			return true
+			return
 		}
 		c := ts
 		for _, p := range f.pins {
@@ -265,7 +263,6 @@ func (f *FSM) compact(ts hlc.TS) Result {
 				break
 			}
 		}
-		return true
 	})
 	n := 0
 	for _, x := range cuts {

@@ -82,3 +82,38 @@ func TestEditsReuseSlotsSafely(t *testing.T) {
 		}
 	})
 }
+
+// EachWithHistory visits what a full ordered walk keeping the keys with
+// more than one version visits, in the same order, on small stores and on
+// stores of many blocks.
+func TestEachWithHistoryMatchesFilteredWalk(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s := randomStore(t)
+		if rapid.Bool().Draw(t, "large") {
+			for i, n := 0, rapid.IntRange(0, 600).Draw(t, "keys"); i < n; i++ {
+				k := fmt.Sprintf("big%04d", rapid.IntRange(0, 400).Draw(t, "key"))
+				s.Put(k, Version{TS: hlc.TS(rapid.IntRange(1, 5).Draw(t, "ts"))})
+			}
+		}
+		type visit struct {
+			key string
+			vs  []Version
+		}
+		var want, got []visit
+		s.Ascend("", "", func(k string, vs []Version) bool {
+			if len(vs) > 1 {
+				want = append(want, visit{k, vs})
+			}
+			return true
+		})
+		s.EachWithHistory(func(k string, vs []Version) { got = append(got, visit{k, vs}) })
+		if len(got) != len(want) {
+			t.Fatalf("%d keys visited, want %d", len(got), len(want))
+		}
+		for i := range want {
+			if got[i].key != want[i].key || !slices.Equal(got[i].vs, want[i].vs) {
+				t.Fatalf("visit %d: %s %v, want %s %v", i, got[i].key, got[i].vs, want[i].key, want[i].vs)
+			}
+		}
+	})
+}

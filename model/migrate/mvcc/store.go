@@ -342,6 +342,20 @@ func (s *Store) Ascend(start, end string, f func(key string, vs []Version) bool)
 	}
 }
 
+// EachWithHistory calls f, in key order, for every key that holds more
+// than one version (what compaction may trim), with its versions newest
+// first. f must not change the store. The keys with one version (most:
+// locks, transaction records, staged rows) are passed over without a call.
+func (s *Store) EachWithHistory(f func(key string, vs []Version)) {
+	for _, bl := range s.order.blocks {
+		for i, kv := range bl.recs {
+			if len(kv.vs) > 1 {
+				f(bl.keys[i], kv.vs)
+			}
+		}
+	}
+}
+
 // KeysIn returns the keys in [start, end), in order.
 func (s *Store) KeysIn(start, end string) []string {
 	var out []string
