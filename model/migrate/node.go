@@ -196,12 +196,16 @@ func (n *Node) propose(ls *leader, e fsm.Entry, fn func(fsm.Result, error)) {
 		fn(fsm.Result{}, errs.ErrNotLeader)
 		return
 	}
-	ls.wait(idx, ls.term, func(r fsm.Result, applied bool, err error) {
-		if err == nil && !applied {
-			err = errs.ErrLeaderChanged
-		}
-		fn(r, err)
-	})
+	ls.wait(idx, ls.term, func(r fsm.Result, applied bool, err error) { fn(r, proposalErr(applied, err)) })
+}
+
+// proposalErr is a proposal's error from its waiter's outcome: an entry
+// whose index came to hold another term's entry lost to a leader change.
+func proposalErr(applied bool, err error) error {
+	if err == nil && !applied {
+		return errs.ErrLeaderChanged
+	}
+	return err
 }
 
 // afterApplied calls fn once this node's voter applied index.
@@ -215,14 +219,45 @@ func (n *Node) afterApplied(ls *leader, index uint64, fn func(error)) {
 
 // proposeWait is propose from inside a task.
 func (n *Node) proposeWait(t *simclock.Task, ls *leader, e fsm.Entry) (fsm.Result, error) {
-	type out struct {
-		r   fsm.Result
-		err error
+	p := &proposal{n: n, ls: ls, e: e}
+	t.Await(p.register)
+	return p.r, p.err
+}
+
+// proposal is one proposeWait: the entry, and the result the parked task
+// reads once resumed. Its methods stand in for the closures propose and
+// Await would otherwise each need (the entry, the result and the resume
+// function live in one allocation).
+type proposal struct {
+	n      *Node
+	ls     *leader
+	e      fsm.Entry
+	resume func(any)
+	r      fsm.Result
+	err    error
+}
+
+// register proposes the entry once the task parked (what propose does,
+// with the waiter calling applied).
+func (p *proposal) register(resume func(any)) {
+	p.resume = resume
+	idx, err := p.n.env.Cluster.Propose(p.ls.g, p.n.id, p.ls.term, p.e)
+	if err != nil {
+		p.settle(fsm.Result{}, errs.ErrNotLeader)
+		return
 	}
-	o := t.Await(func(resume func(any)) {
-		n.propose(ls, e, func(r fsm.Result, err error) { resume(out{r, err}) })
-	}).(out)
-	return o.r, o.err
+	p.ls.wait(idx, p.ls.term, p.applied)
+}
+
+// applied is the proposal's waiter (propose's translation of its outcome).
+func (p *proposal) applied(r fsm.Result, applied bool, err error) {
+	p.settle(r, proposalErr(applied, err))
+}
+
+// settle records the outcome and resumes the task.
+func (p *proposal) settle(r fsm.Result, err error) {
+	p.r, p.err = r, err
+	p.resume(nil)
 }
 
 // becomeLeader starts a term. The new leader may not have applied
