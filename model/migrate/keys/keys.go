@@ -25,6 +25,7 @@ package keys
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 )
 
@@ -227,24 +228,27 @@ func Classify(raw string) Family {
 	if len(raw) < 2 {
 		return FamilyUser
 	}
-	best, bestLen := FamilyUser, 0
 	for _, f := range bySecondByte[raw[1]] {
-		p := prefixes[f]
-		if len(p) > bestLen && len(raw) >= len(p) && raw[:len(p)] == p {
-			best, bestLen = f, len(p)
+		if p := prefixes[f]; len(raw) >= len(p) && raw[:len(p)] == p {
+			return f // the longest match: candidates come longest first
 		}
 	}
-	return best
+	return FamilyUser
 }
 
 // bySecondByte lists, by a raw key's second byte, the internal families
 // whose prefix has that second byte: the only ones whose prefix the key can
 // start with (every prefix starts with '!' and is longer than one byte), so
-// the only ones Classify need try.
+// the only ones Classify need try. Each list runs from the longest prefix
+// to the shortest, so the first that matches is the longest match (two
+// distinct prefixes of one length cannot both start a key).
 var bySecondByte = func() (t [256][]Family) {
 	for f := FamilyListMeta; f < numFamilies; f++ {
 		p := prefixes[f]
 		t[p[1]] = append(t[p[1]], f)
+	}
+	for i := range t {
+		slices.SortStableFunc(t[i], func(a, b Family) int { return len(prefixes[b]) - len(prefixes[a]) })
 	}
 	return t
 }()
