@@ -84,7 +84,12 @@ func (f *FSM) Clone() *FSM {
 }
 
 // Apply applies the next entry. Entries must come in index order.
-func (f *FSM) Apply(e Entry) Result {
+func (f *FSM) Apply(e Entry) Result { return f.ApplyEntry(&e) }
+
+// ApplyEntry is Apply of *e, which it does not keep and whose fields it does
+// not change (the groups apply the entries their logs share in place
+// instead of copying each).
+func (f *FSM) ApplyEntry(e *Entry) Result {
 	if e.Index != f.Applied+1 {
 		panic(fmt.Sprintf("fsm: group %d applying %d after %d", f.Group, e.Index, f.Applied))
 	}
@@ -95,7 +100,7 @@ func (f *FSM) Apply(e Entry) Result {
 	return r
 }
 
-func (f *FSM) apply(e Entry) Result {
+func (f *FSM) apply(e *Entry) Result {
 	switch e.Kind {
 	case KindWrite:
 		return f.applyWrite(e.Write)

@@ -284,7 +284,7 @@ func (c *Cluster) Bootstrap(g int, entries []fsm.Entry) {
 			}
 			r.append(ep)
 			r.commit = e.Index
-			res := r.fsm.Apply(e)
+			res := r.fsm.ApplyEntry(ep)
 			first := e.Index > gr.maxApplied
 			if first {
 				gr.maxApplied = e.Index

@@ -280,7 +280,7 @@ func (c *Cluster) ApplyCommitted(g, n int, collect bool, out []Applied) []Applie
 	r.ticking = false
 	for r.fsm.Applied < r.commit {
 		e := r.entry(r.fsm.Applied + 1)
-		res := r.fsm.Apply(*e)
+		res := r.fsm.ApplyEntry(e)
 		first := e.Index > gr.maxApplied
 		if first {
 			gr.maxApplied = e.Index
