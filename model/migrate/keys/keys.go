@@ -444,11 +444,13 @@ func StageKey(job uint64, raw string) string {
 // nothing).
 func AppendStagePrefix(b []byte, job uint64) []byte {
 	const hex = "0123456789abcdef"
-	b = append(b, stagePrefix...)
-	for shift := 60; shift >= 0; shift -= 4 {
-		b = append(b, hex[job>>uint(shift)&15])
+	b = append(b, stagePrefix+"0000000000000000|"...) // the digits are filled in place: one append, not seventeen
+	d := b[len(b)-17 : len(b)-1]
+	for i := len(d) - 1; i >= 0; i-- {
+		d[i] = hex[job&15]
+		job >>= 4
 	}
-	return append(b, '|')
+	return b
 }
 
 // StageSpan returns the staged keyspace of job.

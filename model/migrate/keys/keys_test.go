@@ -344,3 +344,19 @@ func TestClassifyMatchesTryingEveryFamily(t *testing.T) {
 		}
 	})
 }
+
+// AppendStagePrefix writes the prefix, the job as sixteen hex digits and a
+// bar after whatever b holds, as formatting them does.
+func TestAppendStagePrefixMatchesFormatting(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		job := rapid.Uint64().Draw(t, "job")
+		head := rapid.StringN(0, 5, -1).Draw(t, "head")
+		want := head + fmt.Sprintf("%s%016x|", stagePrefix, job)
+		if got := string(AppendStagePrefix([]byte(head), job)); got != want {
+			t.Fatalf("AppendStagePrefix(%q, %d) = %q, want %q", head, job, got, want)
+		}
+		if got := StageKey(job, head); got != want[len(head):]+head {
+			t.Fatalf("StageKey(%d, %q) = %q", job, head, got)
+		}
+	})
+}
