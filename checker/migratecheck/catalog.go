@@ -74,13 +74,17 @@ type GroupView struct {
 // route by route rather than through the catalog's lookup, so a view that
 // (wrongly) holds two routes for a key counts both.
 func CheckSingleWriter(routeKeys []string, views []GroupView) *property.Violation {
+	var buf [16]acceptingRoute
+	acc := acceptingRoutes(views, buf[:0])
 	for _, k := range routeKeys {
-		owner := -1
-		for i := range views {
-			gv := &views[i]
-			if !gv.Ready || gv.View.Version < gv.MinView || !accepts(gv, k) {
-				continue
+		owner, counted := -1, -1 // groups; counted: the view that last accepted k
+		for i := range acc {
+			a := &acc[i]
+			if a.view == counted || !inSpan(k, a.start, a.end) {
+				continue // a view with two routes holding k accepts it once
 			}
+			counted = a.view
+			gv := &views[a.view]
 			if owner >= 0 {
 				return property.Violated(property.MSingleWriter, "groups %d and %d would both accept a write to %q (views v%d, v%d)",
 					owner, gv.Group, k, viewOf(views, owner).Version, gv.View.Version)
@@ -91,16 +95,32 @@ func CheckSingleWriter(routeKeys []string, views []GroupView) *property.Violatio
 	return nil
 }
 
-// accepts reports whether gv's view has an Active route of gv's group
-// holding route key k.
-func accepts(gv *GroupView, k string) bool {
-	for i := range gv.View.Routes {
-		r := &gv.View.Routes[i]
-		if r.Group == gv.Group && r.State == mcat.Active && inSpan(k, r.Start, r.End) {
-			return true
+// acceptingRoute is one route through which a view would accept writes:
+// views[view] is ready and not older than its group's minimum, and the
+// route is its group's own, Active, over [start, end).
+type acceptingRoute struct {
+	view       int
+	start, end string
+}
+
+// acceptingRoutes appends to out the routes through which views would
+// accept writes, view by view in order and each view's routes in order
+// (the order CheckSingleWriter asks accepts in), so that each key is
+// tested against those routes only rather than every route of every view.
+func acceptingRoutes(views []GroupView, out []acceptingRoute) []acceptingRoute {
+	for i := range views {
+		gv := &views[i]
+		if !gv.Ready || gv.View.Version < gv.MinView {
+			continue
+		}
+		for j := range gv.View.Routes {
+			r := &gv.View.Routes[j]
+			if r.Group == gv.Group && r.State == mcat.Active {
+				out = append(out, acceptingRoute{view: i, start: r.Start, end: r.End})
+			}
 		}
 	}
-	return false
+	return out
 }
 
 func viewOf(views []GroupView, g int) mcat.Catalog {
