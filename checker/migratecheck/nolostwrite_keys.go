@@ -17,12 +17,10 @@ type writeRef struct {
 // again by the next pass) or an acknowledged write fails ackApplied (its
 // violation must be reported in order).
 func (c *NoLostWriteChecker) registerAcks(acked []AckedWrite) bool {
+	c.growAcks(acked)
+	memos := c.acks[:len(acked)] // one load of the memos for the loop
 	for i := range acked {
-		a := &acked[i]
-		if i == len(c.acks) {
-			c.acks = append(c.acks, ackMemo{op: a.Op})
-		}
-		m := &c.acks[i]
+		a, m := &acked[i], &memos[i]
 		if m.op != a.Op {
 			c.dropIndex()
 			return false
@@ -50,6 +48,14 @@ func (c *NoLostWriteChecker) registerAcks(acked []AckedWrite) bool {
 		}
 	}
 	return true
+}
+
+// growAcks gives every acknowledged write a memo (new ones name their
+// operation).
+func (c *NoLostWriteChecker) growAcks(acked []AckedWrite) {
+	for i := len(c.acks); i < len(acked); i++ {
+		c.acks = append(c.acks, ackMemo{op: acked[i].Op})
+	}
 }
 
 // register indexes the versions of the acknowledged write at index ack
