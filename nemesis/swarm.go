@@ -20,7 +20,7 @@ type Swarm struct {
 	overrides map[string]string
 	keys      []string
 	values    []any
-	specs     []OptionSpec
+	specs     []drawnSpec // rendered as OptionSpecs only when asked for
 	err       error
 }
 
@@ -76,15 +76,15 @@ func (s *Swarm) Rate(name string, on, lo, hi float64) float64 {
 	if s.choices.Chance(on) {
 		r = lo + (hi-lo)*float64(s.choices.Intn(1001))/1000
 	}
-	return s.rateOption(OptionSpec{Name: name, Kind: KindRate, Low: fmtRate(lo), High: fmtRate(hi), Min: "0", Max: "1"}, r)
+	return s.rateOption(drawnSpec{name: name, kind: KindRate, drawn: rateBounds(lo, hi), accepted: rateBounds(0, 1)}, r)
 }
 
 // rateOption records rate option spec whose run value is r, unless the
 // user overrides it with a probability.
-func (s *Swarm) rateOption(spec OptionSpec, r float64) float64 {
-	if o, ok := s.override(spec.Name); ok {
+func (s *Swarm) rateOption(spec drawnSpec, r float64) float64 {
+	if o, ok := s.override(spec.name); ok {
 		if f, err := strconv.ParseFloat(o, 64); err != nil {
-			s.bad(spec.Name, o)
+			s.bad(spec.name, o)
 		} else if !(f >= 0 && f <= 1) {
 			s.outOfRange(spec, o)
 		} else {
@@ -92,7 +92,7 @@ func (s *Swarm) rateOption(spec OptionSpec, r float64) float64 {
 		}
 	}
 	s.describe(spec)
-	s.set(spec.Name, roundRate(r))
+	s.set(spec.name, roundRate(r))
 	return r
 }
 
@@ -102,10 +102,10 @@ func (s *Swarm) rateOption(spec OptionSpec, r float64) float64 {
 // file changes; it lets a search pin one habit (at 1, a chance that needs
 // no draw) without pinning the option it follows.
 func (s *Swarm) FollowRate(name, of string, v float64) float64 {
-	spec := OptionSpec{Name: name, Kind: KindRate, Low: fmtRate(v), High: fmtRate(v), Min: "0", Max: "1"}
+	spec := drawnSpec{name: name, kind: KindRate, drawn: rateBounds(v, v), accepted: rateBounds(0, 1)}
 	for _, o := range s.specs {
-		if o.Name == of {
-			spec.Low, spec.High = o.Low, o.High
+		if o.name == of {
+			spec.drawn = o.drawn
 		}
 	}
 	return s.rateOption(spec, v)
@@ -116,17 +116,17 @@ func (s *Swarm) FollowRate(name, of string, v float64) float64 {
 // nothing, so no run of a seed or a choice file changes; it lets a search
 // place a habit in time.
 func (s *Swarm) FixedDuration(name string, v, maxD time.Duration) time.Duration {
-	spec := OptionSpec{Name: name, Kind: KindDuration, Low: v.String(), High: v.String(), Min: "0s", Max: maxD.String()}
+	spec := drawnSpec{name: name, kind: KindDuration, drawn: durationBounds(v, v), accepted: durationBounds(0, maxD)}
 	return s.durationOption(spec, v, 0, maxD)
 }
 
 // durationOption applies a user's override of the duration option spec
 // (which must lie in [min, maxD]) to v, the drawn or fixed value, and
 // records the option's description and final value.
-func (s *Swarm) durationOption(spec OptionSpec, v, min, maxD time.Duration) time.Duration {
-	if o, ok := s.override(spec.Name); ok {
+func (s *Swarm) durationOption(spec drawnSpec, v, min, maxD time.Duration) time.Duration {
+	if o, ok := s.override(spec.name); ok {
 		if d, err := time.ParseDuration(o); err != nil {
-			s.bad(spec.Name, o)
+			s.bad(spec.name, o)
 		} else if d < min || d > maxD {
 			s.outOfRange(spec, o)
 		} else {
@@ -134,7 +134,7 @@ func (s *Swarm) durationOption(spec OptionSpec, v, min, maxD time.Duration) time
 		}
 	}
 	s.describe(spec)
-	s.set(spec.Name, v.String())
+	s.set(spec.name, v.String())
 	return v
 }
 
@@ -148,9 +148,9 @@ func (s *Swarm) bad(name, value string) {
 	}
 }
 
-func (s *Swarm) outOfRange(spec OptionSpec, value string) {
+func (s *Swarm) outOfRange(spec drawnSpec, value string) {
 	if s.err == nil {
-		s.err = fmt.Errorf("option %s=%s: must be %s", spec.Name, value, spec.Accepts())
+		s.err = fmt.Errorf("option %s=%s: must be %s", spec.name, value, spec.render().Accepts())
 	}
 }
 
@@ -176,23 +176,22 @@ func (s *Swarm) Int(name string, lo, hi int) int {
 	if lo < 0 {
 		min = lo
 	}
-	return s.intOption(OptionSpec{Name: name, Kind: KindInt, Low: strconv.Itoa(lo), High: strconv.Itoa(hi),
-		Min: strconv.Itoa(min), Max: strconv.Itoa(max(hi*sizeFactor, min))}, lo, hi, min, max(hi*sizeFactor, min))
+	maxN := max(hi*sizeFactor, min)
+	return s.intOption(drawnSpec{name: name, kind: KindInt, drawn: intBounds(lo, hi), accepted: intBounds(min, maxN)}, lo, hi, min, maxN)
 }
 
 // Enum draws an integer option in [lo, hi] that is a mode or an index
 // rather than a size: an override must lie in [lo, hi] too. It draws exactly
 // as Int does.
 func (s *Swarm) Enum(name string, lo, hi int) int {
-	return s.intOption(OptionSpec{Name: name, Kind: KindEnum, Low: strconv.Itoa(lo), High: strconv.Itoa(hi),
-		Min: strconv.Itoa(lo), Max: strconv.Itoa(hi)}, lo, hi, lo, hi)
+	return s.intOption(drawnSpec{name: name, kind: KindEnum, drawn: intBounds(lo, hi), accepted: intBounds(lo, hi)}, lo, hi, lo, hi)
 }
 
-func (s *Swarm) intOption(spec OptionSpec, lo, hi, min, max int) int {
+func (s *Swarm) intOption(spec drawnSpec, lo, hi, min, max int) int {
 	v := int(s.choices.Between(int64(lo), int64(hi)))
-	if o, ok := s.override(spec.Name); ok {
+	if o, ok := s.override(spec.name); ok {
 		if n, err := strconv.Atoi(o); err != nil {
-			s.bad(spec.Name, o)
+			s.bad(spec.name, o)
 		} else if n < min || n > max {
 			s.outOfRange(spec, o)
 		} else {
@@ -200,7 +199,7 @@ func (s *Swarm) intOption(spec OptionSpec, lo, hi, min, max int) int {
 		}
 	}
 	s.describe(spec)
-	s.set(spec.Name, v)
+	s.set(spec.name, v)
 	return v
 }
 
@@ -214,7 +213,7 @@ func (s *Swarm) Duration(name string, lo, hi time.Duration) time.Duration {
 		min = 1
 	}
 	maxD := max(hi*sizeFactor, min)
-	spec := OptionSpec{Name: name, Kind: KindDuration, Low: lo.String(), High: hi.String(), Min: min.String(), Max: maxD.String()}
+	spec := drawnSpec{name: name, kind: KindDuration, drawn: durationBounds(lo, hi), accepted: durationBounds(min, maxD)}
 	return s.durationOption(spec, v, min, maxD)
 }
 
@@ -228,7 +227,7 @@ func (s *Swarm) Flag(name string, p float64) bool {
 			s.bad(name, o)
 		}
 	}
-	s.describe(OptionSpec{Name: name, Kind: KindFlag, Low: "false", High: "true", Min: "false", Max: "true"})
+	s.describe(drawnSpec{name: name, kind: KindFlag, drawn: flagBounds, accepted: flagBounds})
 	s.set(name, v)
 	return v
 }
@@ -237,9 +236,9 @@ func (s *Swarm) Flag(name string, p float64) bool {
 func (s *Swarm) Fixed(name string, v any) { s.set(name, v) }
 
 // describe records an option's spec the first time it is drawn.
-func (s *Swarm) describe(spec OptionSpec) {
-	for _, old := range s.specs {
-		if old.Name == spec.Name {
+func (s *Swarm) describe(spec drawnSpec) {
+	for i := range s.specs {
+		if s.specs[i].name == spec.name {
 			return
 		}
 	}
@@ -247,7 +246,13 @@ func (s *Swarm) describe(spec OptionSpec) {
 }
 
 // Specs returns what each option drawn so far is and accepts, in draw order.
-func (s *Swarm) Specs() []OptionSpec { return append([]OptionSpec(nil), s.specs...) }
+func (s *Swarm) Specs() []OptionSpec {
+	out := make([]OptionSpec, len(s.specs))
+	for i, spec := range s.specs {
+		out[i] = spec.render()
+	}
+	return out
+}
 
 // Entries returns the options as name=value strings in draw order.
 func (s *Swarm) Entries() []string {
@@ -287,7 +292,8 @@ func (s *Swarm) MarshalJSON() ([]byte, error) {
 // is larger than any the sweeps cover, and may be slow.
 func (s *Swarm) Outside() []string {
 	var out []string
-	for _, spec := range s.specs {
+	for _, drawn := range s.specs {
+		spec := drawn.render()
 		o, ok := s.override(spec.Name)
 		if ok && spec.AboveDrawn(o) {
 			out = append(out, fmt.Sprintf("%s=%s (drawn %s..%s)", spec.Name, o, spec.Low, spec.High))
@@ -298,4 +304,52 @@ func (s *Swarm) Outside() []string {
 
 func roundRate(r float64) float64 {
 	return float64(int64(r*10000+0.5)) / 10000
+}
+
+// drawnSpec is an option's OptionSpec with its bounds kept as numbers:
+// every run draws dozens of options, and only a run asked to describe its
+// options (or given overrides) reads their specs, so the text is made when
+// render is called rather than on every draw.
+type drawnSpec struct {
+	name            string
+	kind            OptionKind
+	drawn, accepted specBounds // Low..High and Min..Max
+}
+
+// specBounds is a pair of bounds and how an override writes them.
+type specBounds struct {
+	as       OptionKind // KindRate: rlo, rhi; KindDuration, KindInt, KindEnum: lo, hi; KindFlag: false, true
+	lo, hi   int64
+	rlo, rhi float64
+}
+
+var flagBounds = specBounds{as: KindFlag}
+
+func rateBounds(lo, hi float64) specBounds { return specBounds{as: KindRate, rlo: lo, rhi: hi} }
+
+func durationBounds(lo, hi time.Duration) specBounds {
+	return specBounds{as: KindDuration, lo: int64(lo), hi: int64(hi)}
+}
+
+func intBounds(lo, hi int) specBounds { return specBounds{as: KindInt, lo: int64(lo), hi: int64(hi)} }
+
+// text renders the bounds as an override would write them.
+func (b specBounds) text() (lo, hi string) {
+	switch b.as {
+	case KindRate:
+		return fmtRate(b.rlo), fmtRate(b.rhi)
+	case KindDuration:
+		return time.Duration(b.lo).String(), time.Duration(b.hi).String()
+	case KindFlag:
+		return "false", "true"
+	}
+	return strconv.FormatInt(b.lo, 10), strconv.FormatInt(b.hi, 10)
+}
+
+// render returns the option's OptionSpec.
+func (d drawnSpec) render() OptionSpec {
+	spec := OptionSpec{Name: d.name, Kind: d.kind}
+	spec.Low, spec.High = d.drawn.text()
+	spec.Min, spec.Max = d.accepted.text()
+	return spec
 }
