@@ -27,6 +27,11 @@ var familyPrefixes = []string{
 	"!hs|", "!st|", "!zs|",
 }
 
+// internalMark is the first byte of localPrefix and of every family
+// prefix (TestPrefixesStartWithMark): a key that does not start with it is
+// a user key.
+const internalMark = '!'
+
 // collectionTags are the collection families' sub-family tags; a longer
 // tag is tried before one it extends.
 var collectionTags = []string{"meta|d|", "meta|", "fld|", "mem|"}
@@ -35,6 +40,9 @@ var collectionTags = []string{"meta|d|", "meta|", "fld|", "mem|"}
 // whether raw belongs to a route at all. The longest prefix wins:
 // "!lst|meta|d|" extends "!lst|meta|".
 func familyOf(raw string) (prefix string, routed bool) {
+	if raw == "" || raw[0] != internalMark {
+		return "", true // a user key: no family or local prefix starts it
+	}
 	if strings.HasPrefix(raw, localPrefix) {
 		return localPrefix, false
 	}

@@ -377,9 +377,18 @@ func (o *VersionOracle) readBack(w AppliedWrite, read OwnerRead, when string) *p
 	return nil
 }
 
+// inAny reports whether raw's route key lies in any of spans (routedIn for
+// each, with the route key found once).
 func inAny(raw string, spans []keys.Span) bool {
+	if len(spans) == 0 {
+		return false
+	}
+	rk, ok := routeKeyOf(raw)
+	if !ok {
+		return false
+	}
 	for _, s := range spans {
-		if routedIn(raw, s.Start, s.End) {
+		if inSpan(rk, s.Start, s.End) {
 			return true
 		}
 	}
