@@ -196,6 +196,13 @@ type readStamp struct {
 	known int
 }
 
+// equal reports whether s and o are the same stamp (as s == o would, field
+// by field, the generations first since they differ most often, and
+// inlined where the generated comparison is a call per stamp).
+func (s *readStamp) equal(o *readStamp) bool {
+	return s.src.equal(&o.src) && s.floor == o.floor && s.known == o.known && s.valid == o.valid && s.owned == o.owned
+}
+
 // viewSource names one content of a key as the owner's reads see it: the
 // store, its generations of the key and of its staged twin, the staging.
 type viewSource struct {
@@ -203,6 +210,11 @@ type viewSource struct {
 	live, staged uint64
 	staging      bool
 	job          uint64
+}
+
+// equal reports whether s and o name the same content (s == o).
+func (s *viewSource) equal(o *viewSource) bool {
+	return s.live == o.live && s.staged == o.staged && s.store == o.store && s.staging == o.staging && s.job == o.job
 }
 
 // NewNoLostWriteChecker returns a checker reading the truth from oracle.
@@ -306,7 +318,7 @@ func (c *NoLostWriteChecker) inPass(k *keyMemo, id int32, key string, owners Own
 // shows the answer cannot differ from the last pass that found it
 // readable, else it is read back.
 func (c *NoLostWriteChecker) judgeWrite(k *keyMemo, id int32, w *AppliedWrite, wm *writeMemo, when string) *property.Violation {
-	if k.stamp == wm.passed || c.supersededBelowFloor(k, id, w.TS, &wm.above) || c.stillPasses(k, w.Key, w.TS, wm.passed) {
+	if k.stamp.equal(&wm.passed) || c.supersededBelowFloor(k, id, w.TS, &wm.above) || c.stillPasses(k, w.Key, w.TS, wm.passed) {
 		wm.passed = k.stamp
 		return nil
 	}
@@ -376,7 +388,7 @@ func (c *NoLostWriteChecker) stillPasses(k *keyMemo, key string, ts hlc.TS, old 
 	if (old.floor != now.floor || old.known != now.known) && (ts < old.floor || ts < now.floor) {
 		return false
 	}
-	return old.src == now.src || c.sameContent(k, key, old.src)
+	return old.src.equal(&now.src) || c.sameContent(k, key, old.src)
 }
 
 // sameContent reports whether the key's content in src (if src's store
@@ -384,7 +396,7 @@ func (c *NoLostWriteChecker) stillPasses(k *keyMemo, key string, ts hlc.TS, old 
 // pass.
 func (c *NoLostWriteChecker) sameContent(k *keyMemo, key string, src viewSource) bool {
 	for _, s := range k.same[:k.nsame] {
-		if s.src == src {
+		if s.src.equal(&src) {
 			return s.ok
 		}
 	}

@@ -114,7 +114,7 @@ func (c *NoLostWriteChecker) checkKeys(owners Owners, when string, spans []keys.
 			continue
 		}
 		from := 0
-		if k.settled == k.stamp || c.settledStillPass(k, key) {
+		if k.settled.equal(&k.stamp) || c.settledStillPass(k, key) {
 			from = k.settledN
 		}
 		for _, r := range k.refs[from:] {
