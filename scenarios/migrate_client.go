@@ -2,7 +2,7 @@ package scenarios
 
 import (
 	"errors"
-	"fmt"
+	"strconv"
 	"time"
 
 	"shardsim/checker/migratecheck"
@@ -97,12 +97,18 @@ func (c *migrateClient) rawKey(ch *simclock.Choices) string {
 		return uk
 	}
 	f := simclock.Pick(ch, c.wl.rowFamilies())
-	return keys.Encode(f, uk, fmt.Sprint(ch.Intn(2)))
+	return keys.Encode(f, uk, strconv.Itoa(ch.Intn(2)))
 }
 
 func (c *migrateClient) opID() string {
 	c.seq++
-	return fmt.Sprintf("c%d-%d", c.idx, c.seq)
+	// "c<idx>-<seq>", built without fmt (one per operation).
+	var buf [24]byte
+	b := append(buf[:0], 'c')
+	b = strconv.AppendInt(b, int64(c.idx), 10)
+	b = append(b, '-')
+	b = strconv.AppendInt(b, int64(c.seq), 10)
+	return string(b)
 }
 
 func (c *migrateClient) learn(key string, ts hlc.TS) {
