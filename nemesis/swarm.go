@@ -3,6 +3,7 @@ package nemesis
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -316,34 +317,49 @@ type drawnSpec struct {
 	drawn, accepted specBounds // Low..High and Min..Max
 }
 
-// specBounds is a pair of bounds and how an override writes them.
+// specBounds is a pair of bounds and how an override writes them, in 24
+// bytes (a world keeps one per option drawn): integers and durations as
+// themselves, rates as their float64 bits.
 type specBounds struct {
-	as       OptionKind // KindRate: rlo, rhi; KindDuration, KindInt, KindEnum: lo, hi; KindFlag: false, true
-	lo, hi   int64
-	rlo, rhi float64
+	as     boundsKind
+	lo, hi uint64
 }
 
-var flagBounds = specBounds{as: KindFlag}
+// boundsKind says how a specBounds is written.
+type boundsKind uint8
 
-func rateBounds(lo, hi float64) specBounds { return specBounds{as: KindRate, rlo: lo, rhi: hi} }
+const (
+	intBoundsKind boundsKind = iota
+	rateBoundsKind
+	durationBoundsKind
+	flagBoundsKind
+)
+
+var flagBounds = specBounds{as: flagBoundsKind}
+
+func rateBounds(lo, hi float64) specBounds {
+	return specBounds{as: rateBoundsKind, lo: math.Float64bits(lo), hi: math.Float64bits(hi)}
+}
 
 func durationBounds(lo, hi time.Duration) specBounds {
-	return specBounds{as: KindDuration, lo: int64(lo), hi: int64(hi)}
+	return specBounds{as: durationBoundsKind, lo: uint64(lo), hi: uint64(hi)}
 }
 
-func intBounds(lo, hi int) specBounds { return specBounds{as: KindInt, lo: int64(lo), hi: int64(hi)} }
+func intBounds(lo, hi int) specBounds {
+	return specBounds{as: intBoundsKind, lo: uint64(int64(lo)), hi: uint64(int64(hi))}
+}
 
 // text renders the bounds as an override would write them.
 func (b specBounds) text() (lo, hi string) {
 	switch b.as {
-	case KindRate:
-		return fmtRate(b.rlo), fmtRate(b.rhi)
-	case KindDuration:
+	case rateBoundsKind:
+		return fmtRate(math.Float64frombits(b.lo)), fmtRate(math.Float64frombits(b.hi))
+	case durationBoundsKind:
 		return time.Duration(b.lo).String(), time.Duration(b.hi).String()
-	case KindFlag:
+	case flagBoundsKind:
 		return "false", "true"
 	}
-	return strconv.FormatInt(b.lo, 10), strconv.FormatInt(b.hi, 10)
+	return strconv.FormatInt(int64(b.lo), 10), strconv.FormatInt(int64(b.hi), 10)
 }
 
 // render returns the option's OptionSpec.
