@@ -272,7 +272,7 @@ func migrateBugApplies(kind migrateKind, name string) bool {
 // within one key), rows of internal families, tombstones and TTLs.
 func (m *migrateWorld) bootstrap(ch *simclock.Choices, wl *migrateWorkload) {
 	base := hlc.Make(migrate.DefaultConfig().EpochMs-20_000, 0)
-	entries := make([][]fsm.Entry, migrateGroups)
+	var perGroup [migrateGroups][]*fsm.Write // each group's writes, in order
 	ts := base
 	n := 0
 	cat := initialCatalog()
@@ -286,8 +286,7 @@ func (m *migrateWorld) bootstrap(ch *simclock.Choices, wl *migrateWorkload) {
 			writes = make([]fsm.Write, 0, 32)
 		}
 		writes = append(writes, fsm.Write{Key: raw, Value: op, Tombstone: del, TTLms: ttl, TS: ts, Op: op})
-		w := &writes[len(writes)-1]
-		entries[r.Group] = append(entries[r.Group], fsm.Entry{Kind: fsm.KindWrite, Write: w})
+		perGroup[r.Group] = append(perGroup[r.Group], &writes[len(writes)-1])
 		// Loaded one after another before any client starts.
 		at := simclock.Time(n - 1_000_000)
 		m.rec.ops = append(m.rec.ops, migratecheck.KeyOp{Client: 99, Key: raw, Write: true, Delete: del, Op: op, Call: at, Return: at})
@@ -310,8 +309,15 @@ func (m *migrateWorld) bootstrap(ch *simclock.Choices, wl *migrateWorkload) {
 			add(keys.Encode(f, uk, "0"), ch.Chance(0.2), 0)
 		}
 	}
-	for g, es := range entries {
-		m.cluster.Bootstrap(g, es)
+	// One array of entries, group after group, sized once: the entries are
+	// ~150 bytes each and growing a slice per group copied them repeatedly.
+	entries := make([]fsm.Entry, 0, n)
+	for g, ws := range perGroup {
+		start := len(entries)
+		for _, w := range ws {
+			entries = append(entries, fsm.Entry{Kind: fsm.KindWrite, Write: w})
+		}
+		m.cluster.Bootstrap(g, entries[start:])
 	}
 }
 
