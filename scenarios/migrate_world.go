@@ -292,6 +292,7 @@ func (m *migrateWorld) bootstrap(ch *simclock.Choices, wl *migrateWorkload) {
 		m.rec.ops = append(m.rec.ops, migratecheck.KeyOp{Client: 99, Key: raw, Write: true, Delete: del, Op: op, Call: at, Return: at})
 		m.rec.acked = append(m.rec.acked, migratecheck.AckedWrite{Op: op, Key: raw, TS: ts, Return: at})
 	}
+	m.reserveRecords(wl)
 	hotKey := simclock.Pick(ch, wl.userKeys[3:])
 	for i, hot := 0, 8+ch.Intn(16); i < hot; i++ {
 		add(hotKey, ch.Chance(0.1), 0)
@@ -319,6 +320,16 @@ func (m *migrateWorld) bootstrap(ch *simclock.Choices, wl *migrateWorkload) {
 		}
 		m.cluster.Bootstrap(g, entries[start:])
 	}
+}
+
+// reserveRecords sizes the recorder's operation and acknowledged-write
+// lists once for what bootstrap loads (at most 23 versions of the hot key
+// and four rows per user key) and about one record per client operation,
+// rather than letting them grow from empty by doubling (~100-byte records).
+func (m *migrateWorld) reserveRecords(wl *migrateWorkload) {
+	hint := 23 + 4*len(wl.userKeys) + m.opts.clients*m.opts.opsPer
+	m.rec.ops = slices.Grow(m.rec.ops, hint)
+	m.rec.acked = slices.Grow(m.rec.acked, hint)
 }
 
 // loadPriorJobs puts n terminal jobs of an earlier life of the cluster into
