@@ -271,13 +271,21 @@ func (c *Cluster) MostApplied(g int) *fsm.FSM {
 }
 
 // Bootstrap appends committed entries to group g before the world starts
-// (initial data) and applies them on every voter.
+// (initial data) and applies them on every voter. The logs keep the
+// entries where they are (Bootstrap numbers them): the caller hands the
+// array over and must not change it afterwards.
 func (c *Cluster) Bootstrap(g int, entries []fsm.Entry) {
 	gr := c.groups[g]
-	for _, e := range entries {
-		e.Index = gr.commit + 1
-		gr.commit = e.Index
-		ep := c.entries.keep(e)
+	for _, r := range gr.reps {
+		if r != nil {
+			r.log = slices.Grow(r.log, len(entries))
+		}
+	}
+	for i := range entries {
+		ep := &entries[i]
+		ep.Index = gr.commit + 1
+		gr.commit = ep.Index
+		e := *ep
 		for n, r := range gr.reps {
 			if r == nil {
 				continue
