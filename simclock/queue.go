@@ -22,16 +22,7 @@ func before(a, b *event) bool {
 func (q *eventQueue) push(e *event) {
 	e.queued = true
 	h := append(*q, e)
-	i := len(h) - 1
-	for i > 0 {
-		parent := (i - 1) / 2
-		if !before(e, h[parent]) {
-			break
-		}
-		h[i] = h[parent]
-		i = parent
-	}
-	h[i] = e
+	h.siftUp(len(h)-1, e)
 	*q = h
 }
 
@@ -67,6 +58,11 @@ func (h eventQueue) fillRoot(e *event) {
 		h[i] = h[child]
 		i = child
 	}
+	h.siftUp(i, e)
+}
+
+// siftUp puts e in slot i, or above it, where the heap order holds.
+func (h eventQueue) siftUp(i int, e *event) {
 	for i > 0 {
 		parent := (i - 1) / 2
 		if !before(e, h[parent]) {
