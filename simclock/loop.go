@@ -152,7 +152,10 @@ func (l *Loop) Events() uint64 {
 }
 
 // Pending returns how many events are queued (including cancelled ones not
-// yet discarded).
+// yet discarded). How many cancelled ones it counts depends on when the
+// loop last dropped them (see cancelledInQueue), which state tracking's
+// AppendState does sooner: the same run can answer differently with
+// tracking on and off, so a world must not let the number steer it.
 func (l *Loop) Pending() int {
 	n := len(l.queue) + len(l.due)
 	if l.st != nil {

@@ -243,7 +243,10 @@ func (l *Loop) AppendState(b []byte) []byte {
 		}
 		return 1
 	})
-	if live := pend[n:]; len(l.queue) > 2*len(live)+16 {
+	// Drop the queue's cancelled events once they outnumber the live ones
+	// by more than minCancelledToDrop: the bar cancelledInQueue uses, so
+	// a small queue is not rebuilt for a handful of them.
+	if live := pend[n:]; len(l.queue)-len(live) > len(live)+minCancelledToDrop {
 		l.keepInQueue(live)
 	}
 	b = binary.AppendUvarint(b, uint64(len(pend)))
