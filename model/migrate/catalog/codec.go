@@ -13,13 +13,22 @@ const (
 	// presizeMax bounds the routes Decode allocates room for up front (a
 	// malformed count is only caught as the routes run out).
 	presizeMax = 64
+
+	// encodedHeaderSize bounds, loosely, the bytes of a record before its
+	// routes: tag, version, three varints and the route count.
+	encodedHeaderSize = 32
+	// encodedRouteSize is the same for a route without its bounds' bytes:
+	// ten varints and a flag, timestamps up to ten bytes each. A wrong
+	// guess costs a buffer growth, not a wrong record.
+	encodedRouteSize = 40
 )
 
 // Encode returns the catalog's stored form.
 func (c Catalog) Encode() []byte {
-	size := 32 // about right, so the record is written in one buffer
+	// About the record's size, so that it is written in one buffer.
+	size := encodedHeaderSize
 	for _, r := range c.Routes {
-		size += 40 + len(r.Start) + len(r.End)
+		size += encodedRouteSize + len(r.Start) + len(r.End)
 	}
 	w := wire.NewWriterSize(codecTag, codecVersion, size)
 	w.Uint(c.Version)

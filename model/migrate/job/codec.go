@@ -14,13 +14,24 @@ const (
 	// presizeMax bounds the brackets Decode allocates room for up front (a
 	// malformed count is only caught as the brackets run out).
 	presizeMax = 64
+
+	// encodedFixedSize bounds, loosely, the bytes of a record's fields
+	// other than its strings and brackets: some thirty varints and flags,
+	// most of one to five bytes (timestamps take up to ten), plus the
+	// strings' length prefixes. A wrong guess costs a buffer growth, not
+	// a wrong record.
+	encodedFixedSize = 128
+	// encodedBracketSize is the same for a bracket without its cursor:
+	// family, cursor length, flag and sequence number.
+	encodedBracketSize = 8
 )
 
 // Encode returns the stored form.
 func (j SplitJob) Encode() []byte {
-	size := 128 + len(j.SplitKey) + len(j.SourceStart) + len(j.MovingEnd) + len(j.LastError) // about right, so the record is written in one buffer
+	// About the record's size, so that it is written in one buffer.
+	size := encodedFixedSize + len(j.SplitKey) + len(j.SourceStart) + len(j.MovingEnd) + len(j.LastError)
 	for _, b := range j.Brackets {
-		size += 8 + len(b.Cursor)
+		size += encodedBracketSize + len(b.Cursor)
 	}
 	w := wire.NewWriterSize(codecTag, codecVersion, size)
 	w.Uint(j.ID)
