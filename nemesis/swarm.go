@@ -335,16 +335,21 @@ const (
 	flagBoundsKind
 )
 
+// flagBounds are a flag's bounds, false and true, drawn and accepted.
 var flagBounds = specBounds{as: flagBoundsKind}
 
+// rateBounds are the bounds of a probability, lo..hi.
 func rateBounds(lo, hi float64) specBounds {
 	return specBounds{as: rateBoundsKind, lo: math.Float64bits(lo), hi: math.Float64bits(hi)}
 }
 
+// durationBounds are the bounds of a duration, lo..hi.
 func durationBounds(lo, hi time.Duration) specBounds {
 	return specBounds{as: durationBoundsKind, lo: uint64(lo), hi: uint64(hi)}
 }
 
+// intBounds are the bounds of an integer (possibly negative: its bits
+// are kept as uint64 and read back as int64), lo..hi.
 func intBounds(lo, hi int) specBounds {
 	return specBounds{as: intBoundsKind, lo: uint64(int64(lo)), hi: uint64(int64(hi))}
 }
