@@ -153,7 +153,8 @@ func (s *Store) stagedRecord(job uint64, raw string) *keyVersions {
 }
 
 // VersionsJoined returns the versions of the key prefix+rest, newest first
-// (a shared slice), without making that key a string (see stagedRecord):
+// (a shared slice, valid until the store next changes: see Versions),
+// without making that key a string (see stagedRecord):
 // for probes of derived keys, such as a user key's lock row.
 func (s *Store) VersionsJoined(prefix, rest string) []Version {
 	s.scratch = append(append(s.scratch[:0], prefix...), rest...)
@@ -164,7 +165,8 @@ func (s *Store) VersionsJoined(prefix, rest string) []Version {
 }
 
 // StagedVersions returns the versions of raw's staged twin under job
-// (keys.StageKey(job, raw)), newest first. The slice is shared.
+// (keys.StageKey(job, raw)), newest first. The slice is shared, valid
+// until the store next changes (see Versions).
 func (s *Store) StagedVersions(job uint64, raw string) []Version {
 	if kv := s.stagedRecord(job, raw); kv != nil {
 		return kv.vs
@@ -261,7 +263,9 @@ func newestIn(vs []Version, ts hlc.TS) (Version, bool) {
 	return Version{}, false
 }
 
-// Versions returns key's versions, newest first. The slice is shared.
+// Versions returns key's versions, newest first. The slice is shared and
+// valid until the store next changes: Put, Delete and the truncations
+// edit a key's versions in place (shifting them, clearing freed slots).
 func (s *Store) Versions(key string) []Version { return s.versions(key) }
 
 // Delete removes key's version at ts, reporting whether it existed.
