@@ -244,8 +244,9 @@ func (l *Loop) AppendState(b []byte) []byte {
 		return 1
 	})
 	// Drop the queue's cancelled events once they outnumber the live ones
-	// by more than minCancelledToDrop: the bar cancelledInQueue uses, so
-	// a small queue is not rebuilt for a handful of them.
+	// by more than minCancelledToDrop (so that a small queue is not rebuilt
+	// for a handful). cancelledInQueue looks only when a timer is
+	// cancelled; live events keep leaving the queue meanwhile.
 	if live := pend[n:]; len(l.queue)-len(live) > len(live)+minCancelledToDrop {
 		l.keepInQueue(live)
 	}
