@@ -100,7 +100,7 @@ func (s *Store) newRecord() *keyVersions {
 }
 
 // New returns an empty store.
-func New() *Store { return &Store{vers: map[string]*keyVersions{}} }
+func New() *Store { return &Store{vers: make(map[string]*keyVersions, newStoreKeys)} }
 
 // Clone returns a deep copy of the store.
 func (s *Store) Clone() *Store {
@@ -369,3 +369,9 @@ func (s *Store) KeysIn(start, end string) []string {
 	})
 	return out
 }
+
+// newStoreKeys is the room a new store's key map starts with: a voter's
+// store grows to dozens of keys, and a map grown from empty rehashes every
+// key at each doubling on the way (32 measured 0.6% fewer instructions on
+// migrate 1-30; 64 saved little more for twice the memory).
+const newStoreKeys = 32
