@@ -191,12 +191,20 @@ func (ls *leader) wait(index, term uint64, fn func(fsm.Result, bool, error)) {
 // propose appends e as leader ls and calls fn with its result once this
 // node's voter applied it (or with an error if leadership is lost first).
 func (n *Node) propose(ls *leader, e fsm.Entry, fn func(fsm.Result, error)) {
+	n.proposeThen(ls, e, func(r fsm.Result, applied bool, err error) { fn(r, proposalErr(applied, err)) })
+}
+
+// proposeThen appends e as leader ls and hands done the outcome of its
+// waiter once this node's voter applied it; if ls no longer leads, done
+// gets ErrNotLeader at once (as an applied entry's error, which
+// proposalErr passes on unchanged).
+func (n *Node) proposeThen(ls *leader, e fsm.Entry, done func(fsm.Result, bool, error)) {
 	idx, err := n.env.Cluster.Propose(ls.g, n.id, ls.term, e)
 	if err != nil {
-		fn(fsm.Result{}, errs.ErrNotLeader)
+		done(fsm.Result{}, true, errs.ErrNotLeader)
 		return
 	}
-	ls.wait(idx, ls.term, func(r fsm.Result, applied bool, err error) { fn(r, proposalErr(applied, err)) })
+	ls.wait(idx, ls.term, done)
 }
 
 // proposalErr is a proposal's error from its waiter's outcome: an entry
@@ -220,44 +228,33 @@ func (n *Node) afterApplied(ls *leader, index uint64, fn func(error)) {
 // proposeWait is propose from inside a task.
 func (n *Node) proposeWait(t *simclock.Task, ls *leader, e fsm.Entry) (fsm.Result, error) {
 	p := &proposal{n: n, ls: ls, e: e}
-	t.Await(p.register)
+	t.AwaitOn(p)
 	return p.r, p.err
 }
 
 // proposal is one proposeWait: the entry, and the result the parked task
-// reads once resumed. Its methods stand in for the closures propose and
-// Await would otherwise each need (the entry, the result and the resume
-// function live in one allocation).
+// reads once resumed. It is the task's simclock.Waiter, and its applied
+// method the proposal's waiter, so the entry, the result and the resume
+// live in one allocation where propose and Await would each need closures.
 type proposal struct {
 	n      *Node
 	ls     *leader
 	e      fsm.Entry
-	resume func(any)
+	resume simclock.Resumer
 	r      fsm.Result
 	err    error
 }
 
-// register proposes the entry once the task parked (what propose does,
-// with the waiter calling applied).
-func (p *proposal) register(resume func(any)) {
+// Wait proposes the entry once the task parked (simclock.Waiter).
+func (p *proposal) Wait(resume simclock.Resumer) {
 	p.resume = resume
-	idx, err := p.n.env.Cluster.Propose(p.ls.g, p.n.id, p.ls.term, p.e)
-	if err != nil {
-		p.settle(fsm.Result{}, errs.ErrNotLeader)
-		return
-	}
-	p.ls.wait(idx, p.ls.term, p.applied)
+	p.n.proposeThen(p.ls, p.e, p.applied)
 }
 
 // applied is the proposal's waiter (propose's translation of its outcome).
 func (p *proposal) applied(r fsm.Result, applied bool, err error) {
-	p.settle(r, proposalErr(applied, err))
-}
-
-// settle records the outcome and resumes the task.
-func (p *proposal) settle(r fsm.Result, err error) {
-	p.r, p.err = r, err
-	p.resume(nil)
+	p.r, p.err = r, proposalErr(applied, err)
+	p.resume.Resume(nil)
 }
 
 // becomeLeader starts a term. The new leader may not have applied
