@@ -47,18 +47,24 @@ func (q *eventQueue) pop() *event {
 // per level where sifting e down from the root compares twice.
 func (h eventQueue) fillRoot(e *event) {
 	i := 0
-	for {
-		child := 2*i + 1
-		if child >= len(h) {
-			break
-		}
-		if right := child + 1; right < len(h) && before(h[right], h[child]) {
-			child = right
-		}
+	for child := h.earlierChild(i); child >= 0; child = h.earlierChild(i) {
 		h[i] = h[child]
 		i = child
 	}
 	h.siftUp(i, e)
+}
+
+// earlierChild returns the slot of the earlier of slot i's children, or
+// -1 when slot i is a leaf.
+func (h eventQueue) earlierChild(i int) int {
+	child := 2*i + 1
+	if child >= len(h) {
+		return -1
+	}
+	if right := child + 1; right < len(h) && before(h[right], h[child]) {
+		child = right
+	}
+	return child
 }
 
 // siftUp puts e in slot i, or above it, where the heap order holds.
@@ -76,17 +82,7 @@ func (h eventQueue) siftUp(i int, e *event) {
 
 // siftDown puts e in slot i, or below it, where the heap order holds.
 func (h eventQueue) siftDown(i int, e *event) {
-	for {
-		child := 2*i + 1
-		if child >= len(h) {
-			break
-		}
-		if right := child + 1; right < len(h) && before(h[right], h[child]) {
-			child = right
-		}
-		if !before(h[child], e) {
-			break
-		}
+	for child := h.earlierChild(i); child >= 0 && before(h[child], e); child = h.earlierChild(i) {
 		h[i] = h[child]
 		i = child
 	}
