@@ -270,38 +270,45 @@ func TestFoldReuse(t *testing.T) {
 
 // Digesting a state drops the queue's cancelled timers once they are most
 // of it (keepInQueue); the events that run, and their order, must be those
-// of a run that digests nothing.
+// of a run that digests nothing. The cancelled timers are too few, when
+// cancelled, for the loop's own drop (cancelledInQueue), and become most of
+// the queue only as live events leave it: only keepInQueue drops them.
 func TestDroppingCancelledTimersChangesNoRun(t *testing.T) {
-	run := func(digest bool) (string, int) {
+	run := func(digest bool) (string, int, int) {
 		l := NewLoop(nil, Budget{})
 		if digest {
 			l.TrackStates(func() bool { l.StateDigest(); return true })
 		}
-		var timers []Timer
-		for i := 0; i < 60; i++ {
+		for i := 1; i <= 40; i++ {
 			i := i
-			at := Time(time.Duration(i%7+1) * time.Millisecond)
-			timers = append(timers, l.At(at, func() {
+			l.At(Time(time.Duration(i)*time.Millisecond), func() {
 				l.Log("fire", "", fmt.Sprint(i))
-				if i%3 == 0 { // cancel a later timer and set a new one
-					timers[(i+17)%len(timers)].Cancel()
+				if i%3 == 0 {
 					l.After(time.Duration(i%5)*time.Millisecond, func() { l.Log("again", "", fmt.Sprint(i)) })
 				}
-			}))
+			})
 		}
-		for i, tm := range timers {
-			if i%4 != 0 {
-				tm.Cancel()
-			}
+		for i := 0; i < 30; i++ {
+			l.At(Time(time.Second), func() { l.Log("cancelled timer ran", "", "") }).Cancel()
 		}
+		queued := -1
+		l.At(Time(50*time.Millisecond), func() { queued = len(l.queue) })
+		// A live event before the cancelled ones: the loop discards a
+		// cancelled event that reaches the queue's head, so without it the
+		// plain run would drop them all at 50ms too.
+		l.At(Time(100*time.Millisecond), func() { l.Log("last", "", "") })
 		l.Run()
-		return l.Trace().Digest(), int(l.Trace().Len())
+		return l.Trace().Digest(), int(l.Trace().Len()), queued
 	}
-	plain, n := run(false)
-	if tracked, _ := run(true); tracked != plain {
+	plain, n, plainQueued := run(false)
+	tracked, _, trackedQueued := run(true)
+	if tracked != plain {
 		t.Fatal("digesting states changed which events ran, or their order")
 	}
-	if n < 20 {
+	if n < 40 {
 		t.Fatalf("only %d records: the run proves little", n)
+	}
+	if plainQueued != 31 || trackedQueued != 1 {
+		t.Fatalf("at 50ms the queue held %d events without state digests and %d with them, want 31 (the last event and the cancelled timers) and 1 (the cancelled ones dropped by keepInQueue)", plainQueued, trackedQueued)
 	}
 }
