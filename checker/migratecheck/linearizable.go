@@ -158,12 +158,7 @@ func keyCalls(ops []KeyOp, oracle *VersionOracle) []keyCall {
 // Operations is the history CheckLinearizable judges, as porcupine
 // operations (checked per key with KeyModel).
 func Operations(ops []KeyOp, oracle *VersionOracle) []porcupine.Operation {
-	calls := keyCalls(ops, oracle)
-	hist := make([]porcupine.Operation, len(calls))
-	for i, c := range calls {
-		hist[i] = c.operation()
-	}
-	return hist
+	return porcupineOps(keyCalls(ops, oracle))
 }
 
 // byKey splits hist into one history per key, keys in sorted order, each
@@ -271,9 +266,10 @@ func judgeKey(part []keyCall, left time.Duration) (property.Verdict, time.Durati
 		verdict, ok := judgeAlone(order[:n], state)
 		if !ok {
 			var used time.Duration
-			verdict, used, _ = checkFrom(state, order[:n], left-spent)
+			var checked int
+			verdict, used, checked = checkFrom(state, order[:n], left-spent)
 			spent += used
-			sent++
+			sent += checked
 		}
 		if verdict != property.VerdictOK {
 			return verdict, spent, sent
@@ -350,8 +346,15 @@ func judgeAlone(seg []keyCall, state mState) (property.Verdict, bool) {
 }
 
 // checkFrom runs porcupine on ops with KeyModel started in state, within
-// the budget left, and returns its verdict, the wall time it took and 1.
+// the budget left, and returns its verdict, the wall time it took and 1
+// (the segments it sent to porcupine). With no budget left it sends none
+// and answers Unknown: porcupine takes a timeout of zero or less as no
+// timeout at all, and a key's later segments get what its earlier ones
+// left.
 func checkFrom(state mState, ops []keyCall, left time.Duration) (property.Verdict, time.Duration, int) {
+	if left <= 0 {
+		return property.VerdictUnknown, 0, 0
+	}
 	model := KeyModel
 	model.Partition = nil
 	model.Init = func() any { return state }

@@ -198,6 +198,11 @@ func TestMigrateLinearizableOverlapping(t *testing.T) {
 	if v, d := CheckLinearizable(overlapping, o, 5*time.Second); v != property.VerdictOK {
 		t.Fatalf("read overlapping the second write: %s %s", v, d)
 	}
+	// A segment that gets no budget (its key's earlier segments used it
+	// up) is undecided: porcupine would take a zero timeout as none.
+	if v, _, sent := judgeKey(byKey(keyCalls(overlapping, o))[0], 0); v != property.VerdictUnknown || sent != 0 {
+		t.Fatalf("a segment with no budget left: %s after %d porcupine checks, want unknown after none", v, sent)
+	}
 	stale := []KeyOp{w("w1", 0, 3), w("w2", 2, 6), read("w1", 7, 8), read("w2", 5, 9)}
 	if v, _ := CheckLinearizable(stale, o, 5*time.Second); v != property.VerdictViolation {
 		t.Fatalf("stale read after both writes: %s, want a violation", v)
