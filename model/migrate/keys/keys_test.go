@@ -217,7 +217,7 @@ func TestStageKeyLayout(t *testing.T) {
 			t.Fatalf("StageKey(%d, %q) = %q, want %q", job, raw, k, want)
 		}
 		dst := []byte(raw) // appending keeps what dst held
-		if got := string(AppendStagePrefix(dst, job)); got != raw+StagePrefix(job) {
+		if got := string(AppendStagePrefix(dst, job)); got != raw+localPrefix+"migstage|"+fmt.Sprintf("%016x|", job) {
 			t.Fatalf("AppendStagePrefix(%q, %d) = %q", raw, job, got)
 		}
 		if got, ok := Unstage(job, k); !ok || got != raw {

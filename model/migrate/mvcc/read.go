@@ -118,19 +118,17 @@ func (s *Store) Scan(f keys.Family, raw keys.Span, span keys.Span, ts hlc.TS, st
 		cands = append(cands, k)
 		return true
 	})
-	if st.Active {
-		p := keys.StagePrefix(st.Job)
-		end := keys.PrefixEnd(p)
-		if raw.End != "" {
-			end = p + raw.End
-		}
-		var staged []string
-		s.Ascend(p+raw.Start, end, func(k string, _ []Version) bool {
-			staged = append(staged, k[len(p):])
-			return true
-		})
-		cands = mergeSorted(cands, staged)
+	p := keys.StagePrefix(st.Job)
+	end := keys.PrefixEnd(p)
+	if raw.End != "" {
+		end = p + raw.End
 	}
+	var staged []string
+	s.Ascend(p+raw.Start, end, func(k string, _ []Version) bool {
+		staged = append(staged, k[len(p):])
+		return true
+	})
+	cands = mergeSorted(cands, staged)
 	b := keys.Bracket{Family: f, Raw: raw}
 	var out []ScanRow
 	for _, k := range cands {
