@@ -170,10 +170,9 @@ func (l *Loop) Resume(id ActorID) {
 		l.st.touched = true
 	}
 	for _, h := range held {
-		l.seq++
-		ev := l.free.get()
-		*ev = event{at: l.now, seq: l.seq, fn: h.fn, pending: true, owner: int32(id) + 1, id: h.id, loop: l}
-		l.queue.push(ev) // keeps its name: the same event, delayed
+		ev := l.newEvent(l.now)
+		ev.fn, ev.owner, ev.id = h.fn, int32(id)+1, h.id
+		l.queue.push(ev) // keeps its name (not enqueue, which names it anew): the same event, delayed
 	}
 }
 
