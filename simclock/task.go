@@ -21,16 +21,15 @@ type Task struct {
 	body func(t *Task)
 	co   *coroutine // runs the body; nil once the task ended
 
-	register   func(resume func(any)) // set by Await before yielding
-	waiter     Waiter                 // set by AwaitOn before yielding
-	sleepFor   time.Duration          // the virtual time the current Sleep waits
-	sleepWake  func(*Context)         // wakes the current Sleep, made once per task
-	sleepDone  Resumer                // the current Sleep's resume
-	value      any                    // the value Await returns
-	token      uint64                 // identifies the current Await
-	fired      bool                   // the current Await was resumed
-	inRegister bool                   // register is running
-	syncResume bool                   // resumed from inside register
+	waiter     Waiter         // set by AwaitOn (and Await) before yielding
+	sleepFor   time.Duration  // the virtual time the current Sleep waits
+	sleepWake  func(*Context) // wakes the current Sleep, made once per task
+	sleepDone  Resumer        // the current Sleep's resume
+	value      any            // the value Await returns
+	token      uint64         // identifies the current Await
+	fired      bool           // the current Await was resumed
+	inRegister bool           // the Waiter's Wait is running
+	syncResume bool           // resumed from inside register
 	done       bool
 	killed     bool
 }
@@ -194,12 +193,16 @@ func (t *Task) Choices() *Choices { return t.ctx.Choices() }
 // of the same resume are ignored. If the actor crashes while the task is
 // parked, Await never returns: the task's stack unwinds and it ends.
 func (t *Task) Await(register func(resume func(any))) any {
-	if t.killed {
-		panic(killedSignal{}) // a deferred call of a killed task: it stays dead
-	}
-	t.register = register
-	return t.park()
+	return t.AwaitOn(registerFunc(register))
 }
+
+// registerFunc is Await's register as a Waiter. A func value converts to
+// an interface without allocating; the resume method value it hands on is
+// the allocation Await costs and AwaitOn does not.
+type registerFunc func(resume func(any))
+
+// Wait calls the register with the Resumer's Resume.
+func (f registerFunc) Wait(r Resumer) { f(r.Resume) }
 
 // AwaitOn is Await with a Waiter in place of register and a Resumer in
 // place of the resume function: w.Wait(r) is called once, outside the
@@ -256,23 +259,19 @@ func (s *sleeper) Wait(r Resumer) {
 	t.ctx.Defer(t.sleepFor, t.sleepWake)
 }
 
-// step runs the task until it parks or ends, then hands its registration the
-// resume function (for Await) or the Resumer (for AwaitOn).
+// step runs the task until it parks or ends, then hands its Waiter the
+// Resumer.
 func (t *Task) step() {
 	for !t.done {
-		t.register, t.waiter = nil, nil
-		if _, ok := t.co.next(); !ok || t.co.idle || (t.register == nil && t.waiter == nil) {
+		t.waiter = nil
+		if _, ok := t.co.next(); !ok || t.co.idle || t.waiter == nil {
 			t.finish()
 			return
 		}
 		t.token++
 		r := Resumer{t: t, token: t.token}
 		t.fired, t.syncResume, t.inRegister = false, false, true
-		if w := t.waiter; w != nil {
-			w.Wait(r)
-		} else {
-			t.register(r.Resume)
-		}
+		t.waiter.Wait(r)
 		t.inRegister = false
 		if !t.syncResume {
 			return
