@@ -50,7 +50,7 @@ func (l *Loop) Spawn(name string, a Actor, clock *NodeClock, choices *Choices) A
 		l.st.reborn = append(l.st.reborn, slot)
 	}
 	l.Log("actor.spawn", name, "")
-	l.deliver(id, 0, 0, func(ctx *Context) { a.Receive(ctx, Started{}) })
+	l.post(id, 0, 0, Started{})
 	return id
 }
 
@@ -138,7 +138,7 @@ func (l *Loop) Restart(id ActorID, a Actor) {
 		l.st.reborn = append(l.st.reborn, s)
 	}
 	l.Rec("actor.restart", s.name).Uint("incarnation", s.incarnation).End()
-	l.deliver(id, s.incarnation, 0, func(ctx *Context) { a.Receive(ctx, Started{}) })
+	l.post(id, s.incarnation, 0, Started{})
 }
 
 // Pause freezes the actor: everything addressed to it is held until Resume.
@@ -176,21 +176,10 @@ func (l *Loop) Resume(id ActorID) {
 	}
 }
 
-// deliver schedules fn for the actor's incarnation inc after d. It is dropped
-// if the actor crashed since, and held if the actor is paused when it fires.
-// A delivery costs the caller's closure and a (reused) event: a busy world
-// delivers hundreds of thousands of events a second.
-func (l *Loop) deliver(id ActorID, inc uint64, d time.Duration, fn func(*Context)) Timer {
-	ev := l.newEvent(l.now.Add(max(d, 0)))
-	ev.actor, ev.inc, ev.call, ev.owner = id, inc, fn, int32(id)+1
-	return l.enqueue(ev)
-}
-
-// run is one event of the actor's incarnation inc: fn with the actor's
-// context, or, with fn nil, cb's Fire, or, with both nil, msg to the
-// actor's Receive. It is dropped if the incarnation is gone and held while
-// the actor is paused.
-func (l *Loop) run(id ActorID, inc uint64, fn func(*Context), cb Callback, msg any) {
+// run is one event of the actor's incarnation inc: cb's Fire with the
+// actor's context, or, with cb nil, msg to the actor's Receive. It is
+// dropped if the incarnation is gone and held while the actor is paused.
+func (l *Loop) run(id ActorID, inc uint64, cb Callback, msg any) {
 	s := l.actors[id]
 	if s.down || s.incarnation != inc {
 		if l.st != nil {
@@ -199,15 +188,11 @@ func (l *Loop) run(id ActorID, inc uint64, fn func(*Context), cb Callback, msg a
 		return
 	}
 	if s.paused {
-		h := heldEvent{fn: func() { l.run(id, inc, fn, cb, msg) }}
+		h := heldEvent{fn: func() { l.run(id, inc, cb, msg) }}
 		if l.st != nil {
 			l.st.void, h.id = true, l.st.curID
 		}
 		s.held = append(s.held, h)
-		return
-	}
-	if fn != nil {
-		fn(s.context(l, id))
 		return
 	}
 	if cb != nil {
@@ -232,8 +217,9 @@ func (l *Loop) Send(to ActorID, msg any, delay time.Duration) {
 	l.post(to, l.actors[to].incarnation, delay, msg)
 }
 
-// post schedules msg for the actor's incarnation inc after d: deliver with
-// the actor's Receive as the callback, without a closure for it.
+// post schedules msg for the actor's incarnation inc after d, to the
+// actor's Receive. It is dropped if the actor crashed since, and held if
+// the actor is paused when it fires.
 func (l *Loop) post(id ActorID, inc uint64, d time.Duration, msg any) Timer {
 	ev := l.newEvent(l.now.Add(max(d, 0)))
 	ev.actor, ev.inc, ev.msg, ev.owner = id, inc, msg, int32(id)+1
@@ -280,9 +266,9 @@ func (c *Context) After(d time.Duration, msg any) Timer {
 }
 
 // Defer runs fn as an event of this actor's current incarnation after d of
-// virtual time.
+// virtual time: DeferCall with fn as the callback.
 func (c *Context) Defer(d time.Duration, fn func(*Context)) Timer {
-	return c.loop.deliver(c.id, c.inc, d, fn)
+	return c.DeferCall(d, CallbackFunc(fn))
 }
 
 // Callback is an event's work as a value: Fire runs it with the actor's
@@ -293,7 +279,16 @@ type Callback interface {
 	Fire(ctx *Context)
 }
 
-// DeferCall is Defer with cb.Fire as the callback.
+// CallbackFunc is a function as a Callback. A func value fits in an
+// interface without an allocation, so Defer costs only fn's own closure.
+type CallbackFunc func(*Context)
+
+// Fire calls f.
+func (f CallbackFunc) Fire(ctx *Context) { f(ctx) }
+
+// DeferCall runs cb.Fire as an event of this actor's current incarnation
+// after d of virtual time. It is dropped if the actor crashes first and
+// held while it is paused.
 func (c *Context) DeferCall(d time.Duration, cb Callback) Timer {
 	l := c.loop
 	ev := l.newEvent(l.now.Add(max(d, 0)))

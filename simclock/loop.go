@@ -46,13 +46,12 @@ type event struct {
 	at  Time
 	seq uint64
 	fn  func() // the callback; nil for an actor's event
-	// An actor's event (see Loop.deliver and Loop.post), kept in the event
-	// rather than in a closure around Loop.run: one allocation less for
-	// every message.
+	// An actor's event (see Context.DeferCall and Loop.post), kept in the
+	// event rather than in a closure around Loop.run: one allocation less
+	// for every message.
 	actor     ActorID
 	inc       uint64
-	call      func(*Context)
-	cb        Callback // the callback in place of call (see Context.DeferCall)
+	cb        Callback // the work (Context.DeferCall), or nil to deliver msg
 	msg       any
 	pending   bool // scheduled, and neither run nor discarded
 	cancelled bool
@@ -356,5 +355,5 @@ func (l *Loop) exec(e *event) {
 		e.fn()
 		return
 	}
-	l.run(e.actor, e.inc, e.call, e.cb, e.msg)
+	l.run(e.actor, e.inc, e.cb, e.msg)
 }
