@@ -78,7 +78,9 @@ func (t Timer) Cancel() bool {
 	}
 	t.ev.cancelled = true
 	if t.ev.queued {
-		t.ev.loop.cancelledInQueue()
+		l := t.ev.loop
+		l.cancelled++
+		l.dropCancelledIfMost()
 	}
 	return true
 }
@@ -88,16 +90,17 @@ func (t Timer) Cancel() bool {
 // log(n) steps they add.
 const minCancelledToDrop = 16
 
-// cancelledInQueue counts an event of the queue that was just cancelled,
-// and drops the queue's cancelled events once they are more than half of
-// it. A cancelled timer would otherwise stay queued until its time (most
-// are deadlines and leases far ahead): in a coord world about 90 of the
-// queue's 97 events, on average, were, and every push and pop sifted
-// through them. Dropping them early changes no run: the live events pop in
-// the same total (at, seq) order, and gatherDue never let a cancelled event
-// count among the due ones whose order is drawn.
-func (l *Loop) cancelledInQueue() {
-	l.cancelled++
+// dropCancelledIfMost drops the queue's cancelled events once they are at
+// least minCancelledToDrop and more than half of it. A cancelled timer would
+// otherwise stay queued until its time (most are deadlines and leases far
+// ahead): in a coord world about 90 of the queue's 97 events, on average,
+// were, and every push and pop sifted through them; state tracking's
+// AppendState reads the whole queue for every state. It is checked wherever
+// their share grows: when a queued timer is cancelled and when a live event
+// leaves the queue. Dropping them changes no run: the live events pop in
+// the same total (at, seq) order, and gatherDue never lets a cancelled
+// event count among the due ones whose order is drawn.
+func (l *Loop) dropCancelledIfMost() {
 	if l.cancelled >= minCancelledToDrop && 2*l.cancelled > len(l.queue) {
 		l.queue.dropCancelled(&l.free)
 		l.cancelled = 0
@@ -112,7 +115,7 @@ func (l *Loop) cancelledInQueue() {
 type Loop struct {
 	now       Time
 	queue     eventQueue
-	cancelled int // events in queue that were cancelled (see cancelledInQueue)
+	cancelled int // events in queue that were cancelled (see dropCancelledIfMost)
 	free      eventPool
 	due       []*event // events at time now taken off the queue, in scheduling order
 	order     *Choices // picks among due events; nil means first scheduled first
@@ -150,11 +153,9 @@ func (l *Loop) Events() uint64 {
 	return l.executed
 }
 
-// Pending returns how many events are queued (including cancelled ones not
-// yet discarded). How many cancelled ones it counts depends on when the
-// loop last dropped them (see cancelledInQueue), which state tracking's
-// AppendState does sooner: the same run can answer differently with
-// tracking on and off, so a world must not let the number steer it.
+// Pending returns how many events are queued, including cancelled ones not
+// yet discarded (see dropCancelledIfMost): how many of those it counts is
+// an artefact of the queue, so a world must not let the number steer it.
 func (l *Loop) Pending() int {
 	n := len(l.queue) + len(l.due)
 	if l.st != nil {
@@ -300,6 +301,7 @@ func (l *Loop) gatherDue() bool {
 		}
 		l.queue.pop()
 		l.due = append(l.due, e)
+		l.dropCancelledIfMost()
 	}
 	if len(l.due) == 0 {
 		return false

@@ -243,13 +243,6 @@ func (l *Loop) AppendState(b []byte) []byte {
 		}
 		return 1
 	})
-	// Drop the queue's cancelled events once they outnumber the live ones
-	// by more than minCancelledToDrop (so that a small queue is not rebuilt
-	// for a handful). cancelledInQueue looks only when a timer is
-	// cancelled; live events keep leaving the queue meanwhile.
-	if live := pend[n:]; len(l.queue)-len(live) > len(live)+minCancelledToDrop {
-		l.keepInQueue(live)
-	}
 	b = binary.AppendUvarint(b, uint64(len(pend)))
 	for _, e := range pend {
 		b = binary.AppendVarint(b, int64(e.at-l.now))
@@ -258,20 +251,6 @@ func (l *Loop) AppendState(b []byte) []byte {
 	clear(pend)
 	st.scratch = pend[:0]
 	return b
-}
-
-// keepInQueue drops the queue's cancelled events, live being the rest (in
-// (at, seq) order), and frees them as Step does when they come due:
-// AppendState reads the whole queue for every state. The loop drops them
-// itself once they are more than half of the queue (see cancelledInQueue);
-// AppendState asks for it sooner. The order in which live events run does
-// not change (only Pending, which counts the cancelled events not yet
-// discarded, and which no world reads, can tell).
-func (l *Loop) keepInQueue(live []*event) {
-	if l.queue.dropCancelled(&l.free) != len(live) {
-		panic("simclock: a queued event is neither pending nor cancelled")
-	}
-	l.cancelled = 0
 }
 
 // Flags of an actor's encoded state.
