@@ -111,6 +111,20 @@ func (c *migrateClient) opID() string {
 	return string(b)
 }
 
+// strTS adds a timestamp as a string field: the token Str(name,
+// ts.String()) adds, its text written from a stack buffer (clients trace a
+// timestamp or more with every operation; the string cost two allocations).
+func strTS(d *simclock.Detail, name string, ts hlc.TS) *simclock.Detail {
+	var b [hlc.MaxStringLen]byte
+	return d.StrBytes(name, ts.AppendTo(b[:0]))
+}
+
+// strSpan adds a span as a string field, as strTS adds a timestamp.
+func strSpan(d *simclock.Detail, name string, s keys.Span) *simclock.Detail {
+	var b [64]byte
+	return d.StrBytes(name, s.AppendTo(b[:0]))
+}
+
 func (c *migrateClient) learn(key string, ts hlc.TS) {
 	c.seen = append(c.seen, ts)
 	if ts > c.last[key] {
@@ -153,11 +167,11 @@ func (c *migrateClient) write(t *simclock.Task, ch *simclock.Choices) {
 		d.Uint("ttl_ms", req.TTLms)
 	}
 	if req.TS != 0 {
-		d.Str("caller_ts", req.TS.String())
+		strTS(d, "caller_ts", req.TS)
 	}
 	d.End()
 	ts, err := c.coord.Write(t, req, unversioned)
-	traced.Complete(err).Str("ts", ts.String()).End()
+	strTS(traced.Complete(err), "ts", ts).End()
 	c.rec.write(c.idx, key, op, del, call, t.Now(), ts, err)
 	if err == nil {
 		c.learn(key, ts)
@@ -174,9 +188,9 @@ func (c *migrateClient) deleteRange(t *simclock.Task, ch *simclock.Choices) {
 	op := c.opID()
 	call := t.Now()
 	traced, d := c.trace.Invoke(t.Context(), "delete-range")
-	d.Str("span", span.String()).Str("op", op).End()
+	strSpan(d, "span", span).Str("op", op).End()
 	ts, _, err := c.coord.DeleteRange(t, span, op)
-	traced.Complete(err).Str("ts", ts.String()).End()
+	strTS(traced.Complete(err), "ts", ts).End()
 	c.rec.rangeDelete(c.idx, op, call, t.Now(), ts, err)
 }
 
@@ -191,15 +205,15 @@ func (c *migrateClient) pointRead(t *simclock.Task, ch *simclock.Choices) {
 	traced, d := c.trace.Invoke(t.Context(), "read")
 	d.Bytes("key", []byte(key))
 	if at != 0 {
-		d.Str("at", at.String())
+		strTS(d, "at", at)
 	}
 	d.End()
 	r, err := c.coord.Read(t, key, at)
 	d = traced.Complete(err)
 	if err == nil {
-		d.Str("ts", r.TS.String()).FlagIf("found", r.Read.Found)
+		strTS(d, "ts", r.TS).FlagIf("found", r.Read.Found)
 		if r.Read.Found {
-			d.Bytes("value", []byte(r.Read.Version.Value)).Str("version", r.Read.Version.TS.String())
+			strTS(d.Bytes("value", []byte(r.Read.Version.Value)), "version", r.Read.Version.TS)
 		}
 	}
 	d.End()
@@ -231,17 +245,18 @@ func (c *migrateClient) scan(t *simclock.Task, ch *simclock.Choices) {
 	op := c.opID()
 	call := t.Now()
 	traced, d := c.trace.Invoke(t.Context(), "scan")
-	d.Str("family", fam.String()).Str("span", span.String()).Int("limit", int64(limit))
+	strSpan(d.Str("family", fam.String()), "span", span).Int("limit", int64(limit))
 	if at != 0 {
-		d.Str("at", at.String())
+		strTS(d, "at", at)
 	}
 	d.End()
 	r, scanned, err := c.coord.Scan(t, fam, span, at, limit)
 	d = traced.Complete(err)
 	if err == nil {
-		d.Str("ts", r.TS.String()).Uint("rows", uint64(len(r.Rows)))
+		strTS(d, "ts", r.TS).Uint("rows", uint64(len(r.Rows)))
 		for _, row := range r.Rows {
-			d.Open("row").Bytes("key", []byte(row.Key)).Bytes("value", []byte(row.Value)).Str("version", row.TS.String()).Close()
+			d.Open("row").Bytes("key", []byte(row.Key)).Bytes("value", []byte(row.Value))
+			strTS(d, "version", row.TS).Close()
 		}
 	}
 	d.End()
@@ -376,13 +391,16 @@ func (c *migrateClient) twoPhase(t *simclock.Task, ch *simclock.Choices, traced 
 
 // endTxn records a transaction's outcome as the client learned it.
 func (c *migrateClient) endTxn(traced ClientOp, obs migratecheck.TxnObs, tx fsm.Txn, ts hlc.TS) {
-	outcome := map[migratecheck.TxnOutcome]string{migratecheck.TxnCommitted: "committed", migratecheck.TxnAborted: "aborted"}[obs.Outcome]
-	if outcome == "" {
-		outcome = "unknown"
+	outcome := "unknown"
+	switch obs.Outcome {
+	case migratecheck.TxnCommitted:
+		outcome = "committed"
+	case migratecheck.TxnAborted:
+		outcome = "aborted"
 	}
 	d := traced.Complete(nil).Str("outcome", outcome)
 	if obs.Outcome == migratecheck.TxnCommitted {
-		d.Str("ts", ts.String())
+		strTS(d, "ts", ts)
 	}
 	d.End()
 	c.rec.txn(c.idx, obs, tx, ts)

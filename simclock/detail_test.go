@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -46,6 +47,34 @@ func TestDetailBinaryIsUnambiguous(t *testing.T) {
 		if bytes.Equal(p[0].Binary(), p[1].Binary()) {
 			t.Fatalf("%s and %s encode alike", p[0], p[1])
 		}
+	}
+}
+
+// TextBytes and StrBytes write the very tokens Text and Str write (a call
+// site may switch between them without changing a digest), and building a
+// record from a stack buffer allocates nothing.
+func TestTextBytesAndStrBytesEncodeLikeTextAndStr(t *testing.T) {
+	long := strings.Repeat("x", 300) // a length of two uvarint bytes
+	for _, s := range []string{"", "g1", "node=3 term=7", "a \"quoted\"\x00 word", long} {
+		if a, b := NewDetail().Text(s).Binary(), NewDetail().TextBytes([]byte(s)).Binary(); !bytes.Equal(a, b) {
+			t.Fatalf("Text(%q) = %x, TextBytes = %x", s, a, b)
+		}
+		if a, b := NewDetail().Str("ts", s).Binary(), NewDetail().StrBytes("ts", []byte(s)).Binary(); !bytes.Equal(a, b) {
+			t.Fatalf("Str(%q) = %x, StrBytes = %x", s, a, b)
+		}
+	}
+	tr := NewTrace(4)
+	for i := 0; i < 4; i++ {
+		tr.Rec(1, "k", "a").End() // every ring slot gets its buffer
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		var buf [32]byte
+		b := append(buf[:0], "node="...)
+		b = strconv.AppendUint(b, 3, 10)
+		tr.Rec(1, "k", "a").TextBytes(b).StrBytes("ts", b).End()
+	})
+	if allocs != 0 {
+		t.Fatalf("a record built from a stack buffer allocated %v times", allocs)
 	}
 }
 

@@ -33,7 +33,21 @@ func (t TS) Logical() uint64 { return uint64(t) & logicalMask }
 
 // String renders the timestamp as phys.logical.
 func (t TS) String() string {
-	return strconv.FormatUint(t.Phys(), 10) + "." + strconv.FormatUint(t.Logical(), 10)
+	var b [MaxStringLen]byte
+	return string(t.AppendTo(b[:0]))
+}
+
+// MaxStringLen bounds the length of a timestamp's text: a 48-bit physical
+// part has at most 15 digits, a 16-bit logical one 5.
+const MaxStringLen = 15 + 1 + 5
+
+// AppendTo appends the timestamp as String renders it: a trace record can
+// take the text from a stack buffer, with no string made (clients trace a
+// timestamp or two with every operation).
+func (t TS) AppendTo(b []byte) []byte {
+	b = strconv.AppendUint(b, t.Phys(), 10)
+	b = append(b, '.')
+	return strconv.AppendUint(b, t.Logical(), 10)
 }
 
 // CeilingTop is the largest timestamp whose physical part is ceiling.

@@ -2,6 +2,7 @@ package hlc
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -64,5 +65,23 @@ func TestObserve(t *testing.T) {
 	}
 	if Make(3, 9).Phys() != 3 || Make(3, 9).Logical() != 9 || Make(3, 9).String() != "3.9" {
 		t.Fatal("encoding")
+	}
+}
+
+// String and AppendTo write phys.logical in decimal, as fmt does, within
+// MaxStringLen; AppendTo keeps what its buffer already held.
+func TestStringIsPhysDotLogical(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		ts := TS(rapid.Uint64().Draw(t, "ts"))
+		want := fmt.Sprintf("%d.%d", ts.Phys(), ts.Logical())
+		if got := ts.String(); got != want || len(got) > MaxStringLen {
+			t.Fatalf("String() = %q, want %q (at most %d bytes)", got, want, MaxStringLen)
+		}
+		if got := string(ts.AppendTo([]byte("ts="))); got != "ts="+want {
+			t.Fatalf("AppendTo = %q, want %q", got, "ts="+want)
+		}
+	})
+	if got := TS(1<<64 - 1).String(); got != "281474976710655.65535" {
+		t.Fatalf("the largest timestamp renders as %q", got)
 	}
 }

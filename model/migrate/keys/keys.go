@@ -24,7 +24,6 @@
 package keys
 
 import (
-	"bytes"
 	"slices"
 	"strings"
 )
@@ -321,32 +320,39 @@ func (s Span) Overlaps(o Span) bool {
 }
 
 // String renders the span.
-func (s Span) String() string {
+func (s Span) String() string { return string(s.AppendTo(nil)) }
+
+// AppendTo appends the span as String renders it (a trace record can take
+// it from a stack buffer, with no string made).
+func (s Span) AppendTo(b []byte) []byte {
 	end := s.End
 	if end == "" {
 		end = "+inf"
 	}
-	return "[" + quote(s.Start) + "," + quote(end) + ")"
+	b = append(b, '[')
+	b = appendQuoted(b, s.Start)
+	b = append(b, ',')
+	b = appendQuoted(b, end)
+	return append(b, ')')
 }
 
-func quote(s string) string {
-	var b bytes.Buffer
+// appendQuoted appends s with every byte outside printable ASCII written
+// as a \x escape of two hex digits.
+func appendQuoted(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c < 0x20 || c > 0x7e {
-			const hex = "0123456789abcdef"
-			b.WriteString(`\x`)
-			b.WriteByte(hex[c>>4])
-			b.WriteByte(hex[c&15])
+			b = append(b, '\\', 'x', hex[c>>4], hex[c&15])
 			continue
 		}
-		b.WriteByte(c)
+		b = append(b, c)
 	}
-	return b.String()
+	return b
 }
 
 // Quote renders a raw key printably (internal separators as \x00).
-func Quote(s string) string { return quote(s) }
+func Quote(s string) string { return string(appendQuoted(nil, s)) }
 
 // PrefixEnd returns the smallest key greater than every key with prefix p,
 // or "" (+inf) when there is none.

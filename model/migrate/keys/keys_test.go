@@ -360,3 +360,37 @@ func TestAppendStagePrefixMatchesFormatting(t *testing.T) {
 		}
 	})
 }
+
+// Span.String (and so AppendTo) renders [start,end) with +inf for an open
+// end and every byte outside printable ASCII as \xNN, as it did when built
+// by concatenation; Quote escapes the same way.
+func TestSpanStringMatchesItsFormat(t *testing.T) {
+	quoteByFmt := func(s string) string {
+		out := ""
+		for i := 0; i < len(s); i++ {
+			if c := s[i]; c < 0x20 || c > 0x7e {
+				out += fmt.Sprintf(`\x%02x`, c)
+			} else {
+				out += string(rune(c))
+			}
+		}
+		return out
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		s := Span{Start: rapid.String().Draw(t, "start"), End: rapid.String().Draw(t, "end")}
+		end := quoteByFmt(s.End)
+		if s.End == "" {
+			end = "+inf"
+		}
+		want := "[" + quoteByFmt(s.Start) + "," + end + ")"
+		if got := s.String(); got != want {
+			t.Fatalf("%q.String() = %q, want %q", s, got, want)
+		}
+		if got := string(s.AppendTo([]byte("x="))); got != "x="+want {
+			t.Fatalf("AppendTo = %q", got)
+		}
+		if got := Quote(s.Start); got != quoteByFmt(s.Start) {
+			t.Fatalf("Quote(%q) = %q", s.Start, got)
+		}
+	})
+}
