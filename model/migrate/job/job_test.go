@@ -167,3 +167,16 @@ func TestKeyLayout(t *testing.T) {
 		}
 	}
 }
+
+// HistKey spells the end time and the id as %016x after the prefix, as it
+// did when fmt built it (stored history keys must keep their names).
+func TestHistKeyLayout(t *testing.T) {
+	for _, ms := range []int64{0, 1, 86_400_000, -1, 1<<63 - 1} {
+		for _, id := range []uint64{0, 7, 0xabc, 1<<64 - 1} {
+			want := fmt.Sprintf("%s%016x|%016x", histPrefix, uint64(ms), id)
+			if got := HistKey(ms, id); got != want {
+				t.Fatalf("HistKey(%d, %d) = %q, want %q", ms, id, got, want)
+			}
+		}
+	}
+}

@@ -2,8 +2,9 @@ package job
 
 import (
 	"encoding/binary"
-	"fmt"
 	"time"
+
+	"shardsim/model/migrate/keys"
 )
 
 // Metadata store keys.
@@ -17,17 +18,8 @@ const (
 
 // Key returns the live record key of job id.
 func Key(id uint64) string {
-	var b [16]byte
-	return jobPrefix + string(appendHex16(b[:0], id)) // built for every save and load: no fmt
-}
-
-// appendHex16 appends v as 16 lower-case hex digits (%016x).
-func appendHex16(b []byte, v uint64) []byte {
-	const hex = "0123456789abcdef"
-	for shift := 60; shift >= 0; shift -= 4 {
-		b = append(b, hex[v>>uint(shift)&15])
-	}
-	return b
+	var b [len(jobPrefix) + 16]byte
+	return string(keys.AppendHex16(append(b[:0], jobPrefix...), id)) // built for every save and load: no fmt
 }
 
 // JobPrefix is the prefix of every live job record.
@@ -39,7 +31,9 @@ func HistPrefix() string { return histPrefix }
 // HistKey returns the history key of a job that ended at terminalMs: keys
 // sort by end time, so the oldest history entries come first.
 func HistKey(terminalMs int64, id uint64) string {
-	return fmt.Sprintf("%s%016x|%016x", histPrefix, uint64(terminalMs), id)
+	var b [len(histPrefix) + 16 + 1 + 16]byte
+	k := keys.AppendHex16(append(b[:0], histPrefix...), uint64(terminalMs))
+	return string(keys.AppendHex16(append(k, '|'), id))
 }
 
 // HistoryBound limits the job history by count and by age.

@@ -337,13 +337,12 @@ func (s Span) AppendTo(b []byte) []byte {
 }
 
 // appendQuoted appends s with every byte outside printable ASCII written
-// as a \x escape of two hex digits.
+// as \xNN.
 func appendQuoted(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c < 0x20 || c > 0x7e {
-			b = append(b, '\\', 'x', hex[c>>4], hex[c&15])
+			b = append(b, '\\', 'x', hexDigits[c>>4], hexDigits[c&15])
 			continue
 		}
 		b = append(b, c)
@@ -449,20 +448,34 @@ func StageKey(job uint64, raw string) string {
 // up need not become a string (a map lookup by string(bytes) copies
 // nothing).
 func AppendStagePrefix(b []byte, job uint64) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, stagePrefix+"0000000000000000|"...) // the digits are filled in place: one append, not seventeen
-	d := b[len(b)-17 : len(b)-1]
+	return append(AppendHex16(append(b, stagePrefix...), job), '|')
+}
+
+// hexDigits are the lower-case hexadecimal digits.
+const hexDigits = "0123456789abcdef"
+
+// AppendHex16 appends v as sixteen lower-case hexadecimal digits (fmt's
+// %016x), the form job ids take in staged and metadata keys.
+func AppendHex16(b []byte, v uint64) []byte {
+	b = append(b, "0000000000000000"...) // the digits are filled in place: one append, not sixteen
+	d := b[len(b)-16:]
 	for i := len(d) - 1; i >= 0; i-- {
-		d[i] = hex[job&15]
-		job >>= 4
+		d[i] = hexDigits[v&15]
+		v >>= 4
 	}
 	return b
 }
 
-// StageSpan returns the staged keyspace of job.
+// StageSpan returns the staged keyspace of job: its staged prefix and the
+// prefix's PrefixEnd (the prefix ends with '|', so the end ends with '}'),
+// both cut from one string (a promotion works the span out for every
+// batch).
 func StageSpan(job uint64) Span {
-	p := StagePrefix(job)
-	return Span{Start: p, End: PrefixEnd(p)}
+	var a [2 * stagePrefixLen]byte
+	b := AppendStagePrefix(AppendStagePrefix(a[:0], job), job)
+	b[len(b)-1]++
+	both := string(b)
+	return Span{Start: both[:stagePrefixLen], End: both[stagePrefixLen:]}
 }
 
 // Unstage returns the raw key of a staged key of job, and whether it is one.

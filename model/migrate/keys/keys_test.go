@@ -361,6 +361,28 @@ func TestAppendStagePrefixMatchesFormatting(t *testing.T) {
 	})
 }
 
+// AppendHex16 writes sixteen hex digits after whatever b holds, as %016x.
+func TestAppendHex16MatchesFormatting(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		v := rapid.Uint64().Draw(t, "v")
+		head := rapid.StringN(0, 5, -1).Draw(t, "head")
+		if got, want := string(AppendHex16([]byte(head), v)), head+fmt.Sprintf("%016x", v); got != want {
+			t.Fatalf("AppendHex16(%q, %d) = %q, want %q", head, v, got, want)
+		}
+	})
+}
+
+// StageSpan is the staged prefix and its PrefixEnd.
+func TestStageSpanIsPrefixToPrefixEnd(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		job := rapid.Uint64().Draw(t, "job")
+		p := StagePrefix(job)
+		if got, want := StageSpan(job), (Span{Start: p, End: PrefixEnd(p)}); got != want {
+			t.Fatalf("StageSpan(%d) = %v, want %v", job, got, want)
+		}
+	})
+}
+
 // Span.String (and so AppendTo) renders [start,end) with +inf for an open
 // end and every byte outside printable ASCII as \xNN, as it did when built
 // by concatenation; Quote escapes the same way.
