@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"fmt"
+	"strconv"
 
 	"shardsim/model/bugs"
 	"shardsim/model/migrate/errs"
@@ -14,6 +15,18 @@ import (
 // lockFamily is the transaction lock family: drained, never exported (a
 // wrong variant exports it).
 const lockFamily = keys.FamilyTxnLock
+
+// appendCopyLine appends the text of a mig.copy record: "j<id> pass=<pass>
+// <family> seq=<seq> rows=<rows> scanned=<scanned> done=<done>".
+func appendCopyLine(b []byte, id uint64, pass uint8, f keys.Family, seq uint64, rows, scanned int, done bool) []byte {
+	b = strconv.AppendUint(append(b, 'j'), id, 10)
+	b = strconv.AppendUint(append(b, " pass="...), uint64(pass), 10)
+	b = append(append(b, ' '), f.String()...)
+	b = strconv.AppendUint(append(b, " seq="...), seq, 10)
+	b = strconv.AppendInt(append(b, " rows="...), int64(rows), 10)
+	b = strconv.AppendInt(append(b, " scanned="...), int64(scanned), 10)
+	return strconv.AppendBool(append(b, " done="...), done)
+}
 
 // copyBatch copies one chunk of the first unfinished bracket of the
 // current pass: export (low, high] after the bracket's cursor from the
@@ -80,6 +93,7 @@ func (m *migrator) copyBatch(j job.SplitJob, rev int64, low, high hlc.TS) (job.S
 	if max > j.MaxImportedTS {
 		j.MaxImportedTS = max
 	}
-	m.log("mig.copy", fmt.Sprintf("j%d pass=%d %s seq=%d rows=%d scanned=%d done=%v", j.ID, j.Pass, b.Family, seq, len(chunk.Rows), chunk.Scanned, chunk.Done))
+	var line [128]byte
+	m.log("mig.copy", appendCopyLine(line[:0], j.ID, j.Pass, b.Family, seq, len(chunk.Rows), chunk.Scanned, chunk.Done))
 	return m.transition(j, rev, j.Phase, nil, 0, nil)
 }

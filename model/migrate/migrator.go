@@ -3,6 +3,7 @@ package migrate
 import (
 	"errors"
 	"fmt"
+	"strconv"
 
 	"shardsim/model/bugs"
 	"shardsim/model/migrate/catalog"
@@ -45,7 +46,29 @@ func (n *Node) startMigrator(ls *leader) {
 
 func (m *migrator) alive() bool { return m.n.leads(0) == m.ls }
 
-func (m *migrator) log(kind, detail string) { m.t.Context().Log(kind, detail) }
+// log records kind with text as its free-text detail (one Text token, as
+// Context.Log writes it), text built by the caller in a stack buffer: a
+// line costs no formatting and no string.
+func (m *migrator) log(kind string, text []byte) { m.t.Context().Rec(kind).TextBytes(text).End() }
+
+// logPhase records a mig.phase line (appendPhaseLine).
+func (m *migrator) logPhase(id uint64, from, to job.Phase, cat *catalog.Catalog) {
+	var buf [256]byte // a catalog of a few routes fits
+	m.log("mig.phase", appendPhaseLine(buf[:0], id, from, to, cat))
+}
+
+// appendPhaseLine appends the text of a mig.phase record,
+// "j<id> <from>-><to>", followed by " catalog=<cat>" when the change
+// published a catalog.
+func appendPhaseLine(b []byte, id uint64, from, to job.Phase, cat *catalog.Catalog) []byte {
+	b = strconv.AppendUint(append(b, 'j'), id, 10)
+	b = append(append(b, ' '), from.String()...)
+	b = append(append(b, "->"...), to.String()...)
+	if cat != nil {
+		b = cat.AppendTo(append(b, " catalog="...))
+	}
+	return b
+}
 
 func (m *migrator) nowMs() int64 { return int64(m.t.Local()) / 1e6 }
 
@@ -130,11 +153,7 @@ func (m *migrator) transition(j job.SplitJob, rev int64, to job.Phase, cat *cata
 	}
 	j.Writes++
 	if from != to || cat != nil {
-		detail := fmt.Sprintf("j%d %s->%s", j.ID, from, to)
-		if cat != nil {
-			detail += " catalog=" + cat.String()
-		}
-		m.log("mig.phase", detail)
+		m.logPhase(j.ID, from, to, cat)
 	}
 	return j, nrev, nil
 }
@@ -242,6 +261,6 @@ func (m *migrator) finish(j job.SplitJob, rev int64, to job.Phase) (job.SplitJob
 		return j, rev, err
 	}
 	m.counters().JobsCollected += len(evict)
-	m.log("mig.phase", fmt.Sprintf("j%d %s->%s", j.ID, from, to))
+	m.logPhase(j.ID, from, to, nil)
 	return j, nrev, nil
 }

@@ -1,8 +1,6 @@
 package migrate
 
 import (
-	"fmt"
-
 	"shardsim/model/bugs"
 	"shardsim/model/migrate/catalog"
 	"shardsim/model/migrate/fsm"
@@ -312,6 +310,6 @@ func (m *migrator) cutover(j job.SplitJob, rev int64, floor hlc.TS) (job.SplitJo
 	}
 	nj.Writes++
 	m.n.eng.SeeWatermark(n.Version)
-	m.log("mig.phase", fmt.Sprintf("j%d DELTA_COPY->CUTOVER catalog=%s", j.ID, n.String()))
+	m.logPhase(j.ID, job.DeltaCopy, job.Cutover, &n)
 	return nj, nrev, nil
 }

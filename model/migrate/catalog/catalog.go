@@ -14,7 +14,7 @@ import (
 	"iter"
 	"slices"
 	"sort"
-	"strings"
+	"strconv"
 
 	"shardsim/model/migrate/hlc"
 	"shardsim/model/migrate/keys"
@@ -63,21 +63,31 @@ type Route struct {
 func (r Route) Span() keys.Span { return keys.Span{Start: r.Start, End: r.End} }
 
 // String renders the route.
-func (r Route) String() string {
-	s := fmt.Sprintf("r%d%s@g%d", r.ID, r.Span(), r.Group)
+func (r Route) String() string { return string(r.AppendTo(nil)) }
+
+// AppendTo appends the route as String renders it:
+// r<id>[start,end)@g<group>, then its state unless Active, staged(j<job>)
+// when staged rows are visible, and its write floor and read minimum when
+// set. (Phase changes are traced with their catalog; building the text in
+// one buffer costs one allocation where fmt cost several per route.)
+func (r Route) AppendTo(b []byte) []byte {
+	b = strconv.AppendUint(append(b, 'r'), r.ID, 10)
+	b = r.Span().AppendTo(b)
+	b = strconv.AppendInt(append(b, "@g"...), int64(r.Group), 10)
 	if r.State != Active {
-		s += " " + r.State.String()
+		b = append(append(b, ' '), r.State.String()...)
 	}
 	if r.StagedVisible {
-		s += fmt.Sprintf(" staged(j%d)", r.MigrationJob)
+		b = strconv.AppendUint(append(b, " staged(j"...), r.MigrationJob, 10)
+		b = append(b, ')')
 	}
 	if r.MinWriteTSExclusive != 0 {
-		s += " floor=" + r.MinWriteTSExclusive.String()
+		b = r.MinWriteTSExclusive.AppendTo(append(b, " floor="...))
 	}
 	if r.MinReadTS != 0 {
-		s += " minread=" + r.MinReadTS.String()
+		b = r.MinReadTS.AppendTo(append(b, " minread="...))
 	}
-	return s
+	return b
 }
 
 // Catalog is one snapshot of the route table.
@@ -98,12 +108,20 @@ func (c Catalog) Clone() Catalog {
 }
 
 // String renders the catalog on one line.
-func (c Catalog) String() string {
-	parts := make([]string, len(c.Routes))
+func (c Catalog) String() string { return string(c.AppendTo(nil)) }
+
+// AppendTo appends the catalog as String renders it: v<version>{routes},
+// the routes separated by a space.
+func (c Catalog) AppendTo(b []byte) []byte {
+	b = strconv.AppendUint(append(b, 'v'), c.Version, 10)
+	b = append(b, '{')
 	for i, r := range c.Routes {
-		parts[i] = r.String()
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = r.AppendTo(b)
 	}
-	return fmt.Sprintf("v%d{%s}", c.Version, strings.Join(parts, " "))
+	return append(b, '}')
 }
 
 // Lookup returns the route whose span holds route key rk.

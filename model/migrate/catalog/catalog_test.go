@@ -1,9 +1,12 @@
 package catalog
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"pgregory.net/rapid"
 
 	"shardsim/model/migrate/hlc"
 	"shardsim/model/migrate/keys"
@@ -104,4 +107,67 @@ func TestCodecRoundTrip(t *testing.T) {
 			t.Fatalf("DecodeVersion(%q) = %d, want an error", bad, v)
 		}
 	}
+}
+
+// routeStringByFmt and catalogStringByFmt are String as it was written
+// with fmt: the text (traced with every phase change) must not change.
+func routeStringByFmt(r Route) string {
+	s := fmt.Sprintf("r%d%s@g%d", r.ID, r.Span(), r.Group)
+	if r.State != Active {
+		s += " " + r.State.String()
+	}
+	if r.StagedVisible {
+		s += fmt.Sprintf(" staged(j%d)", r.MigrationJob)
+	}
+	if r.MinWriteTSExclusive != 0 {
+		s += " floor=" + r.MinWriteTSExclusive.String()
+	}
+	if r.MinReadTS != 0 {
+		s += " minread=" + r.MinReadTS.String()
+	}
+	return s
+}
+
+func catalogStringByFmt(c Catalog) string {
+	parts := make([]string, len(c.Routes))
+	for i, r := range c.Routes {
+		parts[i] = routeStringByFmt(r)
+	}
+	return fmt.Sprintf("v%d{%s}", c.Version, strings.Join(parts, " "))
+}
+
+// A catalog and its routes render byte for byte as fmt rendered them,
+// every optional part on and off.
+func TestStringMatchesFmt(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c := Catalog{Version: rapid.Uint64().Draw(t, "version")}
+		for i, n := 0, rapid.IntRange(0, 4).Draw(t, "routes"); i < n; i++ {
+			r := Route{
+				ID:    rapid.Uint64().Draw(t, "id"),
+				Start: rapid.String().Draw(t, "start"),
+				End:   rapid.String().Draw(t, "end"),
+				Group: rapid.IntRange(-3, 1<<20).Draw(t, "group"),
+				State: State(rapid.IntRange(0, 1).Draw(t, "state")),
+			}
+			if rapid.Bool().Draw(t, "staged") {
+				r.StagedVisible, r.MigrationJob = true, rapid.Uint64().Draw(t, "job")
+			}
+			if rapid.Bool().Draw(t, "floor") {
+				r.MinWriteTSExclusive = hlc.TS(rapid.Uint64().Draw(t, "floor_ts"))
+			}
+			if rapid.Bool().Draw(t, "minread") {
+				r.MinReadTS = hlc.TS(rapid.Uint64().Draw(t, "minread_ts"))
+			}
+			if got, want := r.String(), routeStringByFmt(r); got != want {
+				t.Fatalf("Route.String() = %q, want %q", got, want)
+			}
+			c.Routes = append(c.Routes, r)
+		}
+		if got, want := c.String(), catalogStringByFmt(c); got != want {
+			t.Fatalf("Catalog.String() = %q, want %q", got, want)
+		}
+		if got := string(c.AppendTo([]byte("catalog="))); got != "catalog="+catalogStringByFmt(c) {
+			t.Fatalf("AppendTo = %q", got)
+		}
+	})
 }
