@@ -30,8 +30,8 @@
 package group
 
 import (
-	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"shardsim/model/migrate/fsm"
@@ -110,6 +110,7 @@ func (c *Cluster) SetViewOf(f func(node int) uint64) { c.viewOf = f }
 // Group is one raft group.
 type Group struct {
 	ID         int
+	name       string     // "g<ID>", the actor of the group's trace records
 	reps       []*replica // by node; nil where the node never hosted a voter
 	term       uint64     // highest term of any election
 	leader     int        // node leading at term, -1 during an election
@@ -139,7 +140,7 @@ type leaderState struct {
 func New(loop *simclock.Loop, cfg Config, choices *simclock.Choices, states [][]*fsm.FSM) *Cluster {
 	c := &Cluster{loop: loop, choices: choices, cfg: cfg, up: make([]bool, cfg.Nodes), actors: make([]simclock.ActorID, cfg.Nodes)}
 	for g := 0; g < cfg.Groups; g++ {
-		gr := &Group{ID: g, leader: -1, reps: make([]*replica, cfg.Nodes)}
+		gr := &Group{ID: g, name: "g" + strconv.Itoa(g), leader: -1, reps: make([]*replica, cfg.Nodes)}
 		var voters []int
 		for n, f := range states[g] {
 			if f != nil {
@@ -343,6 +344,16 @@ func (c *Cluster) learnDelay() time.Duration {
 	return c.choices.Duration(c.cfg.ReplMin, hi)
 }
 
-func (c *Cluster) logf(kind string, g int, format string, args ...any) {
-	c.loop.Log(kind, fmt.Sprintf("g%d", g), fmt.Sprintf(format, args...))
+// log records kind about group g with text as its free-text detail (one
+// Text token, as Loop.Log writes it), text built by the caller in a stack
+// buffer: a line costs no formatting and no string.
+func (c *Cluster) log(kind string, g int, text []byte) {
+	c.loop.Rec(kind, c.groups[g].name).TextBytes(text).End()
+}
+
+// appendNodeTerm appends "node=<node> term=<term>", how a leadership
+// change's record starts.
+func appendNodeTerm(b []byte, node int, term uint64) []byte {
+	b = strconv.AppendInt(append(b, "node="...), int64(node), 10)
+	return strconv.AppendUint(append(b, " term="...), term, 10)
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"shardsim/model/migrate/fsm"
@@ -17,7 +18,8 @@ func (c *Cluster) MarkReady(g int, term uint64) {
 		return
 	}
 	gr.ready = true
-	c.logf("grp.ready", g, "node=%d term=%d", gr.leader, term)
+	var line [64]byte
+	c.log("grp.ready", g, appendNodeTerm(line[:0], gr.leader, term))
 	for _, o := range c.obs {
 		o.OnLeader(g, gr.leader, term, true)
 	}
@@ -40,7 +42,8 @@ func (c *Cluster) Depose(g, prefer int, window time.Duration) {
 func (c *Cluster) loseLeader(gr *Group, d time.Duration) {
 	old, term := gr.leader, gr.term
 	gr.leader, gr.ready, gr.ls = -1, false, nil
-	c.logf("grp.depose", gr.ID, "node=%d term=%d", old, term)
+	var line [64]byte
+	c.log("grp.depose", gr.ID, appendNodeTerm(line[:0], old, term))
 	for _, o := range c.obs {
 		o.OnLeader(gr.ID, -1, term, false)
 	}
@@ -128,7 +131,10 @@ func (c *Cluster) crown(gr *Group, n int, term uint64, voters []int, counted boo
 			c.stats.ApplyLaggingLeader++
 		}
 	}
-	c.logf("grp.elect", gr.ID, "node=%d term=%d applied=%d commit=%d", n, term, L.fsm.Applied, gr.commit)
+	var line [128]byte
+	b := appendNodeTerm(line[:0], n, term)
+	b = strconv.AppendUint(append(b, " applied="...), L.fsm.Applied, 10)
+	c.log("grp.elect", gr.ID, strconv.AppendUint(append(b, " commit="...), gr.commit, 10))
 	for _, o := range c.obs {
 		o.OnLeader(gr.ID, n, term, false)
 	}
@@ -207,9 +213,26 @@ func (c *Cluster) ChangeVoters(g, add, remove int) error {
 	if c.viewOf != nil {
 		view = c.viewOf(gr.leader)
 	}
-	c.logf("grp.config", g, "+%d -%d -> %v minview=v%d", add, remove, cfg, view)
+	var line [128]byte
+	c.log("grp.config", g, appendConfigLine(line[:0], add, remove, cfg, view))
 	_, err := c.Propose(g, gr.leader, gr.term, fsm.Entry{Kind: fsm.KindConfig, Config: cfg, MinView: view})
 	return err
+}
+
+// appendConfigLine appends the text of a grp.config record:
+// "+<add> -<remove> -> [<voters>] minview=v<view>", the voters separated
+// by spaces (as fmt's %v prints a slice).
+func appendConfigLine(b []byte, add, remove int, voters []int, view uint64) []byte {
+	b = strconv.AppendInt(append(b, '+'), int64(add), 10)
+	b = strconv.AppendInt(append(b, " -"...), int64(remove), 10)
+	b = append(b, " -> ["...)
+	for i, v := range voters {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = strconv.AppendInt(b, int64(v), 10)
+	}
+	return strconv.AppendUint(append(b, "] minview=v"...), view, 10)
 }
 
 // snapshot is a replica's applied state, ready to start another replica.
