@@ -88,7 +88,7 @@ func drawDataPlane(sw *nemesis.Swarm, o *migrateOptions) {
 	// so finishing this run's jobs collects the oldest entries.
 	o.priorJobs = sw.Int("prior_jobs", 0, 20)
 	for n := 0; n < migrateNodes; n++ {
-		o.nodeLag = append(o.nodeLag, sw.Duration(fmt.Sprintf("node%d_watch_lag", n), 0, nodeLagMax))
+		o.nodeLag = append(o.nodeLag, sw.Duration(nodeLagKnobs[n], 0, nodeLagMax))
 	}
 }
 
@@ -150,7 +150,7 @@ func drawProtocol(sw *nemesis.Swarm) migrate.Config {
 func staleOptions(sw *nemesis.Swarm, o *migrateOptions) {
 	o.coordLag = sw.Duration("stale_coord_lag", 500*time.Millisecond, 3*time.Second)
 	for n := range o.nodeLag {
-		o.nodeLag[n] = sw.Duration(fmt.Sprintf("stale_node%d_lag", n), 200*time.Millisecond, 2*time.Second)
+		o.nodeLag[n] = sw.Duration(staleLagKnobs[n], 200*time.Millisecond, 2*time.Second)
 	}
 	o.proto.HeartbeatEvery = sw.Duration("stale_heartbeat_every", 20*time.Millisecond, 300*time.Millisecond)
 	o.proto.OwnershipTTL = sw.Duration("stale_ownership_ttl", 5*time.Millisecond, 100*time.Millisecond)

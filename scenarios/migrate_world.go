@@ -185,7 +185,7 @@ func (m *migrateWorld) build(cfg Config) error {
 
 	var metaActors []simclock.ActorID
 	for n := 0; n < migrateNodes; n++ {
-		id := w.Loop.Spawn(fmt.Sprintf("n%d", n), migrate.NewNode(m.env, n), simclock.NewNodeClock(o.maxSkew), w.Choices.Fork(fmt.Sprintf("node/n%d", n)))
+		id := w.Loop.Spawn(nodeActorNames[n], migrate.NewNode(m.env, n), simclock.NewNodeClock(o.maxSkew), w.Choices.Fork(nodeForkNames[n]))
 		m.cluster.Attach(n, id)
 		metaActors = append(metaActors, id)
 	}
@@ -224,13 +224,31 @@ func (m *migrateWorld) build(cfg Config) error {
 	return nil
 }
 
+// Names of a world's node actors and choice forks, and of the knobs drawn
+// per node, made once rather than formatted in every world.
+var (
+	nodeActorNames = numbered("n", "", migrateNodes)
+	nodeForkNames  = numbered("node/n", "", migrateNodes)
+	nodeLagKnobs   = numbered("node", "_watch_lag", migrateNodes)
+	staleLagKnobs  = numbered("stale_node", "_lag", migrateNodes)
+)
+
+// numbered returns prefix+n+suffix for every n below count.
+func numbered(prefix, suffix string, count int) []string {
+	out := make([]string, count)
+	for n := range out {
+		out[n] = prefix + strconv.Itoa(n) + suffix
+	}
+	return out
+}
+
 // spawnClients starts the clients, each with its own coordinator, and
 // returns their actors.
 func (m *migrateWorld) spawnClients(cat catalog.Catalog) []simclock.ActorID {
 	w, o := m.w, m.opts
 	var out []simclock.ActorID
 	for i := 0; i < o.clients; i++ {
-		name := fmt.Sprintf("client%d", i)
+		name := "client" + strconv.Itoa(i)
 		ch := w.Choices.Fork("workload/" + name)
 		lag, wl := o.coordLag, o.wl
 		if i < o.fresh {

@@ -1,8 +1,6 @@
 package migrate
 
 import (
-	"fmt"
-
 	"shardsim/model/migrate/errs"
 	"shardsim/model/migrate/fsm"
 	"shardsim/model/migrate/group"
@@ -269,7 +267,7 @@ func (n *Node) becomeLeader(g int, term uint64) {
 	}
 	ls := &leader{g: g, term: term, access: map[uint64]*routeAccess{}}
 	n.lead[g] = ls
-	n.ctx.Go(fmt.Sprintf("lead/g%d", g), func(t *simclock.Task) {
+	n.ctx.Go(groupTaskName(leadTask, g), func(t *simclock.Task) {
 		first := n.nowMs() + uint64(n.env.Cfg.CeilingWindow.Milliseconds())
 		if _, err := n.proposeWait(t, ls, fsm.Entry{Kind: fsm.KindCeiling, Ceiling: first}); err != nil || n.leads(g) != ls {
 			return

@@ -1,7 +1,7 @@
 package migrate
 
 import (
-	"fmt"
+	"strconv"
 
 	"shardsim/model/migrate/fsm"
 	"shardsim/simclock"
@@ -33,7 +33,7 @@ func (n *Node) kickPromoter(ls *leader) {
 		return
 	}
 	ls.promoting = true
-	n.ctx.Go(fmt.Sprintf("promote/g%d", ls.g), func(t *simclock.Task) {
+	n.ctx.Go(groupTaskName(promoteTask, ls.g), func(t *simclock.Task) {
 		defer func() { ls.promoting = false }()
 		for n.leads(ls.g) == ls {
 			job, ok := n.stagedJob(ls.g)
@@ -45,7 +45,9 @@ func (n *Node) kickPromoter(ls *leader) {
 				return
 			}
 			if r.Done {
-				t.Context().Log("promote.done", fmt.Sprintf("g%d j%d", ls.g, job))
+				var line [48]byte // "g<g> j<job>"
+				b := strconv.AppendInt(append(line[:0], 'g'), int64(ls.g), 10)
+				t.Context().Rec("promote.done").TextBytes(strconv.AppendUint(append(b, " j"...), job, 10)).End()
 			}
 			t.Sleep(n.env.Cfg.PromotePace)
 		}

@@ -1,7 +1,6 @@
 package migrate
 
 import (
-	"fmt"
 	"time"
 
 	"shardsim/model/migrate/catalog"
@@ -77,7 +76,7 @@ func (n *Node) startCompactor(ls *leader) {
 	if n.env.Cfg.CompactEvery <= 0 {
 		return
 	}
-	n.ctx.Go(fmt.Sprintf("compact/g%d", ls.g), func(t *simclock.Task) {
+	n.ctx.Go(groupTaskName(compactTask, ls.g), func(t *simclock.Task) {
 		for {
 			t.Sleep(n.env.Cfg.CompactEvery)
 			if n.leads(ls.g) != ls {
@@ -107,7 +106,7 @@ func (n *Node) startLockResolver(ls *leader) {
 	if n.env.Cfg.LockTTL <= 0 {
 		return
 	}
-	n.ctx.Go(fmt.Sprintf("resolve/g%d", ls.g), func(t *simclock.Task) {
+	n.ctx.Go(groupTaskName(resolveTask, ls.g), func(t *simclock.Task) {
 		for {
 			t.Sleep(n.env.Cfg.LockTTL)
 			if n.leads(ls.g) != ls {
