@@ -41,7 +41,7 @@ func (n *Node) admitRoutes(ls *leader, fp footprint) (uint64, hlc.TS, error) {
 	var floor hlc.TS
 	for _, s := range fp.spans {
 		var routes []catalog.Route
-		if b.Has(bugs.MigrateRangeDeleteAsPoint) || s.End == keys.KeyAfter(s.Start) {
+		if b.Has(bugs.MigrateRangeDeleteAsPoint) || keys.IsKeyAfter(s.End, s.Start) { // a point span, compared without building its end
 			if r, ok := view.Lookup(s.Start); ok {
 				routes = []catalog.Route{r}
 			}
