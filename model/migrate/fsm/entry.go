@@ -120,6 +120,12 @@ type Write struct {
 	CallerTS  bool   // the client supplied TS (else the leader issued it)
 	Staging   uint64 // the job whose staged rows count as existing versions (0: none)
 	Op        string // the client operation id, for traces and checkers
+
+	// put is the row the write creates, which the Puts of a voter's Result
+	// hold: a function of the write alone, so every voter that applies it
+	// makes the same row, and all of them share this one (an apply sets it
+	// again, to what it holds already) instead of allocating one each.
+	put [1]mvcc.Row
 }
 
 // Import is one import batch of a migration.

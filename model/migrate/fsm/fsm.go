@@ -50,7 +50,6 @@ type FSM struct {
 	disarmed map[uint64]uint64 // job -> the highest expected cutover version disarmed: an older arm is stale
 	released map[uint64]bool   // job -> tracker and pin released: a later arm is stale
 	bugs     bugs.Set
-	rows     rowSlab // the one-row Puts of client writes
 }
 
 // New returns the state of a fresh voter of group.
@@ -79,7 +78,6 @@ func (f *FSM) Clone() *FSM {
 	n.fences = slices.Clone(f.fences)
 	n.disarmed = maps.Clone(f.disarmed)
 	n.released = maps.Clone(f.released)
-	n.rows = rowSlab{} // never carve from the original's chunk: both would hand out the same rows
 	return &n
 }
 
@@ -88,7 +86,8 @@ func (f *FSM) Apply(e Entry) Result { return f.ApplyEntry(&e) }
 
 // ApplyEntry is Apply of *e, which it does not keep and whose fields it does
 // not change (the groups apply the entries their logs share in place
-// instead of copying each).
+// instead of copying each), but for a write's own copy of the row it
+// creates (see Write.put), which every apply sets to the same row.
 func (f *FSM) ApplyEntry(e *Entry) Result {
 	if e.Index != f.Applied+1 {
 		panic(fmt.Sprintf("fsm: group %d applying %d after %d", f.Group, e.Index, f.Applied))
@@ -207,32 +206,4 @@ func upsert(gs []Guard, g Guard) []Guard {
 // drop removes job's entry from gs.
 func drop(gs []Guard, job uint64) []Guard {
 	return slices.DeleteFunc(gs, func(g Guard) bool { return g.Job == job })
-}
-
-// rowSlab hands out one-row slices carved from larger chunks: every voter
-// makes a one-row Puts for every client write it applies, and a chunk
-// costs one allocation for many of them. A row handed out is the caller's
-// for good: it is never handed out again nor overwritten, and its slice's
-// capacity ends at its length, so an append by the caller reallocates
-// rather than running into the next row.
-type rowSlab struct {
-	free []mvcc.Row
-	size int // the size of the last chunk
-}
-
-// rowSlabChunk is the most rows one allocation provides; the first chunks
-// are smaller (a voter that applies a few writes should not carry a chunk
-// of idle rows), doubling from 4 as they are used up.
-const rowSlabChunk = 32
-
-// one returns a fresh one-row slice holding r.
-func (s *rowSlab) one(r mvcc.Row) []mvcc.Row {
-	if len(s.free) == 0 {
-		s.size = min(max(2*s.size, 4), rowSlabChunk)
-		s.free = make([]mvcc.Row, s.size)
-	}
-	out := s.free[:1:1]
-	s.free = s.free[1:]
-	out[0] = r
-	return out
 }

@@ -9,35 +9,42 @@ import (
 	"shardsim/model/migrate/mvcc"
 )
 
-// The one-row Puts of writes are carved from shared chunks: each must stay
-// what its write made whatever the voter (or a clone of it) applies later
-// and whatever a holder appends to another one.
+// The one-row Puts of a write live in the write itself, shared by every
+// voter that applies it: each must stay what its write made whatever the
+// voter (or a clone of it) applies later and whatever a holder appends to
+// another one, and a second voter applying the same write hands out the
+// same row.
 func TestWritePutsNeverAlias(t *testing.T) {
 	a := newApplier(bugs.None)
+	b := newApplier(bugs.None)
 	var results []Result
 	var clones []applier
-	for i := 0; i < 3*rowSlabChunk; i++ {
-		results = append(results, a.apply(write(fmt.Sprintf("k%03d", i), hlc.TS(10+i))))
+	const n = 100
+	for i := 0; i < n; i++ {
+		w := write(fmt.Sprintf("k%03d", i), hlc.TS(10+i))
+		results = append(results, a.apply(w))
+		other := b.apply(w)
+		if len(other.Puts) != 1 || &other.Puts[0] != &results[len(results)-1].Puts[0] {
+			t.Fatalf("write %d: the second voter's puts %v are not the first's", i, other.Puts)
+		}
 		if i%50 == 7 {
-			// A clone starts with its own chunk: its writes must not land
-			// in rows the original hands out (or has handed out).
 			c := applier{a.f.Clone()}
 			clones = append(clones, c)
 			results = append(results, c.apply(write("clone", hlc.TS(100000+i))))
 		}
-		// A holder appending to its Puts must not reach the next one.
+		// A holder appending to its Puts must not reach another write's.
 		last := results[len(results)-1]
 		_ = append(last.Puts, mvcc.Row{Key: "appended"})
 	}
 	for _, c := range clones {
-		for i := 0; i < rowSlabChunk; i++ {
+		for i := 0; i < 40; i++ {
 			c.apply(write(fmt.Sprintf("c%03d", i), hlc.TS(200000+i)))
 		}
 	}
-	for i := 0; i < 3*rowSlabChunk; i++ {
+	for i := 0; i < n; i++ {
 		a.apply(write(fmt.Sprintf("z%03d", i), hlc.TS(300000+i)))
 	}
-	n := 0
+	k := 0
 	for _, r := range results {
 		if len(r.Puts) != 1 || cap(r.Puts) != 1 {
 			t.Fatalf("puts %v (cap %d), want one row of capacity one", r.Puts, cap(r.Puts))
@@ -49,9 +56,9 @@ func TestWritePutsNeverAlias(t *testing.T) {
 			}
 			continue
 		}
-		if want := fmt.Sprintf("k%03d", n); p.Key != want || p.TS != hlc.TS(10+n) || p.Value != "v@"+hlc.TS(10+n).String() {
-			t.Fatalf("row %d is %+v, want %s@%d", n, p, want, 10+n)
+		if want := fmt.Sprintf("k%03d", k); p.Key != want || p.TS != hlc.TS(10+k) || p.Value != "v@"+hlc.TS(10+k).String() {
+			t.Fatalf("row %d is %+v, want %s@%d", k, p, want, 10+k)
 		}
-		n++
+		k++
 	}
 }

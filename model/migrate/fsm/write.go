@@ -65,7 +65,8 @@ func (f *FSM) applyWrite(w *Write) Result {
 	f.Store.Put(w.Key, v)
 	f.committed(w.TS)
 	f.track(w.Key, w.TS)
-	return Result{TS: w.TS, Puts: f.rows.one(mvcc.Row{Key: w.Key, Version: v})}
+	w.put[0] = mvcc.Row{Key: w.Key, Version: v}
+	return Result{TS: w.TS, Puts: w.put[:]} // capacity one: a holder's append copies
 }
 
 // applyDeleteRange tombstones, atomically, every user key of the span that
