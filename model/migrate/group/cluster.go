@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"shardsim/model/migrate/fsm"
+	"shardsim/model/migrate/internal/slab"
 	"shardsim/simclock"
 )
 
@@ -98,7 +99,10 @@ type Cluster struct {
 	obs     []Observer
 	stats   Stats
 	viewOf  func(node int) uint64
-	entries entrySlab // where proposed entries live
+	// entries is where proposed entries live: every proposal becomes one
+	// entry that the logs (and appends on their way) share, stored once
+	// and never overwritten (entries never change once proposed).
+	entries slab.Slab[fsm.Entry]
 }
 
 // SetViewOf tells the cluster how to read a node's catalog view version: a

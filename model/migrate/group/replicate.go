@@ -23,7 +23,7 @@ func (c *Cluster) Propose(g, n int, term uint64, e fsm.Entry) (uint64, error) {
 		return 0, ErrNotLeader
 	}
 	e.Index, e.Term = r.last()+1, term
-	r.append(c.entries.keep(e))
+	r.append(c.entries.Keep(e))
 	if gr.leader == n && gr.term == term {
 		gr.ls.match[n] = r.last()
 		c.advanceCommit(gr) // a single-voter configuration commits alone
@@ -33,26 +33,6 @@ func (c *Cluster) Propose(g, n int, term uint64, e fsm.Entry) (uint64, error) {
 	c.stats.StaleAppends++
 	c.notifyLost(n, g, term, c.replDelay()+c.replDelay())
 	return e.Index, nil
-}
-
-// entrySlab stores log entries in chunks: every proposal becomes one
-// entry that the logs (and appends on their way) share, and a chunk costs
-// one allocation for many. An entry is stored once and never overwritten
-// (entries never change once proposed), so no two proposals share one.
-type entrySlab struct{ free []fsm.Entry }
-
-// entryChunk is how many entries one allocation provides.
-const entryChunk = 32
-
-// keep returns a pointer to a stored copy of e.
-func (s *entrySlab) keep(e fsm.Entry) *fsm.Entry {
-	if len(s.free) == 0 {
-		s.free = make([]fsm.Entry, entryChunk)
-	}
-	p := &s.free[0]
-	s.free = s.free[1:]
-	*p = e
-	return p
 }
 
 // sendAll sends every follower of the leader's configuration what it lacks.

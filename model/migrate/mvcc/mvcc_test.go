@@ -287,7 +287,7 @@ func TestKeyViewSame(t *testing.T) {
 // versions.
 func TestRecordsOfKeysStayApart(t *testing.T) {
 	s := New()
-	const keys = 3*recordChunk + 5
+	const keys = 101 // several chunks of records (see package slab)
 	key := func(i int) string { return fmt.Sprintf("k%03d", i) }
 	for round := 1; round <= 3; round++ {
 		for i := 0; i < keys; i++ {

@@ -9,7 +9,6 @@ import "slices"
 // finding a key takes one binary search over the blocks and one inside.
 type keyOrder struct {
 	blocks []*block // in key order; none is empty
-	n      int      // keys held
 }
 
 // block is a run of consecutive keys and their records.
@@ -65,7 +64,6 @@ func (o *keyOrder) next(p pos) pos {
 
 // insert adds key, which the order does not hold, with its record.
 func (o *keyOrder) insert(key string, kv *keyVersions) {
-	o.n++
 	if len(o.blocks) == 0 {
 		o.blocks = []*block{{keys: []string{key}, recs: []*keyVersions{kv}}}
 		return
@@ -93,7 +91,6 @@ func (o *keyOrder) remove(key string) {
 	if !o.valid(p) || o.key(p) != key {
 		return
 	}
-	o.n--
 	bl := o.blocks[p.b]
 	bl.keys = slices.Delete(bl.keys, p.i, p.i+1)
 	bl.recs = slices.Delete(bl.recs, p.i, p.i+1)

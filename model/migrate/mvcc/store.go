@@ -15,6 +15,7 @@ import (
 	"strconv"
 
 	"shardsim/model/migrate/hlc"
+	"shardsim/model/migrate/internal/slab"
 	"shardsim/model/migrate/keys"
 )
 
@@ -62,8 +63,7 @@ type Store struct {
 	vers  map[string]*keyVersions // the same records by key; never empty
 	n     int                     // number of versions
 	gen   uint64                  // the last generation handed out
-	free  []keyVersions           // records not yet handed out (see newRecord)
-	chunk int                     // the size of the last chunk of records
+	recs  slab.Slab[keyVersions]  // where new keys' records come from (see newRecord)
 	// scratch builds staged keys that are only looked up (stagedRecord).
 	// Reads use it too, so a store is not safe for concurrent use, not even
 	// by readers only (nothing in a world runs concurrently).
@@ -79,22 +79,12 @@ type keyVersions struct {
 	first [1]Version
 }
 
-// recordChunk is the most key records one allocation provides; a store's
-// first chunks are smaller (a voter that holds a few keys should not carry
-// a chunk of idle records), doubling from 4 as they are used up.
-const recordChunk = 32
-
 // newRecord returns a fresh, empty record. Records are carved from chunks
 // (a key's first version lives in its record, so a store that grows by
 // many keys would otherwise allocate once per key); a record is handed out
 // once and never reused, so no two keys share one.
 func (s *Store) newRecord() *keyVersions {
-	if len(s.free) == 0 {
-		s.chunk = min(max(2*s.chunk, 4), recordChunk)
-		s.free = make([]keyVersions, s.chunk)
-	}
-	kv := &s.free[0]
-	s.free = s.free[1:]
+	kv := s.recs.New()
 	kv.vs = kv.first[:0]
 	return kv
 }
@@ -105,7 +95,6 @@ func New() *Store { return &Store{vers: make(map[string]*keyVersions, newStoreKe
 // Clone returns a deep copy of the store.
 func (s *Store) Clone() *Store {
 	n := &Store{vers: make(map[string]*keyVersions, len(s.vers)), n: s.n, gen: s.gen}
-	n.order.n = s.order.n
 	for _, bl := range s.order.blocks {
 		nb := &block{keys: slices.Clone(bl.keys), recs: make([]*keyVersions, len(bl.recs))}
 		for i, kv := range bl.recs {
@@ -121,7 +110,7 @@ func (s *Store) Clone() *Store {
 func (s *Store) Len() int { return s.n }
 
 // Keys returns the number of raw keys held.
-func (s *Store) Keys() int { return s.order.n }
+func (s *Store) Keys() int { return len(s.vers) }
 
 // Gen returns key's generation: 0 while the store holds no version of it,
 // else a number no other content of key in this store has had (every change
