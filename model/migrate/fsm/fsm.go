@@ -52,22 +52,30 @@ type FSM struct {
 	bugs     bugs.Set
 }
 
-// New returns the state of a fresh voter of group.
+// New returns the state of a fresh voter of group. Its migration maps
+// start nil (reads of a nil map find nothing) and are made on their first
+// write (setIn): most voters of a run meet one migration or none.
 func New(group int, set bugs.Set) *FSM {
-	return &FSM{
-		Group: group, Store: mvcc.New(),
-		imports: map[importKey]importState{}, promoted: map[uint64]bool{}, cleaned: map[uint64]bool{}, aborted: map[uint64]bool{},
-		disarmed: map[uint64]uint64{}, released: map[uint64]bool{}, bugs: set,
+	return &FSM{Group: group, Store: mvcc.New(), bugs: set}
+}
+
+// setIn stores v under k in *m, making the map on its first write.
+func setIn[K comparable, V any](m *map[K]V, k K, v V) {
+	if *m == nil {
+		*m = make(map[K]V)
 	}
+	(*m)[k] = v
 }
 
 // Clone returns a deep copy of the state (a snapshot for a joining voter).
 func (f *FSM) Clone() *FSM {
 	n := *f
 	n.Store = f.Store.Clone()
-	n.imports = make(map[importKey]importState, len(f.imports))
-	for k, v := range f.imports {
-		n.imports[k] = importState{seq: v.seq, cursor: append([]byte(nil), v.cursor...)}
+	if f.imports != nil {
+		n.imports = make(map[importKey]importState, len(f.imports))
+		for k, v := range f.imports {
+			n.imports[k] = importState{seq: v.seq, cursor: append([]byte(nil), v.cursor...)}
+		}
 	}
 	n.promoted = maps.Clone(f.promoted)
 	n.cleaned = maps.Clone(f.cleaned)
@@ -132,7 +140,7 @@ func (f *FSM) apply(e *Entry) Result {
 		f.movePin(*e.Guard)
 	case KindRelease:
 		f.release(e.Job)
-		f.released[e.Job] = true
+		setIn(&f.released, e.Job, true)
 	case KindCompact:
 		return f.compact(e.TS)
 	case KindArmFence:
@@ -144,7 +152,7 @@ func (f *FSM) apply(e *Entry) Result {
 		if g, ok := f.Fence(e.Guard.Job); ok && g.Expected > e.Guard.Expected {
 			e.Guard.Expected = g.Expected
 		}
-		f.disarmed[e.Guard.Job] = max(f.disarmed[e.Guard.Job], e.Guard.Expected)
+		setIn(&f.disarmed, e.Guard.Job, max(f.disarmed[e.Guard.Job], e.Guard.Expected))
 		f.fences = drop(f.fences, e.Guard.Job)
 	case KindPrepare:
 		return f.applyPrepare(e.Txn)

@@ -39,7 +39,7 @@ func (f *FSM) applyImport(im *Import) Result {
 	if len(im.Rows) > 0 && !f.bugs.Has(bugs.MigrateNoHLCAdvance) {
 		f.observe(max)
 	}
-	f.imports[k] = importState{seq: im.Seq, cursor: append([]byte(nil), im.Cursor...)}
+	setIn(&f.imports, k, importState{seq: im.Seq, cursor: append([]byte(nil), im.Cursor...)})
 	return Result{Cursor: im.Cursor, Seq: im.Seq, Applied: len(im.Rows)}
 }
 
@@ -81,7 +81,7 @@ func (f *FSM) applyPromote(p *Promote) Result {
 	}
 	done := false
 	if !f.anyStaged(span) {
-		f.promoted[p.Job] = true
+		setIn(&f.promoted, p.Job, true)
 		done = true
 	}
 	return Result{Applied: n, Done: done}
@@ -137,7 +137,7 @@ func (f *FSM) applyCleanup(c *Cleanup) Result {
 	for _, k := range victims {
 		n += f.Store.DeleteAtOrBelow(k, c.FenceTS)
 	}
-	f.cleaned[c.Job] = true
+	setIn(&f.cleaned, c.Job, true)
 	return Result{Applied: n}
 }
 
@@ -167,7 +167,7 @@ func (f *FSM) applyAbandon(job uint64) Result {
 			delete(f.imports, importKey{job, jobpkg.BracketID(pass, fam)})
 		}
 	}
-	f.aborted[job] = true
+	setIn(&f.aborted, job, true)
 	return Result{Applied: len(victims)}
 }
 
