@@ -401,3 +401,40 @@ func TestLiveScanAgreesWithGets(t *testing.T) {
 		}
 	})
 }
+
+// A dropped key's record is handed to the next new key: that key holds
+// exactly its own versions, at a generation no content of either key had,
+// and the room the dropped key had grown serves it.
+func TestDroppedRecordServesNextKey(t *testing.T) {
+	s := New()
+	for ts := hlc.TS(1); ts <= 6; ts++ {
+		s.Put("a", Version{TS: ts, Value: fmt.Sprint("a", ts)})
+	}
+	s.Put("z", Version{TS: 1, Value: "z"})
+	genA := s.Gen("a")
+	if n := s.DeleteAtOrBelow("a", 6); n != 6 || s.Gen("a") != 0 || len(s.Versions("a")) != 0 {
+		t.Fatalf("dropping a removed %d, left gen %d and %v", n, s.Gen("a"), s.Versions("a"))
+	}
+	s.Put("b", Version{TS: 9, Value: "b"})
+	if vs := s.Versions("b"); len(vs) != 1 || vs[0] != (Version{TS: 9, Value: "b"}) {
+		t.Fatalf("b holds %v", vs)
+	}
+	if g := s.Gen("b"); g <= genA || g <= s.Gen("z") {
+		t.Fatalf("b's generation %d repeats an earlier one (a %d, z %d)", g, genA, s.Gen("z"))
+	}
+	for ts := hlc.TS(10); ts <= 13; ts++ {
+		s.Put("b", Version{TS: ts, Value: fmt.Sprint("b", ts)})
+	}
+	if vs := s.Versions("b"); len(vs) != 5 || vs[0].TS != 13 || vs[4].TS != 9 {
+		t.Fatalf("b holds %v", vs)
+	}
+	if s.Len() != 6 || s.Keys() != 2 {
+		t.Fatalf("store holds %d versions of %d keys, want 6 of 2", s.Len(), s.Keys())
+	}
+	s.Delete("b", 9)
+	s.Delete("z", 1)
+	s.Put("c", Version{TS: 20, Value: "c"})
+	if vs := s.Versions("c"); len(vs) != 1 || vs[0].Value != "c" || len(s.Versions("z")) != 0 {
+		t.Fatalf("c holds %v, z %v", vs, s.Versions("z"))
+	}
+}

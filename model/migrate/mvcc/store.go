@@ -59,11 +59,13 @@ type Row struct {
 // a store-wide counter value taken at the key's last change, which lets an
 // observer tell in O(1) that a key is exactly as it last saw it (Gen).
 type Store struct {
-	order keyOrder                // the keys in order with their records (ordered walks look nothing up)
-	vers  map[string]*keyVersions // the same records by key; never empty
-	n     int                     // number of versions
-	gen   uint64                  // the last generation handed out
-	recs  slab.Slab[keyVersions]  // where new keys' records come from (see newRecord)
+	order  keyOrder                // the keys in order with their records (ordered walks look nothing up)
+	vers   map[string]*keyVersions // the same records by key; never empty
+	n      int                     // number of versions
+	gen    uint64                  // the last generation handed out
+	recs   slab.Slab[keyVersions]  // where new keys' records come from (see newRecord)
+	spare  [maxSpare]*keyVersions  // records of dropped keys, handed out again first
+	nspare int                     // how many of spare are held
 	// scratch builds staged keys that are only looked up (stagedRecord).
 	// Reads use it too, so a store is not safe for concurrent use, not even
 	// by readers only (nothing in a world runs concurrently).
@@ -79,11 +81,24 @@ type keyVersions struct {
 	first [1]Version
 }
 
-// newRecord returns a fresh, empty record. Records are carved from chunks
-// (a key's first version lives in its record, so a store that grows by
-// many keys would otherwise allocate once per key); a record is handed out
-// once and never reused, so no two keys share one.
+// maxSpare is the most records of dropped keys a store keeps for reuse:
+// keys are dropped a few at a time (a transaction's locks at its commit, a
+// promotion batch's staged rows) and new ones follow soon, so a few slots
+// (no growing list to allocate) catch most of them.
+const maxSpare = 8
+
+// newRecord returns an empty record: a dropped key's if there is one (lock
+// rows and staged rows come and go by the hundred in a run), else a fresh
+// one carved from a chunk (a key's first version lives in its record, so a
+// store that grows by many keys would otherwise allocate once per key). A
+// record belongs to one key at a time.
 func (s *Store) newRecord() *keyVersions {
+	if s.nspare > 0 {
+		s.nspare--
+		kv := s.spare[s.nspare]
+		s.spare[s.nspare] = nil
+		return kv
+	}
 	kv := s.recs.New()
 	kv.vs = kv.first[:0]
 	return kv
@@ -273,7 +288,7 @@ func (s *Store) Delete(key string, ts hlc.TS) bool {
 	vs = vs[:len(vs)-1]
 	s.n--
 	if len(vs) == 0 {
-		s.dropKey(key)
+		s.dropKey(key, kv)
 		return true
 	}
 	kv.vs = vs
@@ -283,40 +298,60 @@ func (s *Store) Delete(key string, ts hlc.TS) bool {
 
 // DeleteAtOrBelow removes key's versions with TS <= ts and returns how many.
 func (s *Store) DeleteAtOrBelow(key string, ts hlc.TS) int {
-	vs := s.versions(key)
-	return s.truncate(key, vs, atOrBelow(vs, ts))
+	kv := s.vers[key]
+	if kv == nil {
+		return 0
+	}
+	return s.truncate(key, kv, atOrBelow(kv.vs, ts))
 }
 
 // DeleteBelow removes key's versions with TS < ts and returns how many.
 func (s *Store) DeleteBelow(key string, ts hlc.TS) int {
-	vs := s.versions(key)
-	return s.truncate(key, vs, sort.Search(len(vs), func(i int) bool { return vs[i].TS < ts }))
+	kv := s.vers[key]
+	if kv == nil {
+		return 0
+	}
+	vs := kv.vs
+	return s.truncate(key, kv, sort.Search(len(vs), func(i int) bool { return vs[i].TS < ts }))
 }
 
-// truncate keeps key's versions vs[:i] (vs is newest first, so what goes
-// is the oldest) and returns how many it removed.
-func (s *Store) truncate(key string, vs []Version, i int) int {
+// truncate keeps the versions kv.vs[:i] of key, whose record is kv (newest
+// first, so what goes is the oldest) and returns how many it removed.
+func (s *Store) truncate(key string, kv *keyVersions, i int) int {
+	vs := kv.vs
 	n := len(vs) - i
 	if n == 0 {
 		return 0
 	}
 	s.n -= n
 	if i == 0 {
-		s.dropKey(key)
+		s.dropKey(key, kv)
 		return n
 	}
-	kv := s.vers[key]
 	clear(vs[i:]) // the slots may be reused by a later Put; they keep no value alive meanwhile
 	kv.vs = vs[:i]
 	s.changed(kv)
 	return n
 }
 
-// dropKey forgets key. Its record goes too, so a later Put starts a new
-// record at a new generation.
-func (s *Store) dropKey(key string) {
+// dropKey forgets key, whose record is kv. The record is emptied (it keeps
+// no value alive) and kept for a later new key (newRecord), which takes it
+// with a new generation (Put marks it changed): the versions slices handed
+// out for key were valid only until the store changed, and it just did.
+func (s *Store) dropKey(key string, kv *keyVersions) {
 	delete(s.vers, key)
 	s.order.remove(key)
+	clear(kv.vs)
+	kv.first[0] = Version{} // the inline slot may hold a version kv.vs has moved from
+	if cap(kv.vs) > len(kv.first) {
+		kv.vs = kv.vs[:0] // the next key keeps the room this one grew
+	} else {
+		kv.vs = kv.first[:0]
+	}
+	if s.nspare < maxSpare {
+		s.spare[s.nspare] = kv
+		s.nspare++
+	}
 }
 
 // Ascend calls f for every key in [start, end) ("" end: no bound) in order,
