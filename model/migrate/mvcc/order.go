@@ -65,7 +65,9 @@ func (o *keyOrder) next(p pos) pos {
 // insert adds key, which the order does not hold, with its record.
 func (o *keyOrder) insert(key string, kv *keyVersions) {
 	if len(o.blocks) == 0 {
-		o.blocks = []*block{{keys: []string{key}, recs: []*keyVersions{kv}}}
+		bl := newBlock(firstBlockRoom, nil, nil)
+		bl.keys, bl.recs = append(bl.keys, key), append(bl.recs, kv)
+		o.blocks = []*block{bl}
 		return
 	}
 	p := o.seek(key)
@@ -77,12 +79,26 @@ func (o *keyOrder) insert(key string, kv *keyVersions) {
 	bl.recs = slices.Insert(bl.recs, p.i, kv)
 	if len(bl.keys) > blockMax {
 		half := len(bl.keys) / 2
-		nb := &block{keys: slices.Clone(bl.keys[half:]), recs: slices.Clone(bl.recs[half:])}
+		nb := newBlock(blockMax+1, bl.keys[half:], bl.recs[half:])
 		clear(bl.keys[half:]) // the moved entries are nb's now
 		clear(bl.recs[half:])
 		bl.keys, bl.recs = bl.keys[:half], bl.recs[:half]
 		o.blocks = slices.Insert(o.blocks, p.b+1, nb)
 	}
+}
+
+// firstBlockRoom is the room for keys a store's first block starts with:
+// a voter's store grows to dozens of keys, and a block grown from one key
+// by doubling reallocates both its slices at 2, 4, 8 and 16 keys on the way.
+const firstBlockRoom = 16
+
+// newBlock returns a block holding copies of keys and their records, with
+// room for at least room keys.
+func newBlock(room int, keys []string, recs []*keyVersions) *block {
+	bl := &block{keys: make([]string, len(keys), max(room, len(keys))), recs: make([]*keyVersions, len(recs), max(room, len(recs)))}
+	copy(bl.keys, keys)
+	copy(bl.recs, recs)
+	return bl
 }
 
 // remove drops key, if held.
