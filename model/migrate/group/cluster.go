@@ -152,12 +152,17 @@ func New(loop *simclock.Loop, cfg Config, choices *simclock.Choices, states [][]
 			}
 		}
 		for _, n := range voters {
-			gr.reps[n] = &replica{node: n, fsm: states[g][n], cfgs: []cfgAt{{voters: slices.Clone(voters)}}}
+			gr.reps[n] = &replica{node: n, fsm: states[g][n], cfgs: []cfgAt{{voters: slices.Clone(voters)}}, log: make([]*fsm.Entry, 0, logRoom)}
 		}
 		c.groups = append(c.groups, gr)
 	}
 	return c
 }
+
+// logRoom is the room for entries a voter's log starts with: a group's
+// log grows to dozens of entries in a run, and one grown from empty by
+// doubling is reallocated at 1, 2, 4, ... 32 entries on the way.
+const logRoom = 64
 
 // Attach records node n's actor and marks it up.
 func (c *Cluster) Attach(n int, actor simclock.ActorID) {
