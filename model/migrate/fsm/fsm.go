@@ -50,6 +50,15 @@ type FSM struct {
 	disarmed map[uint64]uint64 // job -> the highest expected cutover version disarmed: an older arm is stale
 	released map[uint64]bool   // job -> tracker and pin released: a later arm is stale
 	bugs     bugs.Set
+	// promoting is the scratch list of a promotion batch (applyPromote),
+	// kept empty between batches so the next one reuses its room.
+	promoting []stagedVersion
+}
+
+// stagedVersion is one staged version: its staged key and the version.
+type stagedVersion struct {
+	staged string
+	v      mvcc.Version
 }
 
 // New returns the state of a fresh voter of group. Its migration maps
@@ -86,6 +95,7 @@ func (f *FSM) Clone() *FSM {
 	n.fences = slices.Clone(f.fences)
 	n.disarmed = maps.Clone(f.disarmed)
 	n.released = maps.Clone(f.released)
+	n.promoting = nil // never share the original's scratch
 	return &n
 }
 

@@ -54,14 +54,10 @@ func (f *FSM) applyPromote(p *Promote) Result {
 		return Result{Done: true}
 	}
 	span := keys.StageSpan(p.Job)
-	type item struct {
-		staged string
-		v      mvcc.Version
-	}
-	work := make([]item, 0, max(0, min(p.Max, 64))) // a batch is small: room for it at once
+	work := f.promoting[:0]
 	f.Store.Ascend(span.Start, span.End, func(k string, vs []mvcc.Version) bool {
 		for i := len(vs) - 1; i >= 0 && len(work) < p.Max; i-- { // oldest first
-			work = append(work, item{k, vs[i]})
+			work = append(work, stagedVersion{k, vs[i]})
 		}
 		return len(work) < p.Max
 	})
@@ -79,6 +75,8 @@ func (f *FSM) applyPromote(p *Promote) Result {
 		}
 		f.Store.Delete(it.staged, it.v.TS)
 	}
+	clear(work) // kept for the next batch, holding no key or value
+	f.promoting = work[:0]
 	done := false
 	if !f.anyStaged(span) {
 		setIn(&f.promoted, p.Job, true)
