@@ -136,6 +136,8 @@ type Import struct {
 	Rows    []mvcc.Row
 	Cursor  []byte // the export cursor after this batch
 	Moving  keys.Span
+
+	staged []string // the rows' staged keys, made by the first apply (see stagedKey)
 }
 
 // Promote asks to promote up to Max staged versions of Job.

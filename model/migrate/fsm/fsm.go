@@ -8,6 +8,7 @@ import (
 	"shardsim/model/bugs"
 	"shardsim/model/migrate/errs"
 	"shardsim/model/migrate/hlc"
+	"shardsim/model/migrate/keys"
 	"shardsim/model/migrate/mvcc"
 )
 
@@ -53,6 +54,11 @@ type FSM struct {
 	// promoting is the scratch list of a promotion batch (applyPromote),
 	// kept empty between batches so the next one reuses its room.
 	promoting []stagedVersion
+	// staged is the staged keyspace of the job last asked about (stageSpan).
+	staged struct {
+		job  uint64
+		span keys.Span
+	}
 }
 
 // stagedVersion is one staged version: its staged key and the version.
@@ -104,8 +110,10 @@ func (f *FSM) Apply(e Entry) Result { return f.ApplyEntry(&e) }
 
 // ApplyEntry is Apply of *e, which it does not keep and whose fields it does
 // not change (the groups apply the entries their logs share in place
-// instead of copying each), but for a write's own copy of the row it
-// creates (see Write.put), which every apply sets to the same row.
+// instead of copying each), but for what an entry derives from itself
+// alone and keeps for every voter that applies it: a write's row (see
+// Write.put), which every apply sets to the same row, and an import
+// batch's staged keys (Import.stagedKey), made by its first apply.
 func (f *FSM) ApplyEntry(e *Entry) Result {
 	if e.Index != f.Applied+1 {
 		panic(fmt.Sprintf("fsm: group %d applying %d after %d", f.Group, e.Index, f.Applied))

@@ -30,8 +30,8 @@ func (f *FSM) applyImport(im *Import) Result {
 		}
 	}
 	var max hlc.TS
-	for _, row := range im.Rows {
-		f.Store.Put(keys.StageKey(im.Job, row.Key), row.Version)
+	for i, row := range im.Rows {
+		f.Store.Put(im.stagedKey(i), row.Version)
 		if row.TS > max {
 			max = row.TS
 		}
@@ -41,6 +41,29 @@ func (f *FSM) applyImport(im *Import) Result {
 	}
 	setIn(&f.imports, k, importState{seq: im.Seq, cursor: append([]byte(nil), im.Cursor...)})
 	return Result{Cursor: im.Cursor, Seq: im.Seq, Applied: len(im.Rows)}
+}
+
+// stagedKey returns the staged key of row i (keys.StageKey of the batch's
+// job and the row's key). The keys are made once, by the batch's first
+// apply, and shared by every voter that applies it: they depend on the
+// batch alone, which never changes once proposed.
+func (im *Import) stagedKey(i int) string {
+	if len(im.staged) != len(im.Rows) {
+		im.staged = make([]string, len(im.Rows))
+		for j, row := range im.Rows {
+			im.staged[j] = keys.StageKey(im.Job, row.Key)
+		}
+	}
+	return im.staged[i]
+}
+
+// stageSpan returns keys.StageSpan(job), remembering the last job's: a
+// migration's promotion batches all ask for the same one.
+func (f *FSM) stageSpan(job uint64) keys.Span {
+	if f.staged.job != job || f.staged.span.Start == "" {
+		f.staged.job, f.staged.span = job, keys.StageSpan(job)
+	}
+	return f.staged.span
 }
 
 // ImportState returns the stored sequence number and cursor of a stream.
@@ -53,7 +76,7 @@ func (f *FSM) applyPromote(p *Promote) Result {
 	if f.promoted[p.Job] {
 		return Result{Done: true}
 	}
-	span := keys.StageSpan(p.Job)
+	span := f.stageSpan(p.Job)
 	work := f.promoting[:0]
 	f.Store.Ascend(span.Start, span.End, func(k string, vs []mvcc.Version) bool {
 		for i := len(vs) - 1; i >= 0 && len(work) < p.Max; i-- { // oldest first
@@ -107,7 +130,7 @@ func (f *FSM) anyStaged(span keys.Span) bool {
 
 // StagedRows returns how many staged versions of job remain.
 func (f *FSM) StagedRows(job uint64) int {
-	span := keys.StageSpan(job)
+	span := f.stageSpan(job)
 	n := 0
 	f.Store.Ascend(span.Start, span.End, func(_ string, vs []mvcc.Version) bool {
 		n += len(vs)
@@ -145,7 +168,7 @@ func (f *FSM) Cleaned(job uint64) bool { return f.cleaned[job] }
 // applyAbandon deletes job's staged rows and import state and refuses the
 // job's later imports.
 func (f *FSM) applyAbandon(job uint64) Result {
-	span := keys.StageSpan(job)
+	span := f.stageSpan(job)
 	type kv struct {
 		k  string
 		ts hlc.TS

@@ -6,6 +6,7 @@ import (
 
 	"shardsim/model/bugs"
 	"shardsim/model/migrate/hlc"
+	"shardsim/model/migrate/keys"
 	"shardsim/model/migrate/mvcc"
 )
 
@@ -60,5 +61,32 @@ func TestWritePutsNeverAlias(t *testing.T) {
 			t.Fatalf("row %d is %+v, want %s@%d", k, p, want, 10+k)
 		}
 		k++
+	}
+}
+
+// An import batch's staged keys are made once and shared by the voters
+// that apply it: each voter stores the batch's rows under exactly the keys
+// keys.StageKey names, and a second batch of the same rows for another job
+// gets its own keys.
+func TestImportStagedKeysShared(t *testing.T) {
+	rows := []mvcc.Row{{Key: "k1", Version: mvcc.Version{TS: 5, Value: "a"}}, {Key: "k2", Version: mvcc.Version{TS: 6, Value: "b"}}}
+	im := &Import{Job: 7, Bracket: 1, Seq: 1, Rows: rows, Moving: keys.Span{Start: "k"}}
+	a, b := newApplier(bugs.None), newApplier(bugs.None)
+	for _, v := range []applier{a, b} {
+		if r := v.apply(Entry{Kind: KindImport, Import: im}); r.Err != nil || r.Applied != 2 {
+			t.Fatalf("import: %+v", r)
+		}
+		for _, row := range rows {
+			if !v.f.Store.Has(keys.StageKey(7, row.Key), row.Version) {
+				t.Fatalf("voter lacks %s staged under job 7", row.Key)
+			}
+		}
+	}
+	other := &Import{Job: 8, Bracket: 1, Seq: 1, Rows: rows, Moving: keys.Span{Start: "k"}}
+	if r := a.apply(Entry{Kind: KindImport, Import: other}); r.Err != nil {
+		t.Fatalf("import of job 8: %+v", r)
+	}
+	if !a.f.Store.Has(keys.StageKey(8, "k2"), rows[1].Version) || a.f.StagedRows(8) != 2 || a.f.StagedRows(7) != 2 {
+		t.Fatalf("staged rows: job 7 %d, job 8 %d", a.f.StagedRows(7), a.f.StagedRows(8))
 	}
 }
