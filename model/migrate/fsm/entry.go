@@ -181,6 +181,10 @@ type Txn struct {
 	OnePhase bool   // commit: prepare and commit in one step (no locks)
 	Reads    []Read // the read set, validated at prepare (or one-phase commit) against ReadTS
 	Stamps   []Stamp
+
+	// lock is the step's lock value and what it encodes (see lockValue),
+	// shared by every voter that applies the step.
+	lock *lockValue
 }
 
 // Read is one entry of a transaction's read set: the raw key Start when End

@@ -112,8 +112,9 @@ func (f *FSM) Apply(e Entry) Result { return f.ApplyEntry(&e) }
 // not change (the groups apply the entries their logs share in place
 // instead of copying each), but for what an entry derives from itself
 // alone and keeps for every voter that applies it: a write's row (see
-// Write.put), which every apply sets to the same row, and an import
-// batch's staged keys (Import.stagedKey), made by its first apply.
+// Write.put), which every apply sets to the same row, an import batch's
+// staged keys (Import.stagedKey), made by its first apply, and a
+// transaction step's lock value (Txn.lockValue).
 func (f *FSM) ApplyEntry(e *Entry) Result {
 	if e.Index != f.Applied+1 {
 		panic(fmt.Sprintf("fsm: group %d applying %d after %d", f.Group, e.Index, f.Applied))

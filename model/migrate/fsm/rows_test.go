@@ -90,3 +90,37 @@ func TestImportStagedKeysShared(t *testing.T) {
 		t.Fatalf("staged rows: job 7 %d, job 8 %d", a.f.StagedRows(7), a.f.StagedRows(8))
 	}
 }
+
+// A transaction step's lock value is what encodeLock makes of its fields,
+// made again when they change (a copy that changes them gets its own and
+// leaves the original's alone), and a lock found by lockFor through it
+// equals the decoded row.
+func TestTxnLockValue(t *testing.T) {
+	tx := &Txn{ID: "t1", Primary: "k1", Keys: []string{"k1", "k2"}, Values: []string{"a", "b"}, Deletes: []bool{false, false},
+		ReadTS: 5, StartTS: 10, CommitTS: 12}
+	want := encodeLock(lockInfo{txn: "t1", primary: "k1", start: 10, commit: 12})
+	if got := tx.lockValue().value; got != want {
+		t.Fatalf("lock value %q, want %q", got, want)
+	}
+	cp := *tx
+	cp.StartTS, cp.CommitTS = 20, 22
+	if got, w := cp.lockValue().value, encodeLock(lockInfo{txn: "t1", primary: "k1", start: 20, commit: 22}); got != w {
+		t.Fatalf("copy's lock value %q, want %q", got, w)
+	}
+	if got := tx.lockValue().value; got != want {
+		t.Fatalf("original's lock value changed to %q", got)
+	}
+	a := newApplier(bugs.None)
+	if r := a.apply(Entry{Kind: KindPrepare, Txn: tx}); r.Err != nil {
+		t.Fatalf("prepare: %+v", r)
+	}
+	other := &Txn{ID: "t2", Primary: "k1", StartTS: 1, CommitTS: 2}
+	for _, k := range tx.Keys {
+		decoded, ok1 := a.f.lock(k)
+		own, ok2 := a.f.lockFor(k, tx)
+		via, ok3 := a.f.lockFor(k, other)
+		if !ok1 || !ok2 || !ok3 || own != decoded || via != decoded || decoded.txn != "t1" || decoded.start != 10 || decoded.commit != 12 {
+			t.Fatalf("%s: decoded %+v, through its txn %+v, through another %+v", k, decoded, own, via)
+		}
+	}
+}

@@ -69,6 +69,40 @@ func (f *FSM) lock(uk string) (lockInfo, bool) {
 	return decodeLock(vs[0].Value)
 }
 
+// lockFor is lock(uk) for a step of transaction t: a lock row holding t's
+// own lock value (Txn.lockValue) is t's lock, known without decoding it
+// (the encoding is one-to-one), which is the common case of a commit or
+// rollback finding its locks; any other value is decoded.
+func (f *FSM) lockFor(uk string, t *Txn) (lockInfo, bool) {
+	vs := f.Store.VersionsJoined(lockPrefix, uk) // LockKey(uk), probed without building it
+	if len(vs) == 0 {
+		return lockInfo{}, false
+	}
+	if own := t.lockValue(); vs[0].Value == own.value {
+		return own.info, true
+	}
+	return decodeLock(vs[0].Value)
+}
+
+// lockValue is a lock row's value and the lock it encodes.
+type lockValue struct {
+	info  lockInfo
+	value string
+}
+
+// lockValue returns the value of the lock rows t's prepare writes (its id
+// and primary, start and commit timestamps, encoded). It is encoded once
+// per transaction step, not once per voter and key, and made anew (never
+// changed: copies of t may share it) when those fields differ from what it
+// was made of.
+func (t *Txn) lockValue() *lockValue {
+	info := lockInfo{txn: t.ID, primary: t.Primary, start: t.StartTS, commit: t.CommitTS}
+	if t.lock == nil || t.lock.info != info {
+		t.lock = &lockValue{info: info, value: encodeLock(info)}
+	}
+	return t.lock
+}
+
 // eachLock calls fn for every pending lock whose key lies in span.
 func (f *FSM) eachLock(span keys.Span, fn func(uk string, l lockInfo)) {
 	b := keys.BracketFor(keys.FamilyTxnLock, span)
@@ -117,13 +151,13 @@ func (f *FSM) applyPrepare(t *Txn) Result {
 	if _, ok := f.record(RollbackRecordKey(t.Primary, t.ID), t.Staging); ok {
 		return Result{Err: errs.ErrTxnAborted}
 	}
-	if l, ok := f.lock(t.Keys[0]); ok && l.txn == t.ID {
+	if l, ok := f.lockFor(t.Keys[0], t); ok && l.txn == t.ID {
 		return Result{Duplicate: true, TS: t.CommitTS}
 	}
 	if err := f.validate(t, t.ID); err != nil {
 		return Result{Err: err}
 	}
-	l := encodeLock(lockInfo{txn: t.ID, primary: t.Primary, start: t.StartTS, commit: t.CommitTS})
+	l := t.lockValue().value
 	for _, k := range t.Keys {
 		f.Store.Put(LockKey(k), mvcc.Version{TS: t.StartTS, Value: l})
 		if !f.bugs.Has(bugs.MigrateFloorPrimariesOnly) || k == t.Primary {
@@ -138,7 +172,7 @@ func (f *FSM) applyPrepare(t *Txn) Result {
 func (f *FSM) lockedByUs(t *Txn) (lockInfo, bool) {
 	var first lockInfo
 	for i, k := range t.Keys {
-		l, ok := f.lock(k)
+		l, ok := f.lockFor(k, t)
 		if !ok || l.txn != t.ID {
 			return lockInfo{}, false
 		}
@@ -183,7 +217,7 @@ func (f *FSM) applyRollback(t *Txn) Result {
 		return Result{Err: errs.ErrTxnCommitted}
 	}
 	for _, k := range t.Keys {
-		if l, ok := f.lock(k); ok && l.txn == t.ID {
+		if l, ok := f.lockFor(k, t); ok && l.txn == t.ID {
 			f.Store.Delete(LockKey(k), l.start)
 		}
 	}
@@ -301,7 +335,7 @@ func (f *FSM) CommitProof(t *Txn) bool {
 // HoldsLock reports whether some key of t holds t's lock.
 func (f *FSM) HoldsLock(t *Txn) bool {
 	for _, k := range t.Keys {
-		if l, ok := f.lock(k); ok && l.txn == t.ID {
+		if l, ok := f.lockFor(k, t); ok && l.txn == t.ID {
 			return true
 		}
 	}
