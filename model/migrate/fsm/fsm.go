@@ -54,11 +54,20 @@ type FSM struct {
 	// promoting is the scratch list of a promotion batch (applyPromote),
 	// kept empty between batches so the next one reuses its room.
 	promoting []stagedVersion
+	// cuts is the scratch list of a compaction (compact), kept empty
+	// between compactions so the next one reuses its room.
+	cuts []cut
 	// staged is the staged keyspace of the job last asked about (stageSpan).
 	staged struct {
 		job  uint64
 		span keys.Span
 	}
+}
+
+// cut is where compaction trims one key: its versions older than at go.
+type cut struct {
+	key string
+	at  hlc.TS
 }
 
 // stagedVersion is one staged version: its staged key and the version.
@@ -101,7 +110,7 @@ func (f *FSM) Clone() *FSM {
 	n.fences = slices.Clone(f.fences)
 	n.disarmed = maps.Clone(f.disarmed)
 	n.released = maps.Clone(f.released)
-	n.promoting = nil // never share the original's scratch
+	n.promoting, n.cuts = nil, nil // never share the original's scratch
 	return &n
 }
 

@@ -244,11 +244,7 @@ func (f *FSM) compact(ts hlc.TS) Result {
 		return Result{}
 	}
 	f.CompactedTS = ts
-	type cut struct {
-		key string
-		at  hlc.TS
-	}
-	var cuts []cut
+	cuts := f.cuts[:0]
 	// A key with one version has nothing older than its newest to drop.
 	f.Store.EachWithHistory(func(k string, vs []mvcc.Version) {
 		fam := keys.Classify(k)
@@ -274,6 +270,8 @@ func (f *FSM) compact(ts hlc.TS) Result {
 	for _, x := range cuts {
 		n += f.Store.DeleteBelow(x.key, x.at)
 	}
+	clear(cuts) // kept for the next compaction, holding no key
+	f.cuts = cuts[:0]
 	return Result{Applied: n}
 }
 

@@ -438,3 +438,50 @@ func TestDroppedRecordServesNextKey(t *testing.T) {
 		t.Fatalf("c holds %v, z %v", vs, s.Versions("z"))
 	}
 }
+
+// A clone's keys share one array of versions: edits of one key of the
+// clone (puts that grow it, deletes, truncations) reach neither the
+// clone's other keys nor the original.
+func TestCloneKeysStayApart(t *testing.T) {
+	s := New()
+	key := func(i int) string { return fmt.Sprintf("k%02d", i) }
+	for i := 0; i < 20; i++ {
+		for v := 0; v <= i%4; v++ {
+			s.Put(key(i), Version{TS: hlc.TS(10 + v), Value: fmt.Sprint(i, "/", v)})
+		}
+	}
+	want := func(st *Store, i int, extra bool) {
+		t.Helper()
+		vs := st.Versions(key(i))
+		n := i%4 + 1
+		if extra {
+			n++
+		}
+		if len(vs) != n {
+			t.Fatalf("%s holds %v", key(i), vs)
+		}
+		for j, v := range vs[len(vs)-(i%4+1):] {
+			if w := i%4 - j; v.TS != hlc.TS(10+w) || v.Value != fmt.Sprint(i, "/", w) {
+				t.Fatalf("%s version %d is %v", key(i), j, v)
+			}
+		}
+	}
+	c := s.Clone()
+	for i := 0; i < 20; i += 2 {
+		c.Put(key(i), Version{TS: 100, Value: "new"})
+	}
+	c.Delete(key(3), 10)
+	c.DeleteBelow(key(7), 12)
+	for i := 0; i < 20; i++ {
+		want(s, i, false)
+		switch {
+		case i%2 == 0:
+			want(c, i, true)
+		case i != 3 && i != 7:
+			want(c, i, false)
+		}
+	}
+	if s.Len() == c.Len() {
+		t.Fatalf("clone and original hold %d versions alike", s.Len())
+	}
+}

@@ -10,7 +10,6 @@
 package mvcc
 
 import (
-	"slices"
 	"sort"
 	"strconv"
 
@@ -110,10 +109,22 @@ func New() *Store { return &Store{vers: make(map[string]*keyVersions, newStoreKe
 // Clone returns a deep copy of the store.
 func (s *Store) Clone() *Store {
 	n := &Store{vers: make(map[string]*keyVersions, len(s.vers)), n: s.n, gen: s.gen}
+	// One array of records and one of versions for all keys (a snapshot
+	// copies every key at once); each key's versions are a full slice of
+	// the array, so its next Put reallocates rather than running into the
+	// next key's.
+	recs := make([]keyVersions, len(s.vers))
+	vers := make([]Version, 0, s.n)
+	r := 0
+	n.order.blocks = make([]*block, 0, len(s.order.blocks))
 	for _, bl := range s.order.blocks {
-		nb := &block{keys: slices.Clone(bl.keys), recs: make([]*keyVersions, len(bl.recs))}
+		nb := newBlock(len(bl.keys), bl.keys, bl.recs)
 		for i, kv := range bl.recs {
-			c := &keyVersions{vs: append([]Version(nil), kv.vs...), gen: kv.gen}
+			c := &recs[r]
+			r++
+			at := len(vers)
+			vers = append(vers, kv.vs...)
+			c.vs, c.gen = vers[at:len(vers):len(vers)], kv.gen
 			nb.recs[i], n.vers[bl.keys[i]] = c, c
 		}
 		n.order.blocks = append(n.order.blocks, nb)
