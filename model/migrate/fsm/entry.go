@@ -185,6 +185,8 @@ type Txn struct {
 	// lock is the step's lock value and what it encodes (see lockValue),
 	// shared by every voter that applies the step.
 	lock *lockValue
+	// keys is the step's record and lock row keys (see txnKeys).
+	keys *txnKeys
 }
 
 // Read is one entry of a transaction's read set: the raw key Start when End

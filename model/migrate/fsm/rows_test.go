@@ -124,3 +124,36 @@ func TestTxnLockValue(t *testing.T) {
 		}
 	}
 }
+
+// A transaction step's record and lock row keys are what CommitRecordKey,
+// RollbackRecordKey and LockKey make, whatever copies of the step that
+// change its keys, id or primary ask for meanwhile.
+func TestTxnRowKeys(t *testing.T) {
+	tx := &Txn{ID: "t1", Primary: "k1", Keys: []string{"k1", "k2", "k3"}}
+	check := func(name string, x *Txn) {
+		t.Helper()
+		if got, want := x.commitKey(), CommitRecordKey(x.Primary, x.ID); got != want {
+			t.Fatalf("%s: commit key %q, want %q", name, got, want)
+		}
+		if got, want := x.rollbackKey(), RollbackRecordKey(x.Primary, x.ID); got != want {
+			t.Fatalf("%s: rollback key %q, want %q", name, got, want)
+		}
+		for i, k := range x.Keys {
+			if got, want := x.lockKey(i), LockKey(k); got != want {
+				t.Fatalf("%s: lock key %d %q, want %q", name, i, got, want)
+			}
+		}
+	}
+	tx.lockKey(0) // the struct exists, half filled, when the copies are made
+	a := *tx
+	a.Keys = []string{"k1", "kX", "k3"} // a stamped key
+	b := *tx
+	b.ID = "t2"
+	c := *tx
+	c.Keys = []string{"k1"}
+	check("copy with a new key", &a)
+	check("copy with a new id", &b)
+	check("copy with fewer keys", &c)
+	check("original", tx)
+	check("copy with a new key, again", &a)
+}

@@ -103,6 +103,65 @@ func (t *Txn) lockValue() *lockValue {
 	return t.lock
 }
 
+// txnKeys is the raw keys of rows a transaction step writes or probes
+// besides its own keys: its commit and rollback records and its keys' lock
+// rows. Each is made once per step, on first use, and shared by every
+// voter that applies the step (they depend on the step alone). A holder
+// checks a key against its own fields before using it, and fills an empty
+// one in place, but never replaces one: copies of a Txn may share the
+// struct, and one whose fields differ makes its own (see Txn.rowKeys).
+type txnKeys struct {
+	primary, id      string   // what commit and rollback are made of
+	commit, rollback string   // CommitRecordKey and RollbackRecordKey ("": not made yet)
+	locks            []string // LockKey of each key ("": not made yet)
+}
+
+// rowKeys returns t's txnKeys, new ones if t has none or its primary, id
+// or number of keys differ from what they were made for.
+func (t *Txn) rowKeys() *txnKeys {
+	if k := t.keys; k != nil && k.primary == t.Primary && k.id == t.ID && len(k.locks) == len(t.Keys) {
+		return k
+	}
+	t.keys = &txnKeys{primary: t.Primary, id: t.ID, locks: make([]string, len(t.Keys))}
+	return t.keys
+}
+
+// commitKey returns CommitRecordKey(t.Primary, t.ID).
+func (t *Txn) commitKey() string {
+	k := t.rowKeys()
+	if k.commit == "" {
+		k.commit = CommitRecordKey(t.Primary, t.ID)
+	}
+	return k.commit
+}
+
+// rollbackKey returns RollbackRecordKey(t.Primary, t.ID).
+func (t *Txn) rollbackKey() string {
+	k := t.rowKeys()
+	if k.rollback == "" {
+		k.rollback = RollbackRecordKey(t.Primary, t.ID)
+	}
+	return k.rollback
+}
+
+// lockKey returns LockKey(t.Keys[i]).
+func (t *Txn) lockKey(i int) string {
+	k := t.rowKeys()
+	uk := t.Keys[i]
+	switch l := k.locks[i]; {
+	case l == "":
+		k.locks[i] = LockKey(uk)
+	case len(l) != len(lockPrefix)+len(uk) || l[len(lockPrefix):] != uk:
+		// Made for another key at i (a copy of t that changed its keys
+		// shares the struct): t makes its own, keeping the records.
+		own := &txnKeys{primary: k.primary, id: k.id, commit: k.commit, rollback: k.rollback, locks: make([]string, len(t.Keys))}
+		own.locks[i] = LockKey(uk)
+		t.keys = own
+		return own.locks[i]
+	}
+	return k.locks[i]
+}
+
 // eachLock calls fn for every pending lock whose key lies in span.
 func (f *FSM) eachLock(span keys.Span, fn func(uk string, l lockInfo)) {
 	b := keys.BracketFor(keys.FamilyTxnLock, span)
@@ -148,7 +207,7 @@ func (f *FSM) record(raw string, staging uint64) (mvcc.Version, bool) {
 }
 
 func (f *FSM) applyPrepare(t *Txn) Result {
-	if _, ok := f.record(RollbackRecordKey(t.Primary, t.ID), t.Staging); ok {
+	if _, ok := f.record(t.rollbackKey(), t.Staging); ok {
 		return Result{Err: errs.ErrTxnAborted}
 	}
 	if l, ok := f.lockFor(t.Keys[0], t); ok && l.txn == t.ID {
@@ -158,8 +217,8 @@ func (f *FSM) applyPrepare(t *Txn) Result {
 		return Result{Err: err}
 	}
 	l := t.lockValue().value
-	for _, k := range t.Keys {
-		f.Store.Put(LockKey(k), mvcc.Version{TS: t.StartTS, Value: l})
+	for i, k := range t.Keys {
+		f.Store.Put(t.lockKey(i), mvcc.Version{TS: t.StartTS, Value: l})
 		if !f.bugs.Has(bugs.MigrateFloorPrimariesOnly) || k == t.Primary {
 			f.track(k, t.CommitTS) // the wrong variant tracks a transaction under its primary only
 		}
@@ -192,18 +251,18 @@ func (f *FSM) applyCommit(t *Txn) Result {
 		for i, k := range t.Keys {
 			v := mvcc.Version{TS: l.commit, Value: t.Values[i], Tombstone: t.Deletes[i]}
 			f.Store.Put(k, v)
-			f.Store.Delete(LockKey(k), l.start)
+			f.Store.Delete(t.lockKey(i), l.start)
 			puts = append(puts, mvcc.Row{Key: k, Version: v})
 		}
-		rec := mvcc.Row{Key: CommitRecordKey(t.Primary, t.ID), Version: mvcc.Version{TS: l.commit, Value: t.ID}}
+		rec := mvcc.Row{Key: t.commitKey(), Version: mvcc.Version{TS: l.commit, Value: t.ID}}
 		f.Store.Put(rec.Key, rec.Version)
 		f.committed(l.commit)
 		return Result{TS: l.commit, Puts: append(puts, rec)}
 	}
-	if v, ok := f.record(CommitRecordKey(t.Primary, t.ID), t.Staging); ok && v.Value == t.ID {
+	if v, ok := f.record(t.commitKey(), t.Staging); ok && v.Value == t.ID {
 		return Result{Duplicate: true, TS: v.TS} // a retried COMMIT whose first attempt applied
 	}
-	if _, ok := f.record(RollbackRecordKey(t.Primary, t.ID), t.Staging); ok {
+	if _, ok := f.record(t.rollbackKey(), t.Staging); ok {
 		if f.bugs.Has(bugs.MigrateRollbackProvesCommit) {
 			return Result{Duplicate: true, TS: t.CommitTS} // the wrong variant takes any marker as proof
 		}
@@ -213,15 +272,15 @@ func (f *FSM) applyCommit(t *Txn) Result {
 }
 
 func (f *FSM) applyRollback(t *Txn) Result {
-	if v, ok := f.record(CommitRecordKey(t.Primary, t.ID), t.Staging); ok && v.Value == t.ID {
+	if v, ok := f.record(t.commitKey(), t.Staging); ok && v.Value == t.ID {
 		return Result{Err: errs.ErrTxnCommitted}
 	}
-	for _, k := range t.Keys {
+	for i, k := range t.Keys {
 		if l, ok := f.lockFor(k, t); ok && l.txn == t.ID {
-			f.Store.Delete(LockKey(k), l.start)
+			f.Store.Delete(t.lockKey(i), l.start)
 		}
 	}
-	rb := RollbackRecordKey(t.Primary, t.ID)
+	rb := t.rollbackKey()
 	if _, ok := f.record(rb, t.Staging); !ok {
 		v := mvcc.Version{TS: t.AbortTS, Value: t.ID}
 		f.Store.Put(rb, v)
@@ -234,7 +293,7 @@ func (f *FSM) applyRollback(t *Txn) Result {
 // applyOnePhase prepares and commits t in one step: the same checks as a
 // prepare, then the versions and the commit record at once.
 func (f *FSM) applyOnePhase(t *Txn) Result {
-	recKey := CommitRecordKey(t.Primary, t.ID)
+	recKey := t.commitKey()
 	if v, ok := f.record(recKey, t.Staging); ok && v.Value == t.ID {
 		return Result{Duplicate: true, TS: v.TS}
 	}
@@ -328,7 +387,7 @@ func (f *FSM) CommitProof(t *Txn) bool {
 	if _, ok := f.lockedByUs(t); ok {
 		return true
 	}
-	v, ok := f.record(CommitRecordKey(t.Primary, t.ID), t.Staging)
+	v, ok := f.record(t.commitKey(), t.Staging)
 	return ok && v.Value == t.ID
 }
 
