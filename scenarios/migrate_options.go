@@ -86,7 +86,7 @@ func drawDataPlane(sw *nemesis.Swarm, o *migrateOptions) {
 	o.memberRate = sw.Rate("membership_change", 0.6, 0.02, 0.15)
 	// The cluster has moved ranges before: its job history is partly full,
 	// so finishing this run's jobs collects the oldest entries.
-	o.priorJobs = sw.Int("prior_jobs", 0, 20)
+	o.priorJobs = sw.Int("prior_jobs", 0, maxPriorJobs)
 	for n := 0; n < migrateNodes; n++ {
 		o.nodeLag = append(o.nodeLag, sw.Duration(nodeLagKnobs[n], 0, nodeLagMax))
 	}

@@ -299,7 +299,7 @@ func (m *migrateWorld) bootstrap(ch *simclock.Choices, wl *migrateWorkload) {
 		r, _ := cat.Lookup(keys.RouteKey(raw))
 		ts += hlc.TS(1 + ch.Intn(3)<<hlc.LogicalBits)
 		n++
-		op := "pre-" + strconv.Itoa(n)
+		op := bootstrapOp(n)
 		if len(writes) == cap(writes) {
 			writes = make([]fsm.Write, 0, 32)
 		}
@@ -340,6 +340,25 @@ func (m *migrateWorld) bootstrap(ch *simclock.Choices, wl *migrateWorkload) {
 	}
 }
 
+// bootstrapOp names bootstrap's n-th write ("pre-n"). The first names
+// are made once for every world (read only).
+func bootstrapOp(n int) string {
+	if n < len(bootstrapOps) {
+		return bootstrapOps[n]
+	}
+	return "pre-" + strconv.Itoa(n)
+}
+
+// bootstrapOps[n] is "pre-n", for as many writes as bootstrap makes (at
+// most 23 of the hot key and four per user key).
+var bootstrapOps = func() []string {
+	out := make([]string, 24+4*len(userKeyList))
+	for n := 1; n < len(out); n++ {
+		out[n] = "pre-" + strconv.Itoa(n)
+	}
+	return out
+}()
+
 // reserveRecords sizes the recorder's operation and acknowledged-write
 // lists once for what bootstrap loads (at most 23 versions of the hot key
 // and four rows per user key) and about one record per client operation,
@@ -355,18 +374,59 @@ func (m *migrateWorld) reserveRecords(wl *migrateWorkload) {
 // the job id counter past them.
 func loadPriorJobs(store *simkv.Store, n int) error {
 	for id := uint64(1); id <= uint64(n); id++ {
-		phase := job.Done
-		if id%3 == 0 {
-			phase = job.Abandoned
-		}
-		j := job.SplitJob{ID: id, SourceRouteID: 1, TargetGroup: 1, SplitKey: "k05", Phase: phase, Writes: 1}
-		if _, err := store.Apply(0, simkv.Request{Put: &simkv.PutRequest{Key: []byte(job.HistKey(0, id)), Value: j.Encode()}}); err != nil {
+		p := priorJobOf(id)
+		if _, err := store.Apply(0, simkv.Request{Put: &simkv.PutRequest{Key: p.key, Value: p.value}}); err != nil {
 			return err
 		}
 	}
-	_, err := store.Apply(0, simkv.Request{Put: &simkv.PutRequest{Key: []byte(job.NextJobIDKey), Value: job.EncodeID(uint64(n))}})
+	_, err := store.Apply(0, simkv.Request{Put: &simkv.PutRequest{Key: nextJobIDKey, Value: priorJobOf(uint64(n)).next}})
 	return err
 }
+
+// priorJob is prior job id's history row (key and encoded job) and the
+// job id counter's value once it is loaded (job.EncodeID(id)).
+type priorJob struct{ key, value, next []byte }
+
+// encodePriorJob makes priorJob id (0: no job, only the counter's value).
+func encodePriorJob(id uint64) priorJob {
+	p := priorJob{next: job.EncodeID(id)}
+	if id == 0 {
+		return p
+	}
+	phase := job.Done
+	if id%3 == 0 {
+		phase = job.Abandoned
+	}
+	j := job.SplitJob{ID: id, SourceRouteID: 1, TargetGroup: 1, SplitKey: "k05", Phase: phase, Writes: 1}
+	p.key, p.value = []byte(job.HistKey(0, id)), j.Encode()
+	return p
+}
+
+// priorJobOf returns priorJob id, encoded once for every world for the
+// ids a run draws (prior_jobs).
+func priorJobOf(id uint64) priorJob {
+	if id < uint64(len(priorJobs)) {
+		return priorJobs[id]
+	}
+	return encodePriorJob(id)
+}
+
+// priorJobs[id] is encodePriorJob(id) for every id prior_jobs draws. Every
+// world shares them, read only: the metadata store copies the values it
+// is given and never changes a key.
+var priorJobs = func() []priorJob {
+	out := make([]priorJob, maxPriorJobs+1)
+	for id := range out {
+		out[id] = encodePriorJob(uint64(id))
+	}
+	return out
+}()
+
+// maxPriorJobs is the most terminal jobs a run draws for its history.
+const maxPriorJobs = 20
+
+// nextJobIDKey is job.NextJobIDKey as bytes, shared read only.
+var nextJobIDKey = []byte(job.NextJobIDKey)
 
 // clientFamilies are the internal families clients write rows of directly
 // (the transaction families belong to the transaction layer; the collection
