@@ -75,8 +75,8 @@ func (o *keyOrder) insert(key string, kv *keyVersions) {
 		p = pos{b: p.b - 1, i: len(o.blocks[p.b-1].keys)}
 	}
 	bl := o.blocks[p.b]
-	bl.keys = slices.Insert(bl.keys, p.i, key)
-	bl.recs = slices.Insert(bl.recs, p.i, kv)
+	bl.keys = insertAt(bl.keys, p.i, key)
+	bl.recs = insertAt(bl.recs, p.i, kv)
 	if len(bl.keys) > blockMax {
 		half := len(bl.keys) / 2
 		nb := newBlock(blockMax+1, bl.keys[half:], bl.recs[half:])
@@ -99,6 +99,15 @@ func newBlock(room int, keys []string, recs []*keyVersions) *block {
 	copy(bl.keys, keys)
 	copy(bl.recs, recs)
 	return bl
+}
+
+// insertAt inserts v at s[i] (slices.Insert of one value, without its
+// generality: one append and one shift of the tail).
+func insertAt[T any](s []T, i int, v T) []T {
+	s = append(s, v)
+	copy(s[i+1:], s[i:len(s)-1])
+	s[i] = v
+	return s
 }
 
 // remove drops key, if held.
