@@ -227,10 +227,16 @@ type Entry struct {
 	Guard    *Guard
 	Txn      *Txn
 	DelRange *DeleteRange
-	TS       hlc.TS // KindCompact: the compaction timestamp
-	Job      uint64 // KindAbandonStaged, KindBarrier, KindRelease, KindDisarmFence
-	Config   []int  // KindConfig: the new voter set
-	MinView  uint64 // KindConfig: the proposing leader's catalog view version
+	TS       hlc.TS        // KindCompact: the compaction timestamp
+	Job      uint64        // KindAbandonStaged, KindBarrier, KindRelease, KindDisarmFence
+	Config   *ConfigChange // KindConfig
+}
+
+// ConfigChange is a membership change (a KindConfig entry's); it sits
+// behind a pointer, so the log's many other entries do not carry its room.
+type ConfigChange struct {
+	Voters  []int  // the new voter set
+	MinView uint64 // the proposing leader's catalog view version
 }
 
 // String renders the entry for traces.
@@ -265,7 +271,7 @@ func (e Entry) String() string {
 			s += fmt.Sprintf(" j%d", e.Job)
 		}
 	case KindConfig:
-		s += fmt.Sprintf(" %v minview=v%d", e.Config, e.MinView)
+		s += fmt.Sprintf(" %v minview=v%d", e.Config.Voters, e.Config.MinView)
 	case KindCompact:
 		s += " <" + e.TS.String()
 	case KindPrepare, KindCommit, KindRollback:

@@ -156,8 +156,8 @@ func (f *FSM) apply(e *Entry) Result {
 			return Result{Tracked: f.TrackedMin(e.Job)}
 		}
 	case KindConfig:
-		if e.MinView > f.MinView {
-			f.MinView = e.MinView
+		if e.Config.MinView > f.MinView {
+			f.MinView = e.Config.MinView
 		}
 	case KindArmTracker:
 		if f.released[e.Guard.Job] {

@@ -215,7 +215,7 @@ func (c *Cluster) ChangeVoters(g, add, remove int) error {
 	}
 	var line [128]byte
 	c.log("grp.config", g, appendConfigLine(line[:0], add, remove, cfg, view))
-	_, err := c.Propose(g, gr.leader, gr.term, fsm.Entry{Kind: fsm.KindConfig, Config: cfg, MinView: view})
+	_, err := c.Propose(g, gr.leader, gr.term, fsm.Entry{Kind: fsm.KindConfig, Config: &fsm.ConfigChange{Voters: cfg, MinView: view}})
 	return err
 }
 

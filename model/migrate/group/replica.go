@@ -57,7 +57,7 @@ func (r *replica) config() []int { return r.cfgs[len(r.cfgs)-1].voters }
 func (r *replica) append(e *fsm.Entry) {
 	r.log = append(r.log, e)
 	if e.Kind == fsm.KindConfig {
-		r.cfgs = append(r.cfgs, cfgAt{index: e.Index, voters: slices.Clone(e.Config)})
+		r.cfgs = append(r.cfgs, cfgAt{index: e.Index, voters: slices.Clone(e.Config.Voters)})
 	}
 }
 
