@@ -128,14 +128,19 @@ type Group struct {
 // leaderState is what the cluster tracks for the current leader: how far
 // each follower's log matches, and what it was last told.
 type leaderState struct {
-	node       int
-	term       uint64
-	match      []uint64 // by node
-	sentCommit []uint64 // by node: the commit index last sent
-	inflight   []bool   // by node: an append is on its way
-	// appends holds, by node, the one append to that follower that can be
-	// on its way (inflight): reused from one append to the next.
-	appends []*appendMsg
+	node int
+	term uint64
+	to   []follower // by node
+}
+
+// follower is what a leader tracks of one follower.
+type follower struct {
+	match      uint64 // how far its log matches the leader's
+	sentCommit uint64 // the commit index last sent
+	inflight   bool   // an append is on its way
+	// append is the one append to the follower that can be on its way
+	// (inflight): reused from one append to the next.
+	append *appendMsg
 }
 
 // New returns a cluster whose group g's voters start from states[g][n]

@@ -115,14 +115,13 @@ func (c *Cluster) crown(gr *Group, n int, term uint64, voters []int, counted boo
 	}
 	gr.leader, gr.ready = n, false
 	L := gr.reps[n]
-	ls := &leaderState{node: n, term: term, match: make([]uint64, len(gr.reps)),
-		sentCommit: make([]uint64, len(gr.reps)), inflight: make([]bool, len(gr.reps)), appends: make([]*appendMsg, len(gr.reps))}
+	ls := &leaderState{node: n, term: term, to: make([]follower, len(gr.reps))}
 	for f, r := range gr.reps {
 		if r != nil && f != n {
-			ls.match[f] = matchLen(L, r)
+			ls.to[f].match = matchLen(L, r)
 		}
 	}
-	ls.match[n] = L.last()
+	ls.to[n].match = L.last()
 	gr.ls = ls
 	lagging := L.fsm.Applied < gr.commit
 	if counted {
@@ -167,7 +166,7 @@ func (c *Cluster) NodeUp(n int) {
 		r.ticking = false
 		c.scheduleApply(gr, r)
 		if gr.ls != nil {
-			gr.ls.inflight[n] = false
+			gr.ls.to[n].inflight = false
 			c.sendTo(gr, n)
 		}
 	}
@@ -200,8 +199,8 @@ func (c *Cluster) ChangeVoters(g, add, remove int) error {
 		gr.reps[add] = snap.install(add, gr.reps[add])
 		c.stats.Snapshots++
 		if gr.ls != nil {
-			gr.ls.match[add] = snap.base
-			gr.ls.sentCommit[add], gr.ls.inflight[add] = 0, false
+			gr.ls.to[add].match = snap.base
+			gr.ls.to[add].sentCommit, gr.ls.to[add].inflight = 0, false
 		}
 	case remove >= 0 && add < 0 && contains(cfg, remove):
 		cfg = slices.DeleteFunc(cfg, func(v int) bool { return v == remove })

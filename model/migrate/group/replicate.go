@@ -25,7 +25,7 @@ func (c *Cluster) Propose(g, n int, term uint64, e fsm.Entry) (uint64, error) {
 	e.Index, e.Term = r.last()+1, term
 	r.append(c.entries.Keep(e))
 	if gr.leader == n && gr.term == term {
-		gr.ls.match[n] = r.last()
+		gr.ls.to[n].match = r.last()
 		c.advanceCommit(gr) // a single-voter configuration commits alone
 		c.sendAll(gr)
 		return e.Index, nil
@@ -53,16 +53,16 @@ func (c *Cluster) sendAll(gr *Group) {
 func (c *Cluster) sendTo(gr *Group, f int) {
 	ls := gr.ls
 	fr := gr.reps[f]
-	if ls == nil || fr == nil || ls.inflight[f] || !c.receptive(f) {
+	if ls == nil || fr == nil || ls.to[f].inflight || !c.receptive(f) {
 		return
 	}
 	L := gr.reps[ls.node]
-	if ls.match[f] < L.base {
+	if ls.to[f].match < L.base {
 		c.sendSnapshot(gr, f)
 		return
 	}
-	from, upto := ls.match[f]+1, L.last()
-	if from > upto && ls.sentCommit[f] >= L.commit {
+	from, upto := ls.to[f].match+1, L.last()
+	if from > upto && ls.to[f].sentCommit >= L.commit {
 		return
 	}
 	var ents []*fsm.Entry
@@ -74,12 +74,12 @@ func (c *Cluster) sendTo(gr *Group, f int) {
 	}
 	prev := from - 1
 	prevTerm, commit := L.termAt(prev), L.commit
-	ls.inflight[f], ls.sentCommit[f] = true, commit
-	m := ls.appends[f]
+	ls.to[f].inflight, ls.to[f].sentCommit = true, commit
+	m := ls.to[f].append
 	if m == nil || m.pending {
 		m = &appendMsg{c: c, gr: gr, leader: ls.node, term: ls.term, f: f}
 		m.fn = m.deliver
-		ls.appends[f] = m
+		ls.to[f].append = m
 	}
 	m.pending = true
 	m.prev, m.prevTerm, m.ents, m.commit = prev, prevTerm, ents, commit
@@ -120,7 +120,7 @@ func (gr *Group) current(leader int, term uint64) bool {
 func (c *Cluster) deliver(gr *Group, leader int, term uint64, f int, prev, prevTerm uint64, ents []*fsm.Entry, commit uint64) {
 	cur := gr.current(leader, term)
 	if cur {
-		gr.ls.inflight[f] = false
+		gr.ls.to[f].inflight = false
 	}
 	fr := gr.reps[f]
 	if fr == nil || !c.receptive(f) {
@@ -133,7 +133,7 @@ func (c *Cluster) deliver(gr *Group, leader int, term uint64, f int, prev, prevT
 	fr.term = term
 	if prev > fr.last() || prev >= fr.base && fr.termAt(prev) != prevTerm {
 		if cur { // raft's probing: find where the logs agree and resend
-			gr.ls.match[f] = matchLen(gr.reps[leader], fr)
+			gr.ls.to[f].match = matchLen(gr.reps[leader], fr)
 			c.sendTo(gr, f)
 		}
 		return
@@ -157,8 +157,8 @@ func (c *Cluster) deliver(gr *Group, leader int, term uint64, f int, prev, prevT
 		c.scheduleApply(gr, fr)
 	}
 	if cur {
-		if lastNew > gr.ls.match[f] {
-			gr.ls.match[f] = lastNew
+		if lastNew > gr.ls.to[f].match {
+			gr.ls.to[f].match = lastNew
 		}
 		c.advanceCommit(gr)
 		c.sendTo(gr, f)
@@ -171,12 +171,12 @@ func (c *Cluster) sendSnapshot(gr *Group, f int) {
 	ls := gr.ls
 	L := gr.reps[ls.node]
 	snap := snapshotOf(L)
-	ls.inflight[f] = true
+	ls.to[f].inflight = true
 	leader, term := ls.node, ls.term
 	c.loop.After(c.replDelay(), func() {
 		cur := gr.current(leader, term)
 		if cur {
-			gr.ls.inflight[f] = false
+			gr.ls.to[f].inflight = false
 		}
 		fr := gr.reps[f]
 		if fr == nil || !c.receptive(f) || fr.term > term {
@@ -186,7 +186,7 @@ func (c *Cluster) sendSnapshot(gr *Group, f int) {
 		gr.reps[f] = snap.install(f, fr)
 		c.stats.Snapshots++
 		if cur {
-			gr.ls.match[f] = snap.base
+			gr.ls.to[f].match = snap.base
 			c.sendTo(gr, f)
 		}
 	})
@@ -202,7 +202,7 @@ func (c *Cluster) advanceCommit(gr *Group) {
 	for n := L.last(); n > L.commit && L.termAt(n) == ls.term; n-- {
 		votes := 0
 		for _, v := range cfg {
-			if ls.match[v] >= n {
+			if ls.to[v].match >= n {
 				votes++
 			}
 		}
