@@ -148,6 +148,19 @@ type follower struct {
 // once their actors exist.
 func New(loop *simclock.Loop, cfg Config, choices *simclock.Choices, states [][]*fsm.FSM) *Cluster {
 	c := &Cluster{loop: loop, choices: choices, cfg: cfg, up: make([]bool, cfg.Nodes), actors: make([]simclock.ActorID, cfg.Nodes)}
+	// The initial replicas, their first configurations and their logs'
+	// room are carved from one array each (a full slice per replica, so
+	// that an append reallocates rather than running into the next one's);
+	// a group's replicas share its voter list, which nothing changes.
+	total := 0
+	for g := 0; g < cfg.Groups; g++ {
+		for _, f := range states[g] {
+			if f != nil {
+				total++
+			}
+		}
+	}
+	reps, cfgs, logs := make([]replica, 0, total), make([]cfgAt, 0, total), make([]*fsm.Entry, total*logRoom)
 	for g := 0; g < cfg.Groups; g++ {
 		gr := &Group{ID: g, name: "g" + strconv.Itoa(g), leader: -1, reps: make([]*replica, cfg.Nodes)}
 		var voters []int
@@ -156,8 +169,13 @@ func New(loop *simclock.Loop, cfg Config, choices *simclock.Choices, states [][]
 				voters = append(voters, n)
 			}
 		}
+		voters = slices.Clip(voters)
 		for _, n := range voters {
-			gr.reps[n] = &replica{node: n, fsm: states[g][n], cfgs: []cfgAt{{voters: slices.Clone(voters)}}, log: make([]*fsm.Entry, 0, logRoom)}
+			cfgs = append(cfgs, cfgAt{voters: voters})
+			log := logs[:0:logRoom]
+			logs = logs[logRoom:]
+			reps = append(reps, replica{node: n, fsm: states[g][n], cfgs: cfgs[len(cfgs)-1 : len(cfgs) : len(cfgs)], log: log})
+			gr.reps[n] = &reps[len(reps)-1]
 		}
 		c.groups = append(c.groups, gr)
 	}
