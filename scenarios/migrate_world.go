@@ -100,6 +100,12 @@ func initialCatalog() catalog.Catalog {
 	}}
 }
 
+// initialCatalogValue is initialCatalog encoded, and catalogKey the key
+// it is stored under: the same in every world, so made once for all of
+// them (read only: the metadata store copies the values it is given and
+// never changes a key).
+var initialCatalogValue, catalogKey = initialCatalog().Encode(), []byte(job.CatalogKey)
+
 func newMigrateWorld(name string, kind migrateKind, cfg Config) (*migrateWorld, error) {
 	healAt := simclock.Time(5 * time.Second)
 	maxTime := healAt.Add(40 * time.Second)
@@ -145,7 +151,7 @@ func (m *migrateWorld) build(cfg Config) error {
 	w, o := m.w, m.opts
 	cat := initialCatalog()
 	store := simkv.NewStore(simkv.StoreConfig{})
-	if _, err := store.Apply(0, simkv.Request{Put: &simkv.PutRequest{Key: []byte(job.CatalogKey), Value: cat.Encode()}}); err != nil {
+	if _, err := store.Apply(0, simkv.Request{Put: &simkv.PutRequest{Key: catalogKey, Value: initialCatalogValue}}); err != nil {
 		return err
 	}
 	if err := loadPriorJobs(store, o.priorJobs); err != nil {
