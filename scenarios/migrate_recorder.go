@@ -143,10 +143,11 @@ func (r *migrateRecorder) txn(client int, obs migratecheck.TxnObs, tx fsm.Txn, t
 // per key it wrote (the oracle says which a range delete deleted; an
 // ambiguous one that never applied is dropped).
 func (r *migrateRecorder) history(oracle *migratecheck.VersionOracle) []migratecheck.KeyOp {
-	out := append([]migratecheck.KeyOp(nil), r.ops...)
+	out := make([]migratecheck.KeyOp, len(r.ops), len(r.ops)+r.derivedOps(oracle)) // one array of exactly the size
+	copy(out, r.ops)
 	for i, s := range r.scans {
 		if r.latest[i] {
-			out = append(out, oracle.ScanReads(s, r.spans[i].client, r.spans[i].call, r.spans[i].ret)...)
+			out = oracle.AppendScanReads(out, s, r.spans[i].client, r.spans[i].call, r.spans[i].ret)
 		}
 	}
 	for _, t := range r.txnOps {
@@ -165,4 +166,24 @@ func (r *migrateRecorder) history(oracle *migratecheck.VersionOracle) []migratec
 		}
 	}
 	return out
+}
+
+// derivedOps counts the operations history adds to the recorded ones:
+// latest scans' reads, transactions' and range deletes' writes.
+func (r *migrateRecorder) derivedOps(oracle *migratecheck.VersionOracle) int {
+	n := 0
+	for i, s := range r.scans {
+		if r.latest[i] {
+			n += oracle.ScanReadCount(s)
+		}
+	}
+	for _, t := range r.txnOps {
+		if t.outcome != migratecheck.TxnAborted {
+			n += len(t.tx.Keys)
+		}
+	}
+	for _, d := range r.ranges {
+		n += len(oracle.OpWrites(d.op))
+	}
+	return n
 }

@@ -12,6 +12,7 @@ import (
 
 	"shardsim/checker"
 	"shardsim/model/migrate/hlc"
+	"shardsim/model/migrate/mvcc"
 	"shardsim/property"
 	"shardsim/simclock"
 )
@@ -162,12 +163,14 @@ func Operations(ops []KeyOp, oracle *VersionOracle) []porcupine.Operation {
 }
 
 // byKey splits hist into one history per key, keys in sorted order, each
-// in hist's order (KeyModel.Partition's split). The histories share one
-// array, filled by a counting sort on the keys' ranks.
+// in hist's order (KeyModel.Partition's split). It reorders hist in place
+// (a stable counting sort on the keys' ranks, then the permutation applied
+// cycle by cycle) and returns the histories as parts of it: no copy of the
+// history is made.
 func byKey(hist []keyCall) [][]keyCall {
 	number := map[string]int{} // keys numbered as first seen
 	var ks []string
-	numbers := make([]int, len(hist))
+	dest := make([]int, len(hist)) // key numbers, then where each call goes
 	for i, c := range hist {
 		n, ok := number[c.key]
 		if !ok {
@@ -175,7 +178,7 @@ func byKey(hist []keyCall) [][]keyCall {
 			number[c.key] = n
 			ks = append(ks, c.key)
 		}
-		numbers[i] = n
+		dest[i] = n
 	}
 	sorted := slices.Clone(ks)
 	slices.Sort(sorted)
@@ -183,23 +186,36 @@ func byKey(hist []keyCall) [][]keyCall {
 	for r, k := range sorted {
 		rank[number[k]] = r
 	}
-	bound := make([]int, len(ks)+1) // by rank: where each history ends, once summed
-	for _, n := range numbers {
+	bound := make([]int, len(ks)+1) // by rank: where each history starts, once summed
+	for _, n := range dest {
 		bound[rank[n]+1]++
 	}
 	for r := 1; r <= len(ks); r++ {
 		bound[r] += bound[r-1]
 	}
-	out := make([]keyCall, len(hist))
 	parts := make([][]keyCall, len(ks))
 	for r := range parts {
-		parts[r] = out[bound[r]:bound[r]:bound[r+1]]
+		parts[r] = hist[bound[r]:bound[r+1]:bound[r+1]]
 	}
-	for i, c := range hist {
-		r := rank[numbers[i]]
-		parts[r] = append(parts[r], c)
+	for i, n := range dest {
+		r := rank[n]
+		dest[i] = bound[r]
+		bound[r]++
 	}
+	permute(hist, dest)
 	return parts
+}
+
+// permute moves hist[i] to hist[dest[i]] for every i (dest a permutation),
+// in place, one cycle at a time; dest ends as the identity.
+func permute(hist []keyCall, dest []int) {
+	for i := range hist {
+		for dest[i] != i {
+			j := dest[i]
+			hist[i], hist[j] = hist[j], hist[i]
+			dest[i], dest[j] = dest[j], dest[i]
+		}
+	}
 }
 
 // CheckLinearizable checks M.Linearizable per key. Writes are resolved
@@ -355,35 +371,132 @@ func checkFrom(state mState, ops []keyCall, left time.Duration) (property.Verdic
 	if left <= 0 {
 		return property.VerdictUnknown, 0, 0
 	}
-	model := KeyModel
-	model.Partition = nil
-	model.Init = func() any { return state }
+	model, history := segmentCheck(state, ops)
 	start := time.Now() // wall time bounds the checker only; it never feeds the world
-	verdict := checker.CheckWithin(model, porcupineOps(ops), left)
+	verdict := checker.CheckWithin(model, history, left)
 	return verdict, time.Since(start), 1
 }
 
-// ScanReads turns a complete scan at the latest timestamp into the reads
-// it amounts to for M.Linearizable: one per key the oracle knows of the
-// scanned family whose route key lies in the span (found or not), all
+// segmentOp is one operation of a segment as segmentCheck hands it to
+// porcupine: its payloads, and the state it leaves if it is a write.
+type segmentOp struct {
+	in    mInput
+	out   mOutput
+	after mState
+}
+
+// segmentCheck is what checkFrom gives porcupine: KeyModel's sequential
+// specification (stepKey) started in state, and ops as porcupine
+// operations, with pointers for payloads and states. KeyModel's value
+// payloads box every input and output, and every state a step returns, on
+// the heap (three allocations per operation, one per step of the search);
+// here each operation's input and output point into one array, a read
+// returns the state it was given, and a write the state it leaves,
+// computed once (a write's state does not depend on the state before).
+// States are compared by content, as KeyModel's are, so porcupine's search
+// and its answer are the same.
+func segmentCheck(state mState, ops []keyCall) (porcupine.Model, []porcupine.Operation) {
+	segOps := make([]segmentOp, len(ops))
+	history := make([]porcupine.Operation, len(ops))
+	for i, c := range ops {
+		s := &segOps[i]
+		s.in, s.out = c.in, c.out
+		if c.in.write {
+			_, s.after = stepKey(mState{}, c.in, c.out)
+		}
+		history[i] = porcupine.Operation{ClientId: c.client, Call: c.call, Return: c.ret, Input: s, Output: s}
+	}
+	model := porcupine.Model{
+		Init: func() any { return &state },
+		Step: func(st, input, _ any) (bool, any) {
+			op := input.(*segmentOp)
+			if op.in.write {
+				return true, &op.after
+			}
+			s := st.(*mState)
+			ok, _ := stepKey(*s, op.in, op.out)
+			return ok, s
+		},
+		Equal: func(a, b any) bool { return *a.(*mState) == *b.(*mState) },
+	}
+	return model, history
+}
+
+// AppendScanReads appends to dst the reads a complete scan at the latest
+// timestamp amounts to for M.Linearizable: one per key the oracle knows of
+// the scanned family whose route key lies in the span (found or not), all
 // with the scan's call and return times. A scan cut short by its limit
 // says nothing of the keys it did not reach and gives none.
-func (o *VersionOracle) ScanReads(s ScanObs, client int, call, ret simclock.Time) []KeyOp {
-	if s.Limit > 0 && len(s.Rows) >= s.Limit {
-		return nil
+func (o *VersionOracle) AppendScanReads(dst []KeyOp, s ScanObs, client int, call, ret simclock.Time) []KeyOp {
+	if scanCutShort(s) {
+		return dst
 	}
-	found := map[string]string{}
-	for _, row := range s.Rows {
-		found[row.Key] = row.Value
-	}
-	var out []KeyOp
+	rows := newRowFinder(s.Rows)
+	fam := s.Family.Prefix()
 	for _, ki := range o.keyInfos() {
-		k := ki.key
-		if !ki.inFamilySpan(s.Family.Prefix(), s.Span.Start, s.Span.End) {
+		if !ki.inFamilySpan(fam, s.Span.Start, s.Span.End) {
 			continue
 		}
-		v, ok := found[k]
-		out = append(out, KeyOp{Client: client, Key: k, Call: call, Return: ret, ReadTS: s.TS, Found: ok, Value: v})
+		v, found := rows.find(ki.key)
+		dst = append(dst, KeyOp{Client: client, Key: ki.key, Call: call, Return: ret, ReadTS: s.TS, Found: found, Value: v})
 	}
-	return out
+	return dst
+}
+
+// ScanReadCount returns how many reads AppendScanReads appends for s.
+func (o *VersionOracle) ScanReadCount(s ScanObs) int {
+	if scanCutShort(s) {
+		return 0
+	}
+	n, fam := 0, s.Family.Prefix()
+	for _, ki := range o.keyInfos() {
+		if ki.inFamilySpan(fam, s.Span.Start, s.Span.End) {
+			n++
+		}
+	}
+	return n
+}
+
+// scanCutShort reports whether s stopped at its limit.
+func scanCutShort(s ScanObs) bool { return s.Limit > 0 && len(s.Rows) >= s.Limit }
+
+// rowFinder answers which value a scan returned for a key (the last of
+// its rows with that key, as a map filled row by row would). Rows come in
+// strictly ascending key order from a correct store, and keys are asked in
+// ascending order, so it walks the rows once; rows in any other order (a
+// broken store) are put in a map instead.
+type rowFinder struct {
+	rows  []mvcc.ScanRow
+	next  int               // sorted rows: the first row not yet passed
+	byKey map[string]string // unsorted rows
+}
+
+// newRowFinder returns a finder over rows.
+func newRowFinder(rows []mvcc.ScanRow) rowFinder {
+	for i := 1; i < len(rows); i++ {
+		if rows[i-1].Key >= rows[i].Key {
+			byKey := make(map[string]string, len(rows))
+			for _, r := range rows {
+				byKey[r.Key] = r.Value
+			}
+			return rowFinder{byKey: byKey}
+		}
+	}
+	return rowFinder{rows: rows}
+}
+
+// find returns the value the scan returned for key, if it returned one.
+// With sorted rows, keys must be asked in ascending order.
+func (f *rowFinder) find(key string) (string, bool) {
+	if f.byKey != nil {
+		v, ok := f.byKey[key]
+		return v, ok
+	}
+	for f.next < len(f.rows) && f.rows[f.next].Key < key {
+		f.next++
+	}
+	if f.next < len(f.rows) && f.rows[f.next].Key == key {
+		return f.rows[f.next].Value, true
+	}
+	return "", false
 }
