@@ -1,6 +1,8 @@
 package scenarios
 
 import (
+	"slices"
+
 	"shardsim/checker/migratecheck"
 	"shardsim/model/migrate"
 	"shardsim/model/migrate/errs"
@@ -141,10 +143,14 @@ func (r *migrateRecorder) txn(client int, obs migratecheck.TxnObs, tx fsm.Txn, t
 // recorded, each latest scan as one read per key it covered (among keys
 // the oracle knows), and each transaction and range delete as one write
 // per key it wrote (the oracle says which a range delete deleted; an
-// ambiguous one that never applied is dropped).
+// ambiguous one that never applied is dropped). The result is r.ops with
+// the derived operations appended in its spare room (grown once, to fit,
+// if it is short; r.ops keeps its length): no copy of the recorded ones is
+// made, and the result is valid until the next call, which rebuilds the
+// same in the same room.
 func (r *migrateRecorder) history(oracle *migratecheck.VersionOracle) []migratecheck.KeyOp {
-	out := make([]migratecheck.KeyOp, len(r.ops), len(r.ops)+r.derivedOps(oracle)) // one array of exactly the size
-	copy(out, r.ops)
+	r.ops = slices.Grow(r.ops, r.derivedOps(oracle))
+	out := r.ops
 	for i, s := range r.scans {
 		if r.latest[i] {
 			out = oracle.AppendScanReads(out, s, r.spans[i].client, r.spans[i].call, r.spans[i].ret)

@@ -111,16 +111,16 @@ type keyMemo struct {
 	pass          uint64
 	spansDone     bool
 	inSpans       bool
-	owner         Owner
-	view          mvcc.KeyView // what reading the key from owner reads
-	stamp         readStamp
 	stampComputed bool
-	same          [4]sameAs // sources whose content was compared with view
+	view          mvcc.KeyView // what reading the key from its owner reads
+	stamp         readStamp
+	same          [2]sameAs // sources whose content was compared with view
 	nsame         int
 
-	refs     []writeRef // the key's versions of acknowledged writes
-	settled  readStamp  // the stamp refs[:settledN] all read back under
-	settledN int
+	refs       []writeRef // the key's versions of acknowledged writes
+	settled    readStamp  // the stamp refs[:settledN] all read back under
+	settledN   int
+	settledMin hlc.TS // the oldest timestamp of refs[:settledN]
 }
 
 // keyMemos holds the key memos in chunks of keyChunk, so that a memo never
@@ -130,7 +130,7 @@ type keyMemos struct {
 }
 
 // keyChunk is how many key memos are allocated at once.
-const keyChunk = 32
+const keyChunk = 16
 
 // grow makes room for memos 0..n-1 (new ones are zero).
 func (m *keyMemos) grow(n int) {
@@ -227,6 +227,7 @@ func NewNoLostWriteChecker(oracle *VersionOracle) *NoLostWriteChecker {
 func (c *NoLostWriteChecker) Check(acked []AckedWrite, owners Owners, when string, spans ...keys.Span) *property.Violation {
 	c.pass++
 	c.keys.grow(len(c.oracle.keys))
+	c.growAcks(acked)
 	if c.registerAcks(acked) && c.checkKeys(owners, when, spans) == nil {
 		return nil
 	}
@@ -238,25 +239,15 @@ func (c *NoLostWriteChecker) Check(acked []AckedWrite, owners Owners, when strin
 // first violation.
 func (c *NoLostWriteChecker) checkOrdered(acked []AckedWrite, owners Owners, when string, spans []keys.Span) *property.Violation {
 	for i := range acked {
-		a := &acked[i]
-		if i == len(c.acks) {
-			c.acks = append(c.acks, ackMemo{op: a.Op})
-		}
-		m := &c.acks[i]
+		a, m := &acked[i], &c.acks[i]
 		if m.op != a.Op {
-			*m = ackMemo{op: a.Op}
+			*m = ackMemo{op: a.Op} // registerAcks dropped the index
 		}
-		if m.writes == nil {
-			m.writes = c.oracle.ops[a.Op]
+		ws, skip, v := c.ackVersions(a, m)
+		if v != nil {
+			return v
 		}
-		var ws []AppliedWrite
-		if m.writes != nil {
-			ws = m.writes.ws
-		}
-		if skip, v := ackApplied(*a, ws); skip || v != nil {
-			if v != nil {
-				return v
-			}
+		if skip {
 			continue
 		}
 		if v := c.checkWrites(a.Key, m, ws, owners, when, spans); v != nil {
@@ -264,6 +255,25 @@ func (c *NoLostWriteChecker) checkOrdered(acked []AckedWrite, owners Owners, whe
 		}
 	}
 	return nil
+}
+
+// ackVersions returns the oracle's versions of acknowledged write a (memo
+// m) and ackApplied's verdict on them. Once a write passes ackApplied it
+// always does (its operation's versions only grow, and the first stays),
+// which m remembers.
+func (c *NoLostWriteChecker) ackVersions(a *AckedWrite, m *ackMemo) (ws []AppliedWrite, skip bool, v *property.Violation) {
+	if m.writes == nil {
+		m.writes = c.oracle.ops[a.Op]
+	}
+	if m.writes != nil {
+		ws = m.writes.ws
+	}
+	if m.applied {
+		return ws, false, nil
+	}
+	skip, v = ackApplied(*a, ws)
+	m.applied = !skip && v == nil
+	return ws, skip, v
 }
 
 // checkWrites judges the versions ws of one acknowledged write (only those
@@ -291,7 +301,7 @@ func (c *NoLostWriteChecker) checkWrites(key string, m *ackMemo, ws []AppliedWri
 
 // inPass reports whether this pass judges key (number id, memo k): whether
 // it lies in spans, if there are any. When it does, k holds the key's
-// owner, view and stamp for the pass.
+// view and stamp for the pass.
 func (c *NoLostWriteChecker) inPass(k *keyMemo, id int32, key string, owners Owners, spans []keys.Span) bool {
 	if k.pass != c.pass {
 		// A new pass: forget what the last one found (what it
@@ -318,7 +328,7 @@ func (c *NoLostWriteChecker) inPass(k *keyMemo, id int32, key string, owners Own
 // shows the answer cannot differ from the last pass that found it
 // readable, else it is read back.
 func (c *NoLostWriteChecker) judgeWrite(k *keyMemo, id int32, w *AppliedWrite, wm *writeMemo, when string) *property.Violation {
-	if k.stamp.equal(&wm.passed) || c.supersededBelowFloor(k, id, w.TS, &wm.above) || c.stillPasses(k, w.Key, w.TS, wm.passed) {
+	if k.stamp.equal(&wm.passed) || c.supersededBelowFloor(k, id, w.TS, &wm.above) || c.stillPasses(k, w.Key, w.TS, &wm.passed) {
 		wm.passed = k.stamp
 		return nil
 	}
@@ -337,18 +347,14 @@ func (c *NoLostWriteChecker) resolve(k *keyMemo, id int32, key string, owners Ow
 		k.route, k.hasRoute = owners.Route(key)
 		k.routingGen, k.routed = owners.RoutingGen, true
 	}
-	ok := k.hasRoute
-	var own Owner
-	if ok {
-		own = owners.Owner(k.route)
+	k.stamp = readStamp{valid: true, owned: k.hasRoute, known: len(c.oracle.byID[id].vs)}
+	if !k.hasRoute {
+		return
 	}
-	k.owner = own
-	k.stamp = readStamp{valid: true, owned: ok, known: len(c.oracle.byID[id].vs)}
-	if ok {
-		k.view = own.Store.View(key, own.Staging)
-		k.stamp.floor = own.Floor
-		k.stamp.src = viewSource{store: own.Store, live: k.view.LiveGen, staged: k.view.StagedGen, staging: own.Staging.Active, job: own.Staging.Job}
-	}
+	own := owners.Owner(k.route)
+	k.view = own.Store.View(key, own.Staging)
+	k.stamp.floor = own.Floor
+	k.stamp.src = viewSource{store: own.Store, live: k.view.LiveGen, staged: k.view.StagedGen, staging: own.Staging.Active, job: own.Staging.Job}
 }
 
 // supersededBelowFloor reports whether a write at ts lies below its owner's floor
@@ -368,9 +374,9 @@ func (c *NoLostWriteChecker) supersededBelowFloor(k *keyMemo, id int32, ts hlc.T
 	return *above != 0 && *above <= floor
 }
 
-// stillPasses reports whether a write of key at ts, which read back under
-// stamp old, reads back under its key's stamp in this pass as well, though
-// the two differ:
+// stillPasses reports whether a write of key at ts, which read
+// back under stamp old, reads back under its key's stamp in this pass as
+// well, though the two differ:
 //   - the floor and the oracle's versions only matter to a write below the
 //     floor (readBack looks at them only when ts < floor), so a write at
 //     or above both floors may ignore a change of them;
@@ -380,8 +386,13 @@ func (c *NoLostWriteChecker) supersededBelowFloor(k *keyMemo, id int32, ts hlc.T
 //     versions answers the same. The content it read back under is still in
 //     old's store if that store's generations are still old's: then the two
 //     views are compared version by version.
-func (c *NoLostWriteChecker) stillPasses(k *keyMemo, key string, ts hlc.TS, old readStamp) bool {
-	now := k.stamp
+//
+// Both rules hold for every write at ts or later if they hold at ts (the
+// first only gets easier as ts grows; the second does not look at ts): so
+// it answers for a set of writes read back under old when asked at their
+// oldest timestamp.
+func (c *NoLostWriteChecker) stillPasses(k *keyMemo, key string, ts hlc.TS, old *readStamp) bool {
+	now := &k.stamp
 	if !old.valid || !old.owned || !now.owned {
 		return false
 	}
@@ -393,10 +404,16 @@ func (c *NoLostWriteChecker) stillPasses(k *keyMemo, key string, ts hlc.TS, old 
 
 // sameContent reports whether the key's content in src (if src's store
 // still holds it) reads as the key's view in this pass; remembered per
-// pass.
+// pass. A source on the store and staging of this pass's view, with other
+// generations, no longer holds its content: its store now reads as the
+// view, at the view's generations.
 func (c *NoLostWriteChecker) sameContent(k *keyMemo, key string, src viewSource) bool {
-	for _, s := range k.same[:k.nsame] {
-		if s.src.equal(&src) {
+	now := &k.stamp.src
+	if src.store == now.store && src.staging == now.staging && src.job == now.job {
+		return src.equal(now)
+	}
+	for i := range k.same[:k.nsame] {
+		if s := &k.same[i]; s.src.equal(&src) {
 			return s.ok
 		}
 	}
@@ -416,5 +433,5 @@ func (k *keyMemo) read(_ string, ts hlc.TS) (mvcc.Read, hlc.TS, bool) {
 	if !k.stamp.owned {
 		return mvcc.Read{}, 0, false
 	}
-	return k.view.Get(ts, mvcc.MergeNewest), k.owner.Floor, true
+	return k.view.Get(ts, mvcc.MergeNewest), k.stamp.floor, true
 }

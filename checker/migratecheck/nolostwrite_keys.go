@@ -1,6 +1,10 @@
 package migratecheck
 
 import (
+	"math"
+	"slices"
+
+	"shardsim/model/migrate/hlc"
 	"shardsim/model/migrate/keys"
 	"shardsim/property"
 )
@@ -15,9 +19,8 @@ type writeRef struct {
 // with acked, and reports whether the pass may walk keys: false when an
 // entry changed since the last pass (the index is dropped, to be built
 // again by the next pass) or an acknowledged write fails ackApplied (its
-// violation must be reported in order).
+// violation must be reported in order). Every entry has a memo (growAcks).
 func (c *NoLostWriteChecker) registerAcks(acked []AckedWrite) bool {
-	c.growAcks(acked)
 	memos := c.acks[:len(acked)] // one load of the memos for the loop
 	for i := range acked {
 		a, m := &acked[i], &memos[i]
@@ -25,23 +28,12 @@ func (c *NoLostWriteChecker) registerAcks(acked []AckedWrite) bool {
 			c.dropIndex()
 			return false
 		}
-		if !m.applied {
-			if m.writes == nil {
-				m.writes = c.oracle.ops[a.Op]
-			}
-			var ws []AppliedWrite
-			if m.writes != nil {
-				ws = m.writes.ws
-			}
-			skip, v := ackApplied(*a, ws)
-			if v != nil {
+		if !m.applied { // once applied, always (ackVersions)
+			if _, skip, v := c.ackVersions(a, m); v != nil {
 				return false
-			}
-			if skip {
+			} else if skip {
 				continue
 			}
-			// ws only grows and ws[0] stays: it passes from now on.
-			m.applied = true
 		}
 		if len(m.writes.ws) > m.registered {
 			c.register(int32(i), a.Key, m)
@@ -51,8 +43,13 @@ func (c *NoLostWriteChecker) registerAcks(acked []AckedWrite) bool {
 }
 
 // growAcks gives every acknowledged write a memo (new ones name their
-// operation).
+// operation). The memos get the capacity of acked at once: the list grows
+// pass by pass into the room its owner made for it.
 func (c *NoLostWriteChecker) growAcks(acked []AckedWrite) {
+	if len(acked) <= len(c.acks) {
+		return
+	}
+	c.acks = slices.Grow(c.acks, max(len(acked), cap(acked))-len(c.acks))
 	for i := len(c.acks); i < len(acked); i++ {
 		c.acks = append(c.acks, ackMemo{op: acked[i].Op})
 	}
@@ -83,7 +80,7 @@ func (c *NoLostWriteChecker) register(ack int32, key string, m *ackMemo) {
 func (c *NoLostWriteChecker) dropIndex() {
 	for _, id := range c.keyed {
 		k := c.keys.at(id)
-		k.refs, k.settled, k.settledN = nil, readStamp{}, 0
+		k.refs, k.settled, k.settledN, k.settledMin = nil, readStamp{}, 0, 0
 	}
 	c.keyed = c.keyed[:0]
 	for i := range c.acks {
@@ -91,20 +88,11 @@ func (c *NoLostWriteChecker) dropIndex() {
 	}
 }
 
-// settledStillPass reports whether the versions that read back under the
-// key's settled stamp read back under this pass's stamp too, though the two
-// differ: with the floor and the oracle's versions alike, when another
-// store (or staging job) holds the same versions of the key (stillPasses's
-// second rule, for all of them at once).
-func (c *NoLostWriteChecker) settledStillPass(k *keyMemo, key string) bool {
-	old, now := k.settled, k.stamp
-	return old.valid && old.owned && now.owned && old.floor == now.floor && old.known == now.known && c.sameContent(k, key, old.src)
-}
-
 // checkKeys judges the indexed versions key by key and returns a violation
 // if it meets one (not necessarily the first in CheckNoLostWrite's order).
 // A key whose stamp is the one its first settledN versions all read back
-// under judges only the versions indexed since.
+// under, or one they all still read back under (stillPasses asked at the
+// oldest of them), judges only the versions indexed since.
 func (c *NoLostWriteChecker) checkKeys(owners Owners, when string, spans []keys.Span) *property.Violation {
 	for _, id := range c.keyed {
 		k := c.keys.at(id)
@@ -113,17 +101,19 @@ func (c *NoLostWriteChecker) checkKeys(owners Owners, when string, spans []keys.
 		if !c.inPass(k, id, key, owners, spans) {
 			continue
 		}
-		from := 0
-		if k.settled.equal(&k.stamp) || c.settledStillPass(k, key) {
-			from = k.settledN
+		from, oldest := 0, hlc.TS(math.MaxUint64)
+		if k.settled.equal(&k.stamp) || c.stillPasses(k, key, k.settledMin, &k.settled) {
+			from, oldest = k.settledN, k.settledMin
 		}
 		for _, r := range k.refs[from:] {
 			m := &c.acks[r.ack]
-			if v := c.judgeWrite(k, id, &m.writes.ws[r.j], &m.ws[r.j], when); v != nil {
+			w := &m.writes.ws[r.j]
+			if v := c.judgeWrite(k, id, w, &m.ws[r.j], when); v != nil {
 				return v
 			}
+			oldest = min(oldest, w.TS)
 		}
-		k.settled, k.settledN = k.stamp, len(k.refs)
+		k.settled, k.settledN, k.settledMin = k.stamp, len(k.refs), oldest
 	}
 	return nil
 }

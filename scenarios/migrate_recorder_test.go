@@ -1,0 +1,55 @@
+package scenarios
+
+import (
+	"reflect"
+	"slices"
+	"testing"
+
+	"shardsim/checker/migratecheck"
+	"shardsim/model/migrate/fsm"
+	"shardsim/model/migrate/hlc"
+	"shardsim/model/migrate/keys"
+	"shardsim/model/migrate/mvcc"
+)
+
+// history appends the derived operations (a latest scan's reads, a
+// transaction's and a range delete's writes) to the recorded ones in
+// r.ops's spare room: it gives what a fresh copy would, leaves r.ops as it
+// was, and a second call rebuilds the same in the same room, whether
+// r.ops had room to start with or had to grow.
+func TestRecorderHistoryReusesRoom(t *testing.T) {
+	oracle := migratecheck.NewVersionOracle()
+	for i, k := range []string{"k1", "k2", "k3"} {
+		oracle.Add(migratecheck.AppliedWrite{Op: "w" + k, Key: k, Version: mvcc.Version{TS: hlc.TS(10 + i), Value: "v"}})
+	}
+	oracle.Add(migratecheck.AppliedWrite{Op: "del", Key: "k2", Version: mvcc.Version{TS: 20, Tombstone: true}})
+	for _, room := range []int{0, 64} {
+		r := newMigrateRecorder()
+		r.ops = make([]migratecheck.KeyOp, 0, room)
+		r.write(0, "k1", "wk1", false, 1, 2, 10, nil)
+		r.ops = append(r.ops, migratecheck.KeyOp{Client: 1, Key: "k2", Call: 3, Return: 4, ReadTS: 12, Found: true, Value: "v"})
+		r.scans = []migratecheck.ScanObs{{Op: "s", Span: keys.Span{Start: "k"}, TS: 15, Rows: []mvcc.ScanRow{{Key: "k1"}, {Key: "k3"}}}}
+		r.latest, r.spans = []bool{true}, []scanTimes{{client: 2, call: 5, ret: 6}}
+		r.txnOps = []txnRecord{{client: 3, tx: fsm.Txn{ID: "t", Keys: []string{"k1", "k3"}, Deletes: []bool{false, true}}, call: 7, ret: 8, outcome: migratecheck.TxnCommitted}}
+		r.ranges = []rangeRecord{{client: 4, op: "del", call: 9, ret: 10}}
+		recorded := slices.Clone(r.ops)
+
+		want := slices.Clone(recorded)
+		want = oracle.AppendScanReads(want, r.scans[0], 2, 5, 6)
+		want = append(want,
+			migratecheck.KeyOp{Client: 3, Key: "k1", Call: 7, Return: 8, Write: true, Op: "t"},
+			migratecheck.KeyOp{Client: 3, Key: "k3", Call: 7, Return: 8, Write: true, Delete: true, Op: "t"},
+			migratecheck.KeyOp{Client: 4, Key: "k2", Call: 9, Return: 10, Write: true, Delete: true, Op: "del"})
+		first := slices.Clone(r.history(oracle))
+		again := r.history(oracle)
+		if !reflect.DeepEqual(first, want) || !reflect.DeepEqual(again, want) {
+			t.Fatalf("room %d: history %+v, then %+v, want %+v", room, first, again, want)
+		}
+		if !reflect.DeepEqual(r.ops, recorded) {
+			t.Fatalf("room %d: history changed the recorded operations to %+v", room, r.ops)
+		}
+		if &again[0] != &r.ops[0] {
+			t.Fatalf("room %d: history did not build in r.ops's room", room)
+		}
+	}
+}
