@@ -23,17 +23,24 @@ type VersionOracle struct {
 	keys   map[string]*oracleKey
 	byID   []*oracleKey // the same records by number
 	ops    map[string]*opWrites
-	byTS   map[rowID]opWrite // (key, ts) -> the write that created it
-	sorted []string          // the keys, sorted; nil when stale
-	info   []keyInfo         // sorted's family and route keys; nil when stale
+	sorted []string  // the keys, sorted; nil when stale
+	info   []keyInfo // sorted's family and route keys; nil when stale
+
+	// Where key and operation records come from, a chunk at a time
+	// (records never move: they are cut from an array, never appended).
+	keySlab []oracleKey
+	opSlab  []opWrites
 }
 
-// oracleKey is a raw key's versions, newest first, and a small number of
-// its own (NoLostWriteChecker's memo is indexed by it).
+// oracleKey is a raw key's versions, newest first, the write that created
+// each, and a small number of its own (NoLostWriteChecker's memo is
+// indexed by it).
 type oracleKey struct {
 	vs    []mvcc.Version
+	by    []opWrite // by[i] created vs[i]
 	id    int32
 	first [1]mvcc.Version // vs's array while the key has one version (many keys never get a second)
+	byOne [1]opWrite      // by's array meanwhile
 }
 
 // oldestAbove returns the timestamp of the key's oldest version newer than
@@ -86,10 +93,17 @@ type AppliedWrite struct {
 // step from empty costs more than the room.
 const oracleSizeHint = 128
 
+// Slab sizes: how many key and operation records an oracle allocates at
+// once (a migration run has some dozens of keys and about a hundred
+// operations).
+const (
+	keySlabChunk = 16
+	opSlabChunk  = 32
+)
+
 // NewVersionOracle returns an empty oracle.
 func NewVersionOracle() *VersionOracle {
-	return &VersionOracle{keys: make(map[string]*oracleKey, oracleSizeHint/4), ops: make(map[string]*opWrites, oracleSizeHint),
-		byTS: make(map[rowID]opWrite, oracleSizeHint)}
+	return &VersionOracle{keys: make(map[string]*oracleKey, oracleSizeHint/4), ops: make(map[string]*opWrites, oracleSizeHint)}
 }
 
 // Add records a version a write created.
@@ -97,23 +111,46 @@ func (o *VersionOracle) Add(w AppliedWrite) {
 	k := o.keys[w.Key]
 	if k == nil {
 		o.sorted = nil
-		k = &oracleKey{id: int32(len(o.keys))}
-		k.vs = k.first[:0]
+		k = o.newKey()
 		o.keys[w.Key] = k
 		o.byID = append(o.byID, k)
 	}
-	vs := k.vs
-	i := sort.Search(len(vs), func(i int) bool { return vs[i].TS <= w.TS })
-	k.vs = slices.Insert(vs, i, w.Version)
 	op := o.ops[w.Op]
 	if op == nil {
-		op = &opWrites{}
-		op.ws, op.ids = op.firstW[:0], op.firstID[:0]
+		op = o.newOp()
 		o.ops[w.Op] = op
 	}
 	op.ws = append(op.ws, w)
 	op.ids = append(op.ids, k.id)
-	o.byTS[rowID{w.Key, w.TS}] = opWrite{op, int32(len(op.ws) - 1)}
+	// Newest first; a version at the timestamp of one already known goes
+	// before it, so At finds the last one added.
+	vs := k.vs
+	i := sort.Search(len(vs), func(i int) bool { return vs[i].TS <= w.TS })
+	k.vs = slices.Insert(vs, i, w.Version)
+	k.by = slices.Insert(k.by, i, opWrite{op, int32(len(op.ws) - 1)})
+}
+
+// newKey returns a new key record, numbered next, from the slab.
+func (o *VersionOracle) newKey() *oracleKey {
+	if len(o.keySlab) == 0 {
+		o.keySlab = make([]oracleKey, keySlabChunk)
+	}
+	k := &o.keySlab[0]
+	o.keySlab = o.keySlab[1:]
+	k.id = int32(len(o.byID))
+	k.vs, k.by = k.first[:0], k.byOne[:0]
+	return k
+}
+
+// newOp returns a new, empty operation record from the slab.
+func (o *VersionOracle) newOp() *opWrites {
+	if len(o.opSlab) == 0 {
+		o.opSlab = make([]opWrites, opSlabChunk)
+	}
+	op := &o.opSlab[0]
+	o.opSlab = o.opSlab[1:]
+	op.ws, op.ids = op.firstW[:0], op.firstID[:0]
+	return op
 }
 
 // Op returns the (first) version op created, if it was applied.
@@ -144,12 +181,18 @@ func (o *VersionOracle) OpWrites(op string) []AppliedWrite {
 	return nil
 }
 
-// At returns the write that created key's version at ts.
+// At returns the write that created key's version at ts (the last one
+// added, if several had that timestamp).
 func (o *VersionOracle) At(key string, ts hlc.TS) (AppliedWrite, bool) {
-	w, ok := o.byTS[rowID{key, ts}]
-	if !ok {
+	k := o.keys[key]
+	if k == nil {
 		return AppliedWrite{}, false
 	}
+	i := sort.Search(len(k.vs), func(i int) bool { return k.vs[i].TS <= ts })
+	if i == len(k.vs) || k.vs[i].TS != ts {
+		return AppliedWrite{}, false
+	}
+	w := k.by[i]
 	return w.op.ws[w.i], true
 }
 
@@ -255,22 +298,22 @@ func (o *VersionOracle) CheckRead(r ReadObs) *property.Violation {
 // visible version of its key, and no written key of the family in the span
 // that is visible at TS is missing (unless the scan hit its limit).
 func (o *VersionOracle) CheckScan(s ScanObs) *property.Violation {
-	got := map[string]mvcc.Version{}
 	for _, r := range s.Rows {
 		if err := o.CheckRead(ReadObs{Op: s.Op, Key: r.Key, TS: s.TS, Found: true, Version: r.Version}); err != nil {
 			return err
 		}
-		got[r.Key] = r.Version
 	}
-	if s.Limit > 0 && len(s.Rows) >= s.Limit {
+	if scanCutShort(s) {
 		return nil
 	}
+	got := newRowFinder(s.Rows)
+	fam := s.Family.Prefix()
 	for _, ki := range o.keyInfos() {
 		k := ki.key
-		if !ki.inFamilySpan(s.Family.Prefix(), s.Span.Start, s.Span.End) {
+		if !ki.inFamilySpan(fam, s.Span.Start, s.Span.End) {
 			continue
 		}
-		if _, ok := got[k]; ok {
+		if _, ok := got.find(k); ok {
 			continue
 		}
 		if v, ok := o.Newest(k, s.TS); ok && v.VisibleAt(s.TS) {
