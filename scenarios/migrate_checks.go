@@ -41,7 +41,9 @@ type migrateChecks struct {
 	recheckNLW bool                     // re-check M.NoLostWrite after this step
 	nlwAll     bool                     // every write (else those in nlwSpans)
 	nlwSpans   []keys.Span              // spans an event of this step touched
-	nlwWhen    string                   // what triggered it
+	nlwWhen    string                   // what triggered it ("after ...")
+	afterPhase [16]string               // "after job <phase>", made once per phase
+	puts       []simkv.PutRequest       // metaApplied's buffer
 	openReads  []openRead
 
 	imported, promoted, cleaned int64
@@ -96,15 +98,15 @@ func (c *migrateChecks) OnApply(g, node int, e fsm.Entry, r fsm.Result, first bo
 		// A version promotion drops stays lost, so checking once the
 		// promotion is complete (and at every later phase) suffices.
 		if j, ok := c.jobs.Job(e.Promote.Job); ok && r.Done {
-			c.nlwIn("promotion", j.Moving())
+			c.nlwIn("after promotion", j.Moving())
 		}
 	case fsm.KindCleanup:
 		c.cleaned += int64(r.Applied)
 		c.checkCleanup(g, e.Cleanup)
 	case fsm.KindAbandonStaged:
-		c.nlw("abandon")
+		c.nlw("after abandon")
 	case fsm.KindCompact:
-		c.nlw("compaction")
+		c.nlw("after compaction")
 	}
 }
 
@@ -152,7 +154,7 @@ func (c *migrateChecks) checkCleanup(g int, cl *fsm.Cleanup) {
 		}
 	}
 	c.fail(c.jobs.Cleanup(j.ID, promoted, staged, open))
-	c.nlwIn("cleanup", cl.Moving)
+	c.nlwIn("after cleanup", cl.Moving)
 }
 
 // OnLeader implements group.Observer.
@@ -220,13 +222,28 @@ func (c *migrateChecks) readClose(group, node int, term, id uint64) {
 	}
 }
 
-// nlw asks for a full M.NoLostWrite check after this step.
+// afterJob is what an M.NoLostWrite check after a job record of phase p
+// names as its trigger, made once per phase (passes follow most job
+// records).
+func (c *migrateChecks) afterJob(p job.Phase) string {
+	if int(p) >= len(c.afterPhase) {
+		return "after job " + p.String()
+	}
+	if c.afterPhase[p] == "" {
+		c.afterPhase[p] = "after job " + p.String()
+	}
+	return c.afterPhase[p]
+}
+
+// nlw asks for a full M.NoLostWrite check after this step (when: what
+// triggered it, "after ...").
 func (c *migrateChecks) nlw(when string) {
 	c.recheckNLW, c.nlwAll = true, true
 	c.nlwWhen = when
 }
 
-// nlwIn asks for an M.NoLostWrite check of the writes in span.
+// nlwIn asks for an M.NoLostWrite check of the writes in span (when as
+// for nlw).
 func (c *migrateChecks) nlwIn(when string, span keys.Span) {
 	c.recheckNLW = true
 	c.nlwSpans = append(c.nlwSpans, span)
@@ -266,7 +283,8 @@ func (o metaObserver) OnApply(call uint64, at simclock.Time, req simkv.Request, 
 
 // metaApplied judges the catalog and job records a metadata request wrote.
 func (c *migrateChecks) metaApplied(at simclock.Time, req simkv.Request, resp simkv.Response, err error) {
-	puts := migratecheck.Writes(req, resp, err)
+	puts := migratecheck.AppendWrites(c.puts[:0], req, resp, err)
+	c.puts = puts[:0] // kept for the next request: nothing below reaches the store
 	var cat *catalog.Catalog
 	for _, p := range puts {
 		if string(p.Key) == job.CatalogKey {
@@ -321,7 +339,7 @@ func (c *migrateChecks) observeJob(j job.SplitJob, cat *catalog.Catalog) {
 		c.failedPhases++
 	}
 	if !seen || prev.Phase != j.Phase || cat != nil {
-		c.nlw("job " + j.Phase.String())
+		c.nlw(c.afterJob(j.Phase))
 	}
 }
 
@@ -376,7 +394,7 @@ func (c *migrateChecks) step() {
 		if !c.nlwAll {
 			spans = c.nlwSpans
 		}
-		c.fail(c.checkNoLostWrite("after "+c.nlwWhen, spans...))
+		c.fail(c.checkNoLostWrite(c.nlwWhen, spans...))
 		c.recheckNLW, c.nlwAll, c.nlwSpans = false, false, c.nlwSpans[:0]
 	}
 	if !w.Failed() && c.m.done() {

@@ -207,24 +207,28 @@ func (c *PhaseChecker) Recorded(j job.SplitJob) *property.Violation {
 // Writes returns the puts a successful simkv request applied (for
 // observers of the metadata store): a put, or the taken branch of a txn.
 func Writes(req simkv.Request, resp simkv.Response, err error) []simkv.PutRequest {
+	return AppendWrites(nil, req, resp, err)
+}
+
+// AppendWrites appends Writes(req, resp, err) to dst (an observer that
+// sees every request keeps one buffer for them all).
+func AppendWrites(dst []simkv.PutRequest, req simkv.Request, resp simkv.Response, err error) []simkv.PutRequest {
 	if err != nil {
-		return nil
+		return dst
 	}
 	switch {
 	case req.Put != nil:
-		return []simkv.PutRequest{*req.Put}
+		return append(dst, *req.Put)
 	case req.Txn != nil && resp.Txn != nil:
 		ops := req.Txn.Failure
 		if resp.Txn.Succeeded {
 			ops = req.Txn.Success
 		}
-		var out []simkv.PutRequest
 		for _, op := range ops {
 			if op.Put != nil {
-				out = append(out, *op.Put)
+				dst = append(dst, *op.Put)
 			}
 		}
-		return out
 	}
-	return nil
+	return dst
 }
