@@ -113,40 +113,63 @@ var KeyModel = porcupine.Model{
 }
 
 // keyCall is one operation of the history CheckLinearizable judges, before
-// it becomes a porcupine operation: its key, client, times and payloads.
+// it becomes a porcupine operation: the recorded operation (shared, not
+// copied), its call and return times as judged, and a write's expiry (the
+// oracle's).
 type keyCall struct {
-	client    int
-	key       string
+	op        *KeyOp
 	call, ret int64
-	in        mInput
-	out       mOutput
+	expireAt  hlc.TS
+}
+
+// key is the raw key c operates on.
+func (c keyCall) key() string { return c.op.Key }
+
+// write reports whether c is a write (else a latest read).
+func (c keyCall) write() bool { return c.op.Write }
+
+// in is c's porcupine input: a write's kind, value and expiry, or a
+// read's timestamp.
+func (c keyCall) in() mInput {
+	if c.op.Write {
+		return mInput{write: true, delete: c.op.Delete, op: c.op.Op, expireAt: c.expireAt}
+	}
+	return mInput{readTS: c.op.ReadTS}
+}
+
+// out is c's porcupine output: what a read returned (nothing for a
+// write).
+func (c keyCall) out() mOutput {
+	if c.op.Write {
+		return mOutput{}
+	}
+	return mOutput{found: c.op.Found, value: c.op.Value}
 }
 
 // operation is c as a porcupine operation (checked with KeyModel).
 func (c keyCall) operation() porcupine.Operation {
-	return porcupine.Operation{ClientId: c.client, Call: c.call, Return: c.ret, Input: c.in, Output: c.out, Metadata: c.key}
+	return porcupine.Operation{ClientId: c.op.Client, Call: c.call, Return: c.ret, Input: c.in(), Output: c.out(), Metadata: c.key()}
 }
 
 // keyCalls resolves ops against the oracle into the history
 // CheckLinearizable judges: a write that was never applied is dropped, an
 // applied ambiguous write returns at its first apply (not before its
-// call), and an operation that never returns is dropped.
+// call), and an operation that never returns is dropped. The calls point
+// into ops.
 func keyCalls(ops []KeyOp, oracle *VersionOracle) []keyCall {
 	hist := make([]keyCall, 0, len(ops))
-	for _, o := range ops {
-		c := keyCall{client: o.Client, key: o.Key, call: int64(o.Call), ret: int64(o.Return)}
+	for i := range ops {
+		o := &ops[i]
+		c := keyCall{op: o, call: int64(o.Call), ret: int64(o.Return)}
 		if o.Write {
 			w, ok := oracle.OpOn(o.Op, o.Key)
 			if !ok {
 				continue
 			}
-			c.in = mInput{write: true, delete: o.Delete, op: o.Op, expireAt: w.ExpireAt}
+			c.expireAt = w.ExpireAt
 			if o.Ambiguous {
 				c.ret = max(int64(w.At), c.call)
 			}
-		} else {
-			c.in = mInput{readTS: o.ReadTS}
-			c.out = mOutput{found: o.Found, value: o.Value}
 		}
 		if c.ret == math.MaxInt64 {
 			continue
@@ -172,11 +195,12 @@ func byKey(hist []keyCall) [][]keyCall {
 	var ks []string
 	dest := make([]int, len(hist)) // key numbers, then where each call goes
 	for i, c := range hist {
-		n, ok := number[c.key]
+		k := c.key()
+		n, ok := number[k]
 		if !ok {
 			n = len(ks)
-			number[c.key] = n
-			ks = append(ks, c.key)
+			number[k] = n
+			ks = append(ks, k)
 		}
 		dest[i] = n
 	}
@@ -234,7 +258,7 @@ func CheckLinearizable(ops []KeyOp, oracle *VersionOracle, timeout time.Duration
 		spent += used
 		switch verdict {
 		case property.VerdictViolation:
-			return property.VerdictViolation, property.Violated(property.MLinearizable, "the %d operations on %q have no linearization", len(part), part[0].key)
+			return property.VerdictViolation, property.Violated(property.MLinearizable, "the %d operations on %q have no linearization", len(part), part[0].key())
 		case property.VerdictUnknown:
 			return property.VerdictUnknown, property.Violated(property.MLinearizable, "porcupine ran out of time")
 		}
@@ -308,7 +332,7 @@ func firstSegment(order []keyCall, state mState) (int, mState) {
 			return i, stateAfter(order, lastWrite, state)
 		}
 		maxRet = max(maxRet, c.ret)
-		if !c.in.write {
+		if !c.write() {
 			continue
 		}
 		if lastWrite >= 0 {
@@ -328,7 +352,7 @@ func stateAfter(order []keyCall, lastWrite int, state mState) mState {
 	if lastWrite < 0 {
 		return state
 	}
-	_, next := stepKey(state, order[lastWrite].in, order[lastWrite].out)
+	_, next := stepKey(state, order[lastWrite].in(), order[lastWrite].out())
 	return next
 }
 
@@ -341,7 +365,7 @@ func stateAfter(order []keyCall, lastWrite int, state mState) mState {
 func judgeAlone(seg []keyCall, state mState) (property.Verdict, bool) {
 	reads := false
 	for _, c := range seg {
-		reads = reads || !c.in.write
+		reads = reads || !c.write()
 	}
 	if !reads {
 		return property.VerdictOK, true
@@ -352,7 +376,7 @@ func judgeAlone(seg []keyCall, state mState) (property.Verdict, bool) {
 		}
 	}
 	for _, c := range seg {
-		ok, next := stepKey(state, c.in, c.out)
+		ok, next := stepKey(state, c.in(), c.out())
 		if !ok {
 			return property.VerdictViolation, true
 		}
@@ -400,11 +424,11 @@ func segmentCheck(state mState, ops []keyCall) (porcupine.Model, []porcupine.Ope
 	history := make([]porcupine.Operation, len(ops))
 	for i, c := range ops {
 		s := &segOps[i]
-		s.in, s.out = c.in, c.out
-		if c.in.write {
-			_, s.after = stepKey(mState{}, c.in, c.out)
+		s.in, s.out = c.in(), c.out()
+		if s.in.write {
+			_, s.after = stepKey(mState{}, s.in, s.out)
 		}
-		history[i] = porcupine.Operation{ClientId: c.client, Call: c.call, Return: c.ret, Input: s, Output: s}
+		history[i] = porcupine.Operation{ClientId: c.op.Client, Call: c.call, Return: c.ret, Input: s, Output: s}
 	}
 	model := porcupine.Model{
 		Init: func() any { return &state },

@@ -41,16 +41,16 @@ func randomKeyHistory(r *rand.Rand, n int) []keyCall {
 			call = ret + 1 + int64(r.Intn(3))
 		}
 		ret = call + int64(r.Intn(4))
-		c := keyCall{client: r.Intn(3), key: "k", call: call, ret: ret}
+		c := keyCall{op: &KeyOp{Client: r.Intn(3), Key: "k"}, call: call, ret: ret}
 		if r.Intn(2) == 0 {
-			c.in = mInput{write: true, delete: r.Intn(5) == 0, op: values[r.Intn(len(values))]}
+			c.op.Write, c.op.Delete, c.op.Op = true, r.Intn(5) == 0, values[r.Intn(len(values))]
 			if r.Intn(4) == 0 {
-				c.in.expireAt = hlc.TS(1 + r.Intn(20))
+				c.expireAt = hlc.TS(1 + r.Intn(20))
 			}
 		} else {
-			c.in = mInput{readTS: hlc.TS(r.Intn(25))}
+			c.op.ReadTS = hlc.TS(r.Intn(25))
 			if r.Intn(4) > 0 {
-				c.out = mOutput{found: true, value: values[r.Intn(len(values))]}
+				c.op.Found, c.op.Value = true, values[r.Intn(len(values))]
 			}
 		}
 		part = append(part, c)
@@ -129,10 +129,10 @@ func randomKeyOps(r *rand.Rand) []KeyOp {
 	for _, k := range []string{"k1", "k2", "k3"} {
 		var last KeyOp
 		for _, c := range randomKeyHistory(r, 1+r.Intn(5)) {
-			op := KeyOp{Client: c.client, Key: k, Call: simclock.Time(c.call), Return: simclock.Time(c.ret)}
+			op := KeyOp{Client: c.op.Client, Key: k, Call: simclock.Time(c.call), Return: simclock.Time(c.ret)}
 			switch {
-			case c.in.write:
-				op.Write, op.Delete, op.Op = true, c.in.delete, c.in.op
+			case c.write():
+				op.Write, op.Delete, op.Op = true, c.op.Delete, c.op.Op
 				if r.Intn(8) == 0 {
 					op.Op = "ghost"
 				}
@@ -140,9 +140,9 @@ func randomKeyOps(r *rand.Rand) []KeyOp {
 				last = op
 			case r.Intn(2) == 0:
 				// Mostly right: what the last write generated left.
-				op.ReadTS, op.Found, op.Value = c.in.readTS, last.Write && !last.Delete, last.Op
+				op.ReadTS, op.Found, op.Value = c.op.ReadTS, last.Write && !last.Delete, last.Op
 			default:
-				op.ReadTS, op.Found, op.Value = c.in.readTS, c.out.found, c.out.value
+				op.ReadTS, op.Found, op.Value = c.op.ReadTS, c.op.Found, c.op.Value
 			}
 			ops = append(ops, op)
 		}
