@@ -88,32 +88,53 @@ func CheckTxns(txns []TxnObs, oracle *VersionOracle) *property.Violation {
 // txnAtomic checks t's versions against its outcome and reports whether it
 // took effect.
 func txnAtomic(t TxnObs, oracle *VersionOracle) (bool, *property.Violation) {
-	got := map[string]hlc.TS{}
+	ws := oracle.OpWrites(t.ID)
 	var at hlc.TS
-	for _, w := range oracle.OpWrites(t.ID) {
-		if f := familyPrefix(w.Key); f == "!txn|cmt|" || f == "!txn|rb|" {
+	wrote := 0 // distinct keys written, commit and rollback records aside
+	for i, w := range ws {
+		if txnRecord(w.Key) {
 			continue
 		}
-		got[w.Key] = w.TS
+		if !writesKey(ws[:i], w.Key) {
+			wrote++
+		}
 		if at != 0 && w.TS != at {
 			return false, property.Violated(property.MTxnSerializable, "transaction %s wrote at two timestamps, %s and %s", t.ID, at, w.TS)
 		}
 		at = w.TS
 	}
 	switch {
-	case len(got) == 0 && t.Outcome == TxnCommitted:
+	case wrote == 0 && t.Outcome == TxnCommitted:
 		return false, property.Violated(property.MTxnSerializable, "transaction %s was acknowledged as committed but none of its %d writes exists", t.ID, len(t.Keys))
-	case len(got) > 0 && t.Outcome == TxnAborted:
-		return false, property.Violated(property.MTxnSerializable, "transaction %s was refused or rolled back but wrote %d keys", t.ID, len(got))
-	case len(got) == 0:
+	case wrote > 0 && t.Outcome == TxnAborted:
+		return false, property.Violated(property.MTxnSerializable, "transaction %s was refused or rolled back but wrote %d keys", t.ID, wrote)
+	case wrote == 0:
 		return false, nil
 	}
 	for _, k := range t.Keys {
-		if _, ok := got[k]; !ok {
+		if txnRecord(k) || !writesKey(ws, k) {
 			return false, property.Violated(property.MTxnSerializable, "transaction %s wrote only part of its keys: %s is missing", t.ID, keys.Quote(k))
 		}
 	}
 	return true, nil
+}
+
+// txnRecord reports whether key is a transaction's commit or rollback
+// record (not one of the keys it writes).
+func txnRecord(key string) bool {
+	f := familyPrefix(key)
+	return f == "!txn|cmt|" || f == "!txn|rb|"
+}
+
+// writesKey reports whether ws has a version of key (a transaction writes a
+// handful of keys: a scan is cheaper than a set).
+func writesKey(ws []AppliedWrite, key string) bool {
+	for _, w := range ws {
+		if w.Key == key {
+			return true
+		}
+	}
+	return false
 }
 
 // depGraph is a dependency graph over operation ids.
@@ -179,30 +200,44 @@ func (g *depGraph) txnEdges(t TxnObs, oracle *VersionOracle) {
 
 // cycle returns one cycle of the graph, rendered, or "" (Tarjan's strongly
 // connected components, over sorted nodes so the report is deterministic).
+// Nodes are numbered in sorted order and the search keeps its marks in
+// slices; it visits nodes and edges in the same order as over names.
 func (g *depGraph) cycle() string {
 	nodes := make([]string, 0, len(g.out))
 	for n := range g.out {
 		nodes = append(nodes, n)
 	}
 	sort.Strings(nodes)
-	index := map[string]int{}
-	low := map[string]int{}
-	on := map[string]bool{}
-	var stack []string
+	number := make(map[string]int, len(nodes))
+	for i, n := range nodes {
+		number[n] = i
+	}
+	adj := make([][]int, len(nodes)) // by node number: its edges' targets, in g.out's order
+	for i, n := range nodes {
+		for _, e := range g.out[n] {
+			adj[i] = append(adj[i], number[e.to]) // every target is a node (edge adds it)
+		}
+	}
+	index, low := make([]int, len(nodes)), make([]int, len(nodes))
+	for i := range index {
+		index[i] = -1
+	}
+	on := make([]bool, len(nodes))
+	var stack []int
 	next := 0
 	var found []string
-	var strong func(v string)
-	strong = func(v string) {
+	var strong func(v int)
+	strong = func(v int) {
 		index[v], low[v] = next, next
 		next++
 		stack = append(stack, v)
 		on[v] = true
-		for _, e := range g.out[v] {
-			if _, seen := index[e.to]; !seen {
-				strong(e.to)
-				low[v] = min(low[v], low[e.to])
-			} else if on[e.to] {
-				low[v] = min(low[v], index[e.to])
+		for _, w := range adj[v] {
+			if index[w] < 0 {
+				strong(w)
+				low[v] = min(low[v], low[w])
+			} else if on[w] {
+				low[v] = min(low[v], index[w])
 			}
 		}
 		if low[v] != index[v] {
@@ -213,7 +248,7 @@ func (g *depGraph) cycle() string {
 			w := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
 			on[w] = false
-			scc = append(scc, w)
+			scc = append(scc, nodes[w])
 			if w == v {
 				break
 			}
@@ -223,9 +258,9 @@ func (g *depGraph) cycle() string {
 			found = scc
 		}
 	}
-	for _, n := range nodes {
-		if _, seen := index[n]; !seen && found == nil {
-			strong(n)
+	for i := range nodes {
+		if index[i] < 0 && found == nil {
+			strong(i)
 		}
 	}
 	if found == nil {

@@ -1,0 +1,179 @@
+package migratecheck
+
+import (
+	"fmt"
+	"math/rand"
+	"sort"
+	"strings"
+	"testing"
+
+	"shardsim/model/migrate/hlc"
+	"shardsim/model/migrate/keys"
+	"shardsim/model/migrate/mvcc"
+	"shardsim/property"
+)
+
+// cycle (numbered nodes, marks in slices) reports exactly what the search
+// over names reported, on random graphs with and without cycles, edges of
+// several kinds, repeated edges and self-loops refused by edge.
+func TestCycleAgreesWithByName(t *testing.T) {
+	r := rand.New(rand.NewSource(5))
+	cyclic := 0
+	for i := 0; i < 3000; i++ {
+		g := newDepGraph()
+		n := 1 + r.Intn(8)
+		for e := r.Intn(3 * n); e > 0; e-- {
+			from, to := fmt.Sprint("t", r.Intn(n)), fmt.Sprint("t", r.Intn(n))
+			if r.Intn(3) > 0 && from > to { // mostly forward: many graphs stay acyclic
+				from, to = to, from
+			}
+			g.edge(from, to, []string{"wr", "rw", "ww", "rt"}[r.Intn(4)])
+		}
+		got, want := g.cycle(), g.cycleByName()
+		if got != want {
+			t.Fatalf("graph %v: cycle %q, by name %q", g.out, got, want)
+		}
+		if got != "" {
+			cyclic++
+		}
+	}
+	if cyclic < 300 || cyclic > 2700 {
+		t.Fatalf("%d of 3000 graphs had a cycle: the graphs judge too little of one kind", cyclic)
+	}
+}
+
+// cycleByName is cycle as it was written over node names with maps: the
+// reference its numbered search must agree with.
+func (g *depGraph) cycleByName() string {
+	nodes := make([]string, 0, len(g.out))
+	for n := range g.out {
+		nodes = append(nodes, n)
+	}
+	sort.Strings(nodes)
+	index := map[string]int{}
+	low := map[string]int{}
+	on := map[string]bool{}
+	var stack []string
+	next := 0
+	var found []string
+	var strong func(v string)
+	strong = func(v string) {
+		index[v], low[v] = next, next
+		next++
+		stack = append(stack, v)
+		on[v] = true
+		for _, e := range g.out[v] {
+			if _, seen := index[e.to]; !seen {
+				strong(e.to)
+				low[v] = min(low[v], low[e.to])
+			} else if on[e.to] {
+				low[v] = min(low[v], index[e.to])
+			}
+		}
+		if low[v] != index[v] {
+			return
+		}
+		var scc []string
+		for {
+			w := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			on[w] = false
+			scc = append(scc, w)
+			if w == v {
+				break
+			}
+		}
+		if len(scc) > 1 && found == nil {
+			sort.Strings(scc)
+			found = scc
+		}
+	}
+	for _, n := range nodes {
+		if _, seen := index[n]; !seen && found == nil {
+			strong(n)
+		}
+	}
+	if found == nil {
+		return ""
+	}
+	in := map[string]bool{}
+	for _, n := range found {
+		in[n] = true
+	}
+	var parts []string
+	for _, n := range found {
+		for _, e := range g.out[n] {
+			if in[e.to] {
+				parts = append(parts, fmt.Sprintf("%s -%s-> %s", n, e.kind, e.to))
+			}
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// txnAtomicByMap is txnAtomic as it was written with a set of the keys
+// written: the reference the scans must agree with.
+func txnAtomicByMap(t TxnObs, oracle *VersionOracle) (bool, *property.Violation) {
+	got := map[string]hlc.TS{}
+	var at hlc.TS
+	for _, w := range oracle.OpWrites(t.ID) {
+		if f := familyPrefix(w.Key); f == "!txn|cmt|" || f == "!txn|rb|" {
+			continue
+		}
+		got[w.Key] = w.TS
+		if at != 0 && w.TS != at {
+			return false, property.Violated(property.MTxnSerializable, "transaction %s wrote at two timestamps, %s and %s", t.ID, at, w.TS)
+		}
+		at = w.TS
+	}
+	switch {
+	case len(got) == 0 && t.Outcome == TxnCommitted:
+		return false, property.Violated(property.MTxnSerializable, "transaction %s was acknowledged as committed but none of its %d writes exists", t.ID, len(t.Keys))
+	case len(got) > 0 && t.Outcome == TxnAborted:
+		return false, property.Violated(property.MTxnSerializable, "transaction %s was refused or rolled back but wrote %d keys", t.ID, len(got))
+	case len(got) == 0:
+		return false, nil
+	}
+	for _, k := range t.Keys {
+		if _, ok := got[k]; !ok {
+			return false, property.Violated(property.MTxnSerializable, "transaction %s wrote only part of its keys: %s is missing", t.ID, keys.Quote(k))
+		}
+	}
+	return true, nil
+}
+
+// txnAtomic gives exactly the answer and message of the map version on
+// random transactions: keys written twice, commit and rollback records,
+// two timestamps, nothing written, keys missing, every outcome.
+func TestTxnAtomicAgreesWithMap(t *testing.T) {
+	r := rand.New(rand.NewSource(6))
+	pool := []string{"a", "b", "c", "!txn|cmt|t", "!txn|rb|t"}
+	answers := map[string]int{}
+	for i := 0; i < 5000; i++ {
+		o := NewVersionOracle()
+		for w := r.Intn(5); w > 0; w-- {
+			o.Add(AppliedWrite{Op: "t", Key: pool[r.Intn(len(pool))], Version: mvcc.Version{TS: hlc.TS(10 + r.Intn(2)*r.Intn(2))}})
+		}
+		tx := TxnObs{ID: "t", Outcome: TxnOutcome(r.Intn(3))}
+		for k := r.Intn(4); k > 0; k-- {
+			tx.Keys = append(tx.Keys, pool[r.Intn(len(pool))])
+		}
+		ok, v := txnAtomic(tx, o)
+		wok, wv := txnAtomicByMap(tx, o)
+		if ok != wok || (v == nil) != (wv == nil) || v != nil && *v != *wv {
+			t.Fatalf("txn %+v over %v: %v %v, by map %v %v", tx, o.OpWrites("t"), ok, v, wok, wv)
+		}
+		switch {
+		case v != nil:
+			answers[strings.Fields(v.Detail)[2]]++
+		default:
+			answers[fmt.Sprint(ok)]++
+		}
+	}
+	t.Logf("answers %v", answers)
+	for _, a := range []string{"true", "false", "wrote", "was"} {
+		if answers[a] < 100 {
+			t.Fatalf("too few answers %q: %v", a, answers)
+		}
+	}
+}
