@@ -24,7 +24,7 @@ type migrateRecorder struct {
 	txns   []migratecheck.TxnObs
 	txnOps []txnRecord
 	ranges []rangeRecord
-	counts map[string]int64
+	counts [numRecCounts]int64 // by recCount
 
 	rowSlab []migratecheck.ServedRow // where point reads' served rows come from
 }
@@ -48,19 +48,50 @@ type rangeRecord struct {
 	ambiguous bool
 }
 
-func newMigrateRecorder() *migrateRecorder { return &migrateRecorder{counts: map[string]int64{}} }
+// recCount names one of the recorder's counters.
+type recCount int
+
+// The recorder's counters, in recCountNames's order.
+const (
+	writesAcked recCount = iota
+	writesAmbiguous
+	writesFailed
+	readsDone
+	scansDone
+	rangeDeletes
+	txnsCommitted
+	txnsAborted
+	txnsUnknown
+	numRecCounts
+)
+
+// recCountNames are the counters' names in a run's result.
+var recCountNames = [numRecCounts]string{"writes_acked", "writes_ambiguous", "writes_failed", "reads", "scans",
+	"range_deletes", "txns_committed", "txns_aborted", "txns_unknown"}
+
+// count returns the counter named name (0 for a name it does not keep).
+func (r *migrateRecorder) count(name string) int64 {
+	for i, n := range recCountNames {
+		if n == name {
+			return r.counts[i]
+		}
+	}
+	return 0
+}
+
+func newMigrateRecorder() *migrateRecorder { return &migrateRecorder{} }
 
 func (r *migrateRecorder) write(client int, key, op string, del bool, call, ret simclock.Time, ts hlc.TS, err error) {
 	o := migratecheck.KeyOp{Client: client, Key: key, Call: call, Return: ret, Write: true, Delete: del, Op: op}
 	switch {
 	case err == nil:
 		r.acked = append(r.acked, migratecheck.AckedWrite{Op: op, Key: key, TS: ts, Return: ret})
-		r.counts["writes_acked"]++
+		r.counts[writesAcked]++
 	case errs.Ambiguous(err):
 		o.Ambiguous = true
-		r.counts["writes_ambiguous"]++
+		r.counts[writesAmbiguous]++
 	default:
-		r.counts["writes_failed"]++
+		r.counts[writesFailed]++
 		return // certainly not applied
 	}
 	r.ops = append(r.ops, o)
@@ -70,11 +101,11 @@ func (r *migrateRecorder) rangeDelete(client int, op string, call, ret simclock.
 	switch {
 	case err == nil:
 		r.acked = append(r.acked, migratecheck.AckedWrite{Op: op, TS: ts, Return: ret})
-		r.counts["range_deletes"]++
+		r.counts[rangeDeletes]++
 	case errs.Ambiguous(err):
-		r.counts["writes_ambiguous"]++
+		r.counts[writesAmbiguous]++
 	default:
-		r.counts["writes_failed"]++
+		r.counts[writesFailed]++
 		return
 	}
 	r.ranges = append(r.ranges, rangeRecord{client: client, op: op, call: call, ret: ret, ambiguous: err != nil})
@@ -95,7 +126,7 @@ func (r *migrateRecorder) oneRow(row migratecheck.ServedRow) []migratecheck.Serv
 
 func (r *migrateRecorder) read(client int, op, key string, latest bool, call, ret simclock.Time, resp migrate.ReadResp) {
 	r.reads = append(r.reads, migratecheck.ReadObs{Op: op, Key: key, TS: resp.TS, Found: resp.Read.Found, Version: resp.Read.Version})
-	r.counts["reads"]++
+	r.counts[readsDone]++
 	rk := keys.RouteKey(key)
 	r.served = append(r.served, migratecheck.ServedRead{Op: op, Group: resp.Group, Call: call, TS: resp.TS, Latest: latest,
 		Key: key, Family: keys.Classify(key), Span: keys.Span{Start: rk, End: keys.KeyAfter(rk)},
@@ -110,7 +141,7 @@ func (r *migrateRecorder) scan(client int, op string, fam keys.Family, span keys
 	r.scans = append(r.scans, migratecheck.ScanObs{Op: op, Family: fam, Span: span, TS: resp.TS, Limit: limit, Rows: resp.Rows})
 	r.latest = append(r.latest, latest)
 	r.spans = append(r.spans, scanTimes{client, call, ret})
-	r.counts["scans"]++
+	r.counts[scansDone]++
 	sr := migratecheck.ServedRead{Op: op, Group: resp.Group, Call: call, TS: resp.TS, Latest: latest, Family: fam, Span: span, Limit: limit}
 	if n := len(resp.Rows); n > 0 {
 		sr.Rows = make([]migratecheck.ServedRow, 0, n)
@@ -128,14 +159,14 @@ func (r *migrateRecorder) txn(client int, obs migratecheck.TxnObs, tx fsm.Txn, t
 	r.txnOps = append(r.txnOps, txnRecord{client: client, tx: tx, call: obs.Call, ret: obs.Return, outcome: obs.Outcome})
 	switch obs.Outcome {
 	case migratecheck.TxnCommitted:
-		r.counts["txns_committed"]++
+		r.counts[txnsCommitted]++
 		for _, k := range tx.Keys {
 			r.acked = append(r.acked, migratecheck.AckedWrite{Op: tx.ID, Key: k, TS: ts, Return: obs.Return})
 		}
 	case migratecheck.TxnAborted:
-		r.counts["txns_aborted"]++
+		r.counts[txnsAborted]++
 	default:
-		r.counts["txns_unknown"]++
+		r.counts[txnsUnknown]++
 	}
 }
 
