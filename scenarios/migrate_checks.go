@@ -126,13 +126,12 @@ func putOp(e fsm.Entry) string {
 // countBelowSnapshot counts versions admitted into a live job's moving
 // span, after its snapshot was taken, with a timestamp at or below it.
 func (c *migrateChecks) countBelowSnapshot(g int, p mvcc.Row) {
-	for _, id := range c.jobs.Jobs() {
-		j, _ := c.jobs.Job(id)
+	c.jobs.EachJob(func(j *job.SplitJob) {
 		if j.SourceGroup == g && j.SnapshotTS != 0 && j.Phase >= job.Backfill && j.Phase <= job.DeltaCopy &&
 			p.TS <= j.SnapshotTS && keys.Span(j.Moving()).Contains(keys.RouteKey(p.Key)) {
 			c.belowSnapshot++
 		}
-	}
+	})
 }
 
 // checkCleanup judges M.CleanupSafe when a source applies a cleanup.

@@ -93,6 +93,15 @@ func (c *JobChecker) Job(id uint64) (job.SplitJob, bool) {
 // Jobs returns every job id seen, in order of first sight.
 func (c *JobChecker) Jobs() []uint64 { return append([]uint64(nil), c.order...) }
 
+// EachJob calls fn with the last record of every job seen, in order of
+// first sight, without copying them (fn must not change them). An
+// observer that looks at every job on every write uses it.
+func (c *JobChecker) EachJob(fn func(j *job.SplitJob)) {
+	for _, id := range c.order {
+		fn(&c.jobs[id].rec)
+	}
+}
+
 // CutOver reports whether job id's CUTOVER catalog was published.
 func (c *JobChecker) CutOver(id uint64) bool {
 	f, ok := c.jobs[id]
