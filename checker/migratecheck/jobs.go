@@ -138,7 +138,7 @@ func (c *JobChecker) SourceWrite(group int, key string, ts hlc.TS, ownsNow bool)
 	}
 	for i, id := range c.order {
 		f := c.jobs[id]
-		j := f.rec
+		j := &f.rec
 		if j.SourceGroup != group || !f.fenceInForce || f.unfenceVersion != 0 || !routedIn(key, j.Moving().Start, j.Moving().End) {
 			continue
 		}
@@ -168,7 +168,7 @@ func (c *JobChecker) movedBack(later []uint64, group int, key string) bool {
 func (c *JobChecker) TargetWrite(group int, key string, ts hlc.TS) *property.Violation {
 	for _, id := range c.order {
 		f := c.jobs[id]
-		j := f.rec
+		j := &f.rec
 		if j.TargetGroup != group || f.cutoverVersion == 0 || !routedIn(key, j.Moving().Start, j.Moving().End) {
 			continue
 		}
