@@ -108,6 +108,10 @@ type keyMemo struct {
 	route      int
 	hasRoute   bool
 
+	routeKey   string // the key's route key (routeKeyOf), found once
+	routeKnown bool   // routeKey and routeKeyed are set
+	routeKeyed bool   // the key has a route key
+
 	pass          uint64
 	spansDone     bool
 	inSpans       bool
@@ -310,7 +314,11 @@ func (c *NoLostWriteChecker) inPass(k *keyMemo, id int32, key string, owners Own
 	}
 	if len(spans) > 0 {
 		if !k.spansDone {
-			k.inSpans, k.spansDone = inAny(key, spans), true
+			if !k.routeKnown {
+				k.routeKey, k.routeKeyed = routeKeyOf(key)
+				k.routeKnown = true
+			}
+			k.inSpans, k.spansDone = k.routeKeyed && routeInAny(k.routeKey, spans), true
 		}
 		if !k.inSpans {
 			return false

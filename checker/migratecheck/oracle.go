@@ -427,9 +427,11 @@ func inAny(raw string, spans []keys.Span) bool {
 		return false
 	}
 	rk, ok := routeKeyOf(raw)
-	if !ok {
-		return false
-	}
+	return ok && routeInAny(rk, spans)
+}
+
+// routeInAny reports whether route key rk lies in any of spans.
+func routeInAny(rk string, spans []keys.Span) bool {
 	for _, s := range spans {
 		if inSpan(rk, s.Start, s.End) {
 			return true
