@@ -187,3 +187,17 @@ func (r *nlwRig) damage(t *rapid.T, key string) {
 		}
 	}
 }
+
+// sameString is string equality, shared bytes or not.
+func TestSameString(t *testing.T) {
+	a := "op-17"
+	b := string([]byte(a)) // equal, other bytes
+	for _, c := range []struct {
+		x, y string
+		want bool
+	}{{a, a, true}, {a, b, true}, {a, "op-18", false}, {a, a[:4], false}, {"", "", true}, {a[:0], "", true}} {
+		if got := sameString(c.x, c.y); got != c.want || got != (c.x == c.y) {
+			t.Errorf("sameString(%q, %q) = %v, want %v", c.x, c.y, got, c.want)
+		}
+	}
+}
