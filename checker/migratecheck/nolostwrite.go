@@ -436,10 +436,16 @@ func (c *NoLostWriteChecker) sameContent(k *keyMemo, key string, src viewSource)
 	return ok
 }
 
-// read is the key's OwnerRead in this pass: Owner.Read through the view.
+// read is the key's OwnerRead in this pass, as readBack uses it:
+// Owner.Read through the view at or above the floor. Below the floor it
+// reads nothing (a zero Read): readBack asks there first only to learn the
+// floor, then reads again at the floor and never looks at that answer.
 func (k *keyMemo) read(_ string, ts hlc.TS) (mvcc.Read, hlc.TS, bool) {
 	if !k.stamp.owned {
 		return mvcc.Read{}, 0, false
+	}
+	if ts < k.stamp.floor {
+		return mvcc.Read{}, k.stamp.floor, true
 	}
 	return k.view.Get(ts, mvcc.MergeNewest), k.stamp.floor, true
 }

@@ -393,7 +393,9 @@ func ackApplied(a AckedWrite, ws []AppliedWrite) (skip bool, v *property.Violati
 	return false, nil
 }
 
-// readBack checks that w reads back from the key's owner.
+// readBack checks that w reads back from the key's owner. It reads at
+// w.TS first (which also gives the floor); below the floor it reads again
+// at the floor and uses only that answer.
 func (o *VersionOracle) readBack(w AppliedWrite, read OwnerRead, when string) *property.Violation {
 	r, floor, ok := read(w.Key, w.TS)
 	if !ok {
