@@ -340,7 +340,7 @@ func (c *NoLostWriteChecker) judgeWrite(k *keyMemo, id int32, w *AppliedWrite, w
 		wm.passed = k.stamp
 		return nil
 	}
-	if v := c.oracle.readBack(*w, k.read, when); v != nil {
+	if v := c.oracle.readBack(w, k.read, when); v != nil {
 		return v
 	}
 	wm.passed = k.stamp

@@ -103,7 +103,8 @@ func (c *NoLostWriteChecker) checkKeys(owners Owners, when string, spans []keys.
 			continue
 		}
 		from, oldest := 0, hlc.TS(math.MaxUint64)
-		if k.settled.equal(&k.stamp) || c.stillPasses(k, key, k.settledMin, &k.settled) {
+		same := k.settled.equal(&k.stamp)
+		if same || c.stillPasses(k, key, k.settledMin, &k.settled) {
 			from, oldest = k.settledN, k.settledMin
 		}
 		for _, r := range k.refs[from:] {
@@ -114,7 +115,10 @@ func (c *NoLostWriteChecker) checkKeys(owners Owners, when string, spans []keys.
 			}
 			oldest = min(oldest, w.TS)
 		}
-		k.settled, k.settledN, k.settledMin = k.stamp, len(k.refs), oldest
+		if !same {
+			k.settled = k.stamp
+		}
+		k.settledN, k.settledMin = len(k.refs), oldest
 	}
 	return nil
 }

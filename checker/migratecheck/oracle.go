@@ -364,7 +364,8 @@ func (o *VersionOracle) CheckNoLostWrite(acked []AckedWrite, read OwnerRead, whe
 			}
 			continue
 		}
-		for _, w := range ws {
+		for i := range ws {
+			w := &ws[i]
 			if a.Key != "" && w.Key != a.Key {
 				continue
 			}
@@ -396,7 +397,7 @@ func ackApplied(a AckedWrite, ws []AppliedWrite) (skip bool, v *property.Violati
 // readBack checks that w reads back from the key's owner. It reads at
 // w.TS first (which also gives the floor); below the floor it reads again
 // at the floor and uses only that answer.
-func (o *VersionOracle) readBack(w AppliedWrite, read OwnerRead, when string) *property.Violation {
+func (o *VersionOracle) readBack(w *AppliedWrite, read OwnerRead, when string) *property.Violation {
 	r, floor, ok := read(w.Key, w.TS)
 	if !ok {
 		return nil
