@@ -59,10 +59,48 @@ type leader struct {
 // waiter waits for this node's voter to apply index. A proposal's waiter
 // also names the term it proposed in: an entry of another term at that
 // index means the proposal was lost.
+//
+// A waiter that answers a request (proposeReply) holds the request and
+// its conversion itself, so such a proposal costs no allocation; any
+// other is told the outcome through then.
 type waiter struct {
 	index uint64
 	term  uint64 // 0: any entry will do
-	fn    func(r fsm.Result, applied bool, err error)
+	then  outcome
+	in    *rpc.Inbound                         // answered with conv(index, result) when set
+	conv  func(index uint64, r fsm.Result) any // in's answer
+}
+
+// outcome is what a waiter tells: r is the result of the entry at the
+// waiter's index once this node's voter applied it; applied is false when
+// that index was applied before the waiter's first apply was seen (or, for
+// a waiter of a term, holds another term's entry); err is set when the
+// leadership ended first. A waiter of any term (afterApplied) looks at err
+// only.
+type outcome interface {
+	applied(r fsm.Result, applied bool, err error)
+}
+
+// done tells w's outcome.
+func (w *waiter) done(r fsm.Result, applied bool, err error) {
+	if w.in != nil {
+		answerProposal(w.in, w.index, w.conv, r, proposalErr(applied, err))
+		return
+	}
+	w.then.applied(r, applied, err)
+}
+
+// answerProposal answers in with conv(index, r), or with the proposal's
+// error or the entry's.
+func answerProposal(in *rpc.Inbound, index uint64, conv func(uint64, fsm.Result) any, r fsm.Result, err error) {
+	switch {
+	case err != nil:
+		in.Reply(nil, err)
+	case r.Err != nil:
+		in.Reply(nil, r.Err)
+	default:
+		in.Reply(conv(index, r), nil)
+	}
 }
 
 type openRead struct {
@@ -123,8 +161,8 @@ func (n *Node) stepDown(ls *leader) {
 	n.lead[ls.g] = nil
 	ws, cs := ls.waiters.takeAll(), ls.onCeiling
 	ls.onCeiling = nil
-	for _, w := range ws {
-		w.fn(fsm.Result{}, false, errs.ErrLeaderChanged)
+	for i := range ws {
+		ws[i].done(fsm.Result{}, false, errs.ErrLeaderChanged)
 	}
 	for _, c := range cs {
 		c(false)
@@ -154,15 +192,15 @@ func (n *Node) answerApplied(ls *leader, applied []group.Applied) {
 	for ls.waiters.len() > 0 && ls.waiters.front().index <= last {
 		w := ls.waiters.pop()
 		if w.index < first {
-			w.fn(fsm.Result{}, false, nil)
+			w.done(fsm.Result{}, false, nil)
 			continue
 		}
 		a := applied[w.index-first]
 		if w.term != 0 && a.Entry.Term != w.term {
-			w.fn(fsm.Result{}, false, errs.ErrLeaderChanged)
+			w.done(fsm.Result{}, false, errs.ErrLeaderChanged)
 			continue
 		}
-		w.fn(a.Result, true, nil)
+		w.done(a.Result, true, nil)
 	}
 }
 
@@ -180,29 +218,30 @@ func (n *Node) leaderApplied(ls *leader, a group.Applied) {
 	}
 }
 
-// wait registers fn for the apply of index, expecting an entry of term
-// (0: any); waiters stay sorted by index.
-func (ls *leader) wait(index, term uint64, fn func(fsm.Result, bool, error)) {
-	ls.waiters.insert(waiter{index: index, term: term, fn: fn})
-}
-
 // propose appends e as leader ls and calls fn with its result once this
 // node's voter applied it (or with an error if leadership is lost first).
 func (n *Node) propose(ls *leader, e fsm.Entry, fn func(fsm.Result, error)) {
-	n.proposeThen(ls, e, func(r fsm.Result, applied bool, err error) { fn(r, proposalErr(applied, err)) })
+	n.proposeThen(ls, e, waiter{then: proposalFunc(fn)})
 }
 
-// proposeThen appends e as leader ls and hands done the outcome of its
-// waiter once this node's voter applied it; if ls no longer leads, done
-// gets ErrNotLeader at once (as an applied entry's error, which
+// proposalFunc is a proposal's callback as its waiter's outcome (a func
+// value fits in an interface as it is: the conversion allocates nothing).
+type proposalFunc func(fsm.Result, error)
+
+func (f proposalFunc) applied(r fsm.Result, applied bool, err error) { f(r, proposalErr(applied, err)) }
+
+// proposeThen appends e as leader ls and registers w (its outcome; index
+// and term are filled in) for the apply of e's index; if ls no longer
+// leads, w gets ErrNotLeader at once (as an applied entry's error, which
 // proposalErr passes on unchanged).
-func (n *Node) proposeThen(ls *leader, e fsm.Entry, done func(fsm.Result, bool, error)) {
+func (n *Node) proposeThen(ls *leader, e fsm.Entry, w waiter) {
 	idx, err := n.env.Cluster.Propose(ls.g, n.id, ls.term, e)
 	if err != nil {
-		done(fsm.Result{}, true, errs.ErrNotLeader)
+		w.done(fsm.Result{}, true, errs.ErrNotLeader)
 		return
 	}
-	ls.wait(idx, ls.term, done)
+	w.index, w.term = idx, ls.term
+	ls.waiters.insert(w)
 }
 
 // proposalErr is a proposal's error from its waiter's outcome: an entry
@@ -214,13 +253,14 @@ func proposalErr(applied bool, err error) error {
 	return err
 }
 
-// afterApplied calls fn once this node's voter applied index.
-func (n *Node) afterApplied(ls *leader, index uint64, fn func(error)) {
+// afterApplied tells then (err only, see outcome) once this node's voter
+// applied index: at once if it has.
+func (n *Node) afterApplied(ls *leader, index uint64, then outcome) {
 	if n.voter(ls.g).Applied >= index {
-		fn(nil)
+		then.applied(fsm.Result{}, true, nil)
 		return
 	}
-	ls.wait(index, 0, func(_ fsm.Result, _ bool, err error) { fn(err) })
+	ls.waiters.insert(waiter{index: index, then: then})
 }
 
 // proposeWait is propose from inside a task.
@@ -231,9 +271,9 @@ func (n *Node) proposeWait(t *simclock.Task, ls *leader, e fsm.Entry) (fsm.Resul
 }
 
 // proposal is one proposeWait: the entry, and the result the parked task
-// reads once resumed. It is the task's simclock.Waiter, and its applied
-// method the proposal's waiter, so the entry, the result and the resume
-// live in one allocation where propose and Await would each need closures.
+// reads once resumed. It is the task's simclock.Waiter and its proposal's
+// outcome, so the entry, the result and the resume live in one allocation
+// where propose and Await would each need closures.
 type proposal struct {
 	n      *Node
 	ls     *leader
@@ -246,10 +286,11 @@ type proposal struct {
 // Wait proposes the entry once the task parked (simclock.Waiter).
 func (p *proposal) Wait(resume simclock.Resumer) {
 	p.resume = resume
-	p.n.proposeThen(p.ls, p.e, p.applied)
+	p.n.proposeThen(p.ls, p.e, waiter{then: p})
 }
 
-// applied is the proposal's waiter (propose's translation of its outcome).
+// applied takes the proposal's outcome (propose's translation of it) and
+// resumes the task.
 func (p *proposal) applied(r fsm.Result, applied bool, err error) {
 	p.r, p.err = r, proposalErr(applied, err)
 	p.resume.Resume(nil)

@@ -48,6 +48,16 @@ func (n *Node) serveRead(ls *leader, in *rpc.Inbound) {
 	op.whenApplied((*readOp).fence)
 }
 
+// whenApplied runs next once the voter applied everything proposed so far
+// (the log's last index, read now).
+func (op *readOp) whenApplied(next func(*readOp, error)) {
+	op.next = next
+	op.n.afterApplied(op.ls, op.n.env.Cluster.LastIndex(op.ls.g, op.n.id), op)
+}
+
+// applied runs the step whenApplied waits with (the read's outcome).
+func (op *readOp) applied(_ fsm.Result, _ bool, err error) { op.next(op, err) }
+
 // readOp is one read in service. Its steps share it instead of each
 // capturing the read in a closure of its own (a read used to make five);
 // a step that does not have to wait runs the next one at once, without
@@ -60,21 +70,11 @@ type readOp struct {
 	ts    hlc.TS // the requested timestamp (0: latest)
 	id    uint64 // the read's number among the leader's open reads
 	parts []readPart
+	next  func(*readOp, error) // the step whenApplied waits to run
 	// Room for the routes and parts of a read that one route serves (every
 	// point read, most scans).
 	routeBuf [1]catalog.Route
 	partBuf  [1]readPart
-}
-
-// whenApplied runs next once the voter applied everything proposed so far
-// (the log's last index, read now).
-func (op *readOp) whenApplied(next func(*readOp, error)) {
-	index := op.n.env.Cluster.LastIndex(op.ls.g, op.n.id)
-	if op.n.voter(op.ls.g).Applied >= index {
-		next(op, nil)
-		return
-	}
-	op.ls.wait(index, 0, func(_ fsm.Result, _ bool, err error) { next(op, err) })
 }
 
 // fence runs the read fence once the voter caught up.

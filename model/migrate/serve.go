@@ -55,16 +55,11 @@ func (n *Node) serve(in *rpc.Inbound) {
 func (n *Node) serveMigration(ls *leader, in *rpc.Inbound) {
 	switch req := in.Req.(type) {
 	case ExportReq:
-		n.afterRead(ls, in, func(v *fsm.FSM) (any, error) {
-			res, err := v.Export(req.Export)
-			return ExportResp{Result: res}, err
-		})
+		n.afterRead(ls, in, serveExport)
 	case StatusReq:
-		n.afterRead(ls, in, func(v *fsm.FSM) (any, error) {
-			return StatusResp{Promoted: v.Promoted(req.Job), Staged: v.StagedRows(req.Job)}, nil
-		})
+		n.afterRead(ls, in, serveStatus)
 	case LocksReq:
-		n.afterRead(ls, in, func(v *fsm.FSM) (any, error) { return LocksResp{Locks: v.Locks(req.Span)}, nil })
+		n.afterRead(ls, in, serveLocks)
 	case MembersReq:
 		in.Reply(MembersResp{Voters: n.env.Cluster.ConfigOf(ls.g, n.id)}, nil)
 	case OwnerReq:
@@ -91,6 +86,23 @@ func (n *Node) serveMigration(ls *leader, in *rpc.Inbound) {
 	default:
 		in.Reply(nil, errs.ErrBusy)
 	}
+}
+
+// serveExport, serveStatus and serveLocks answer the migrator's read-only
+// requests from a voter (afterRead's serve). They take the request from
+// the inbound: a closure capturing it would move a copy to the heap.
+func serveExport(v *fsm.FSM, req any) (any, error) {
+	res, err := v.Export(req.(ExportReq).Export)
+	return ExportResp{Result: res}, err
+}
+
+func serveStatus(v *fsm.FSM, req any) (any, error) {
+	job := req.(StatusReq).Job
+	return StatusResp{Promoted: v.Promoted(job), Staged: v.StagedRows(job)}, nil
+}
+
+func serveLocks(v *fsm.FSM, req any) (any, error) {
+	return LocksResp{Locks: v.Locks(req.(LocksReq).Span)}, nil
 }
 
 // serveNode answers the requests addressed to the node itself: the
@@ -145,43 +157,38 @@ func guardPresent(v *fsm.FSM, req GuardReq) bool {
 }
 
 // proposeReply proposes e and answers with conv(e's index, result) once
-// applied. (The callback keeps the index only: capturing the whole entry
-// would move a copy of it to the heap for every proposal.)
+// applied. (The waiter holds in and conv: a proposal that answers a request
+// makes no closure.)
 func (n *Node) proposeReply(ls *leader, in *rpc.Inbound, e fsm.Entry, conv func(index uint64, r fsm.Result) any) {
-	idx, err := n.env.Cluster.Propose(ls.g, n.id, ls.term, e)
-	if err != nil {
-		in.Reply(nil, errs.ErrNotLeader)
-		return
-	}
-	ls.wait(idx, ls.term, func(r fsm.Result, applied bool, err error) {
-		switch {
-		case err == nil && !applied:
-			in.Reply(nil, errs.ErrLeaderChanged)
-		case err != nil:
-			in.Reply(nil, err)
-		case r.Err != nil:
-			in.Reply(nil, r.Err)
-		default:
-			in.Reply(conv(idx, r), nil)
-		}
-	})
+	n.proposeThen(ls, e, waiter{in: in, conv: conv})
 }
 
 // afterRead serves a read-only request from this node's voter once a read
 // index round confirmed the leadership and the voter applied everything
-// proposed so far.
-func (n *Node) afterRead(ls *leader, in *rpc.Inbound, serve func(*fsm.FSM) (any, error)) {
+// proposed so far: it answers with serve(voter, request).
+func (n *Node) afterRead(ls *leader, in *rpc.Inbound, serve func(v *fsm.FSM, req any) (any, error)) {
 	if !n.env.Cluster.ConfirmLeader(ls.g, n.id, ls.term) {
 		in.Reply(nil, errs.ErrNotLeader)
 		return
 	}
-	n.afterApplied(ls, n.env.Cluster.LastIndex(ls.g, n.id), func(err error) {
-		if err != nil {
-			in.Reply(nil, err)
-			return
-		}
-		in.Reply(serve(n.voter(ls.g)))
-	})
+	n.afterApplied(ls, n.env.Cluster.LastIndex(ls.g, n.id), &readOnly{n: n, ls: ls, in: in, serve: serve})
+}
+
+// readOnly is one afterRead waiting for its voter to catch up (its
+// outcome).
+type readOnly struct {
+	n     *Node
+	ls    *leader
+	in    *rpc.Inbound
+	serve func(v *fsm.FSM, req any) (any, error)
+}
+
+func (r *readOnly) applied(_ fsm.Result, _ bool, err error) {
+	if err != nil {
+		r.in.Reply(nil, err)
+		return
+	}
+	r.in.Reply(r.serve(r.n.voter(r.ls.g), r.in.Req))
 }
 
 // serveOwner answers an ownership query from the metadata store (group 0's
