@@ -28,6 +28,8 @@ type Coordinator struct {
 	name     string
 	view     catalog.Catalog
 	client   *simkv.Client
+	kv       simkv.KV // client's view for kvTask (kvIn)
+	kvTask   *simclock.Task
 	choices  *simclock.Choices
 	maxLag   time.Duration
 	attempts int
@@ -52,6 +54,7 @@ func (c *Coordinator) View() catalog.Catalog { return c.view }
 // Start connects the coordinator's watcher for the actor behind ctx.
 func (c *Coordinator) Start(ctx *simclock.Context) {
 	c.client = c.env.Meta.Connect(ctx.Self())
+	c.kv, c.kvTask = nil, nil
 	c.watch(ctx)
 }
 
@@ -91,16 +94,21 @@ func (c *Coordinator) refresh(t *simclock.Task) {
 	if c.Passive {
 		return
 	}
-	b, rev, err := getKey(c.client.In(t), job.CatalogKey)
-	if err != nil || rev == 0 {
-		return
-	}
-	if v, err := catalog.DecodeVersion(b); err == nil && v <= c.view.Version {
-		return // adopt would keep the view: no need to decode the routes
-	}
-	if cat, err := catalog.Decode(b); err == nil {
+	// A catalog no newer than the view adopt would ignore: no need to
+	// decode its routes.
+	if cat, _, ok, err := loadCatalogFrom(c.kvIn(t), c.view.Version+1); err == nil && ok {
 		c.adopt(cat)
 	}
+}
+
+// kvIn returns the metadata client's view for task t, made once for the
+// task it was last asked for: a client runs its requests in one task, and
+// a refresh on every retry of a fenced write made it anew each time.
+func (c *Coordinator) kvIn(t *simclock.Task) simkv.KV {
+	if c.kvTask != t {
+		c.kv, c.kvTask = c.client.In(t), t
+	}
+	return c.kv
 }
 
 func (c *Coordinator) backoff(t *simclock.Task, attempt int) {

@@ -19,7 +19,18 @@ var errConflict = errors.New("metadata changed concurrently")
 
 // getKey reads one key: its value and mod revision (0 when missing).
 func getKey(kv simkv.KV, key string) ([]byte, int64, error) {
-	r, err := kv.Range(simkv.RangeRequest{Key: []byte(key)})
+	return getKeyBytes(kv, []byte(key))
+}
+
+// catalogKey is job.CatalogKey as a request's key, made once: the catalog
+// is read on every coordinator refresh. Requests only read their keys, so
+// every world may share it; its capacity is its length, so that even an
+// append to it would copy.
+var catalogKey = func() []byte { b := []byte(job.CatalogKey); return b[:len(b):len(b)] }()
+
+// getKeyBytes is getKey with the key already in bytes.
+func getKeyBytes(kv simkv.KV, key []byte) ([]byte, int64, error) {
+	r, err := kv.Range(simkv.RangeRequest{Key: key})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -31,15 +42,26 @@ func getKey(kv simkv.KV, key string) ([]byte, int64, error) {
 
 // LoadCatalog reads the catalog and its mod revision.
 func LoadCatalog(kv simkv.KV) (catalog.Catalog, int64, error) {
-	b, rev, err := getKey(kv, job.CatalogKey)
+	c, rev, _, err := loadCatalogFrom(kv, 0)
+	return c, rev, err
+}
+
+// loadCatalogFrom is LoadCatalog for a reader that needs only a catalog of
+// version min or later: ok is false, and the routes are not decoded, when
+// the stored one is older.
+func loadCatalogFrom(kv simkv.KV, min uint64) (c catalog.Catalog, rev int64, ok bool, err error) {
+	b, rev, err := getKeyBytes(kv, catalogKey)
 	if err != nil {
-		return catalog.Catalog{}, 0, err
+		return catalog.Catalog{}, 0, false, err
 	}
 	if rev == 0 {
-		return catalog.Catalog{}, 0, errors.New("migrate: no catalog in the metadata store")
+		return catalog.Catalog{}, 0, false, errors.New("migrate: no catalog in the metadata store")
 	}
-	c, err := catalog.Decode(b)
-	return c, rev, err
+	if v, err := catalog.DecodeVersion(b); err == nil && v < min {
+		return catalog.Catalog{}, rev, false, nil
+	}
+	c, err = catalog.Decode(b)
+	return c, rev, err == nil, err
 }
 
 // LoadJob reads job id and its mod revision (0: no such live job).
