@@ -42,12 +42,13 @@ func (m *migrator) copyBatch(j job.SplitJob, rev int64, low, high hlc.TS) (job.S
 	for i < len(j.Brackets) && j.Brackets[i].Done {
 		i++
 	}
-	b := &j.Brackets[i]
+	b := j.Brackets[i]
 	moving := j.Moving()
 	if m.bugs.Has(bugs.MigrateRawRangeExport) && b.Family != keys.FamilyUser {
 		// The wrong variant exports the raw [start, end) once and has no
 		// per-family brackets.
 		b.Done = true
+		j.SetBracket(i, b)
 		return m.transition(j, rev, j.Phase, nil, 0, nil)
 	}
 	after, err := mvcc.DecodeCursor(b.Cursor)
@@ -90,6 +91,7 @@ func (m *migrator) copyBatch(j job.SplitJob, rev int64, low, high hlc.TS) (job.S
 		}
 	}
 	b.Cursor, b.Seq, b.Done = next, seq, done
+	j.SetBracket(i, b)
 	if max > j.MaxImportedTS {
 		j.MaxImportedTS = max
 	}

@@ -93,7 +93,7 @@ func (m *migrator) run() {
 			}
 			loaded = true
 		}
-		nj, nrev, err := m.step(j.Clone(), rev)
+		nj, nrev, err := m.step(j, rev)
 		switch {
 		case err == nil:
 			m.failures = 0
@@ -191,6 +191,9 @@ func (m *migrator) toFailed(j job.SplitJob, rev int64, cause error) {
 }
 
 // step performs the next piece of work of j and returns the record after.
+// It changes its own copy of j only: run keeps j for a step that fails,
+// and the brackets, which the copies share, are changed in copies of their
+// own (job.SplitJob.SetBracket, ResetBrackets).
 func (m *migrator) step(j job.SplitJob, rev int64) (job.SplitJob, int64, error) {
 	switch j.Phase {
 	case job.Planned:

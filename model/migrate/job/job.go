@@ -10,6 +10,7 @@ package job
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"shardsim/model/migrate/hlc"
@@ -153,14 +154,27 @@ func (j SplitJob) Moving() keys.Span { return keys.Span{Start: j.SplitKey, End: 
 // ResetBrackets starts copy pass pass with fresh cursors for every family
 // that is exported: transaction lock rows are drained before fence_ts,
 // never exported.
+//
+// The brackets go to a new slice: copies of the record share the old one
+// (see SetBracket).
 func (j *SplitJob) ResetBrackets(pass uint8) {
 	j.Pass = pass
-	j.Brackets = j.Brackets[:0]
+	j.Brackets = make([]Bracket, 0, len(keys.Families()))
 	for _, f := range keys.Families() {
 		if f != keys.FamilyTxnLock {
 			j.Brackets = append(j.Brackets, Bracket{Family: f})
 		}
 	}
+}
+
+// SetBracket sets bracket i in a copy of the brackets. Copies of a record
+// (a SplitJob is a value) share its brackets: a bracket is never changed
+// in place, nor a cursor's bytes (a new cursor replaces the old), so the
+// migrator's steps can work on copies of its record and a failed step
+// leaves the record it was given as it was, without a deep copy per step.
+func (j *SplitJob) SetBracket(i int, b Bracket) {
+	j.Brackets = slices.Clone(j.Brackets)
+	j.Brackets[i] = b
 }
 
 // SourceSpan returns the source route's span before the split: the moving
@@ -183,8 +197,7 @@ func (j SplitJob) AllBracketsDone() bool {
 // BracketID identifies a bracket's import stream: pass and family.
 func BracketID(pass uint8, f keys.Family) uint32 { return uint32(pass)<<8 | uint32(f) }
 
-// Clone returns a deep copy (its cursors as ownCursors makes them; the
-// migrator clones its record for every step).
+// Clone returns a deep copy (its cursors as ownCursors makes them).
 func (j SplitJob) Clone() SplitJob {
 	j.Brackets = append([]Bracket(nil), j.Brackets...)
 	ownCursors(j.Brackets)
