@@ -151,10 +151,13 @@ func commitTxn(kv simkv.KV, guards []guard, puts []keyPut, dels []string, probeK
 }
 
 // buildTxn returns the transaction that checks guards, then puts puts (in
-// their order) and deletes dels. Its parts are allocated together: the compares,
-// the operations, the put requests, and every key's bytes in one buffer
-// (disjoint windows, never changed afterwards).
+// their order) and deletes dels. Its parts are allocated together: a
+// transaction of the most common shape (one guard, one put: a job update)
+// fits in one txnRoom, compares, operations, put requests and the keys'
+// bytes (disjoint windows, never changed afterwards); a larger one grows
+// out of it.
 func buildTxn(guards []guard, puts []keyPut, dels []string) simkv.TxnRequest {
+	room := new(txnRoom)
 	size := 0
 	for _, g := range guards {
 		size += len(g.key)
@@ -165,25 +168,43 @@ func buildTxn(guards []guard, puts []keyPut, dels []string) simkv.TxnRequest {
 	for _, k := range dels {
 		size += len(k)
 	}
-	buf := make([]byte, 0, size)
+	buf := room.keys[:0]
+	if size > len(room.keys) {
+		buf = make([]byte, 0, size)
+	}
 	keyBytes := func(k string) []byte {
 		at := len(buf)
 		buf = append(buf, k...)
 		return buf[at:len(buf):len(buf)]
 	}
-	txn := simkv.TxnRequest{Compare: make([]simkv.Compare, 0, len(guards)), Success: make([]simkv.RequestOp, 0, len(puts)+len(dels))}
+	txn := simkv.TxnRequest{Compare: room.compare[:0], Success: room.ops[:0]}
+	if n := len(puts) + len(dels); n > len(room.ops) {
+		txn.Success = make([]simkv.RequestOp, 0, n)
+	}
 	for _, g := range guards {
 		txn.Compare = append(txn.Compare, simkv.Compare{Target: simkv.CompareMod, Result: simkv.CompareEqual, Key: keyBytes(g.key), ModRevision: g.rev})
 	}
-	putReqs := make([]simkv.PutRequest, len(puts))
-	for i, p := range puts {
-		putReqs[i] = simkv.PutRequest{Key: keyBytes(p.key), Value: p.val}
+	putReqs := room.puts[:0]
+	for _, p := range puts {
+		putReqs = append(putReqs, simkv.PutRequest{Key: keyBytes(p.key), Value: p.val})
+	}
+	for i := range putReqs {
 		txn.Success = append(txn.Success, simkv.RequestOp{Put: &putReqs[i]})
 	}
 	for _, k := range dels {
 		txn.Success = append(txn.Success, simkv.RequestOp{DeleteRange: &simkv.DeleteRangeRequest{Key: keyBytes(k)}})
 	}
 	return txn
+}
+
+// txnRoom is the room of a transaction of one guard and one put, whose
+// keys take at most 32 bytes (a job key takes 26), in one allocation
+// instead of four.
+type txnRoom struct {
+	compare [1]simkv.Compare
+	ops     [1]simkv.RequestOp
+	puts    [1]simkv.PutRequest
+	keys    [32]byte
 }
 
 // keyPut is one put of a transaction.
