@@ -215,32 +215,51 @@ type keyPut struct {
 
 // putSet is an ordered set of puts: a key keeps the place of its first put
 // and the value of its last. A transaction puts a handful of keys, so a
-// slice searched in order does (one allocation, where a map and an order
-// list took three or four).
+// list searched in order does, and the set holds up to maxTxnPuts of them
+// itself: a set that is a local variable allocates nothing (only a set
+// that outgrows its room moves its puts to a slice).
 type putSet struct {
-	puts []keyPut
+	room [maxTxnPuts]keyPut
+	n    int      // puts in room, while more is nil
+	more []keyPut // every put, once room overflowed
 }
 
-// maxTxnPuts is the most puts a metadata transaction makes (room a put set
-// starts with).
+// maxTxnPuts is the most puts a metadata transaction makes (the room a
+// put set holds).
 const maxTxnPuts = 4
 
+// list returns the puts in order.
+func (p *putSet) list() []keyPut {
+	if p.more != nil {
+		return p.more
+	}
+	return p.room[:p.n]
+}
+
 func (p *putSet) put(k string, v []byte) {
-	for i := range p.puts {
-		if p.puts[i].key == k {
-			p.puts[i].val = v
+	puts := p.list()
+	for i := range puts {
+		if puts[i].key == k {
+			puts[i].val = v
 			return
 		}
 	}
-	if p.puts == nil {
-		p.puts = make([]keyPut, 0, maxTxnPuts)
+	switch {
+	case p.more != nil:
+		p.more = append(p.more, keyPut{k, v})
+	case p.n < len(p.room):
+		p.room[p.n] = keyPut{k, v}
+		p.n++
+	default:
+		// Copied out, not resliced: a slice of room kept in the set would
+		// move every set to the heap.
+		p.more = append(append(make([]keyPut, 0, 2*len(p.room)), p.room[:]...), keyPut{k, v})
 	}
-	p.puts = append(p.puts, keyPut{k, v})
 }
 
 // get returns the value put for k (nil if none).
 func (p *putSet) get(k string) []byte {
-	for _, kp := range p.puts {
+	for _, kp := range p.list() {
 		if kp.key == k {
 			return kp.val
 		}

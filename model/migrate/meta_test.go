@@ -28,13 +28,13 @@ func TestBuildTxnMatchesPlainConstruction(t *testing.T) {
 		for _, g := range guards {
 			want.Compare = append(want.Compare, simkv.Compare{Target: simkv.CompareMod, Result: simkv.CompareEqual, Key: []byte(g.key), ModRevision: g.rev})
 		}
-		for _, p := range ps.puts {
+		for _, p := range ps.list() {
 			want.Success = append(want.Success, simkv.RequestOp{Put: &simkv.PutRequest{Key: []byte(p.key), Value: p.val}})
 		}
 		for _, k := range dels {
 			want.Success = append(want.Success, simkv.RequestOp{DeleteRange: &simkv.DeleteRangeRequest{Key: []byte(k)}})
 		}
-		got := buildTxn(guards, ps.puts, dels)
+		got := buildTxn(guards, ps.list(), dels)
 		if d := cmp.Diff(want, got, cmpopts.EquateEmpty()); d != "" {
 			t.Fatalf("buildTxn differs:\n%s", d)
 		}
@@ -67,12 +67,12 @@ func TestPutSetMatchesMapAndOrder(t *testing.T) {
 			}
 			m[k] = v
 		}
-		if len(ps.puts) != len(order) {
-			t.Fatalf("%d puts, want %d", len(ps.puts), len(order))
+		if len(ps.list()) != len(order) {
+			t.Fatalf("%d puts, want %d", len(ps.list()), len(order))
 		}
 		for i, k := range order {
-			if ps.puts[i].key != k || !cmp.Equal(ps.puts[i].val, m[k]) || !cmp.Equal(ps.get(k), m[k]) {
-				t.Fatalf("put %d is %q=%v (get %v), want %q=%v", i, ps.puts[i].key, ps.puts[i].val, ps.get(k), k, m[k])
+			if ps.list()[i].key != k || !cmp.Equal(ps.list()[i].val, m[k]) || !cmp.Equal(ps.get(k), m[k]) {
+				t.Fatalf("put %d is %q=%v (get %v), want %q=%v", i, ps.list()[i].key, ps.list()[i].val, ps.get(k), k, m[k])
 			}
 		}
 		if ps.get("absent-key") != nil {

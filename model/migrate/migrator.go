@@ -137,7 +137,7 @@ func (m *migrator) save(j job.SplitJob, rev int64, cat *catalog.Catalog, catRev 
 		guards = append(guards, guard{job.CatalogKey, catRev})
 		ps.put(job.CatalogKey, cat.Encode())
 	}
-	return commitResolved(m.kv, guards, ps.puts, nil, k, ps.get(k))
+	return commitResolved(m.kv, guards, ps.list(), nil, k, ps.get(k))
 }
 
 // transition moves j to phase to (mutate adjusts the record first).
@@ -145,7 +145,7 @@ func (m *migrator) transition(j job.SplitJob, rev int64, to job.Phase, cat *cata
 	from := j.Phase
 	j.Phase = to
 	if mutate != nil {
-		mutate(&j)
+		j = mutated(j, mutate)
 	}
 	nrev, _, err := m.save(j, rev, cat, catRev)
 	if err != nil {
@@ -156,6 +156,17 @@ func (m *migrator) transition(j job.SplitJob, rev int64, to job.Phase, cat *cata
 		m.logPhase(j.ID, from, to, cat)
 	}
 	return j, nrev, nil
+}
+
+// mutated returns j as mutate changes it. It is kept out of transition
+// (and not inlined there) because a record whose address goes to a
+// function value lives on the heap, and most transitions change nothing
+// but the phase.
+//
+//go:noinline
+func mutated(j job.SplitJob, mutate func(*job.SplitJob)) job.SplitJob {
+	mutate(&j)
+	return j
 }
 
 // call sends req to group g's leader.
@@ -259,7 +270,7 @@ func (m *migrator) finish(j job.SplitJob, rev int64, to job.Phase) (job.SplitJob
 	ps.put(job.LiveJobKey, job.EncodeID(0))
 	evict := m.cfg.History.Evict(entries, now)
 	dels := append([]string{job.Key(j.ID)}, evict...)
-	nrev, _, err := commitResolved(m.kv, []guard{{job.Key(j.ID), rev}}, ps.puts, dels, hk, ps.get(hk))
+	nrev, _, err := commitResolved(m.kv, []guard{{job.Key(j.ID), rev}}, ps.list(), dels, hk, ps.get(hk))
 	if err != nil {
 		return j, rev, err
 	}

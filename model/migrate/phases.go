@@ -295,7 +295,7 @@ func (m *migrator) cutover(j job.SplitJob, rev int64, floor hlc.TS) (job.SplitJo
 	ps.put(k, nj.Encode())
 	ps.put(job.CatalogKey, n.Encode())
 	resolve := !m.bugs.Has(bugs.MigrateAmbiguousCutoverAborts)
-	nrev, lost, err := commitTxn(m.kv, []guard{{k, rev}, {job.CatalogKey, catRev}}, ps.puts, nil, k, ps.get(k), resolve)
+	nrev, lost, err := commitTxn(m.kv, []guard{{k, rev}, {job.CatalogKey, catRev}}, ps.list(), nil, k, ps.get(k), resolve)
 	if lost {
 		m.counters().AmbiguousCutovers++
 	}

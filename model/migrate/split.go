@@ -64,7 +64,7 @@ func SplitRange(kv simkv.KV, req SplitRequest) (uint64, error) {
 	ps.put(job.LiveJobKey, job.EncodeID(id))
 	ps.put(job.NextJobIDKey, job.EncodeID(id))
 	_, err = commit(kv, []guard{{job.CatalogKey, catRev}, {job.LiveJobKey, liveRev}, {job.NextJobIDKey, nextRev}},
-		ps.puts, nil, job.Key(id), j.Encode())
+		ps.list(), nil, job.Key(id), j.Encode())
 	if errors.Is(err, errConflict) {
 		return 0, ErrJobLive
 	}
