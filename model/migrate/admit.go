@@ -115,32 +115,26 @@ func (n *Node) commitTSNow(ls *leader, caller hlc.TS, rks []string, floor hlc.TS
 }
 
 // commitTSAfterRaise is the rest of commitTS when the clock has to wait
-// for a ceiling raise (what observe and issue do when they meet the
-// ceiling).
+// for a ceiling raise: observe or issue meets the ceiling again (the clock
+// is unchanged) and waits for the raise as it does for any caller.
 func (n *Node) commitTSAfterRaise(ls *leader, caller, floor hlc.TS, fn func(hlc.TS, error)) {
 	if caller != 0 {
-		retry := func() {
-			n.observe(ls, caller, func(ok bool) {
-				if !ok {
-					fn(0, errs.ErrNotLeader)
-					return
-				}
-				fn(caller, nil)
-			})
-		}
-		n.afterRaise(ls, caller.Phys(), retry, func() { fn(0, errs.ErrNotLeader) })
-		return
-	}
-	retry := func() {
-		n.issue(ls, func(ts hlc.TS, ok bool) {
+		n.observe(ls, caller, func(ok bool) {
 			if !ok {
 				fn(0, errs.ErrNotLeader)
 				return
 			}
-			fn(n.aboveFloor(ls, ts, floor))
+			fn(caller, nil)
 		})
+		return
 	}
-	n.afterRaise(ls, 0, retry, func() { fn(0, errs.ErrNotLeader) })
+	n.issue(ls, func(ts hlc.TS, ok bool) {
+		if !ok {
+			fn(0, errs.ErrNotLeader)
+			return
+		}
+		fn(n.aboveFloor(ls, ts, floor))
+	})
 }
 
 // aboveFloor accepts a fresh timestamp above the floor; one at or below
