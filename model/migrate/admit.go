@@ -20,8 +20,10 @@ import (
 // state machine's apply-time checks (durable floors, locks, existing
 // versions) use replicated state only, so every voter decides alike.
 
-// footprint is what a write request touches, as route-key spans.
+// footprint is what a write request touches: route keys and route-key
+// spans.
 type footprint struct {
+	points     []string // route keys (a point needs no span: building its end would allocate)
 	spans      []keys.Span
 	hasVersion bool
 	proof      func() bool // may the write pass a write fence (an already-prepared transaction's commit)?
@@ -37,8 +39,16 @@ func pointSpan(raw string) keys.Span {
 func (n *Node) admitRoutes(ls *leader, fp footprint) (uint64, hlc.TS, error) {
 	view := n.eng.View
 	b := n.env.Bugs
-	var staging uint64
-	var floor hlc.TS
+	var a admission
+	for _, rk := range fp.points {
+		r, ok := view.Lookup(rk)
+		if !ok {
+			return 0, 0, errs.ErrWrongGroup
+		}
+		if err := n.admitRoute(ls, fp, r, &a); err != nil {
+			return 0, 0, err
+		}
+	}
 	for _, s := range fp.spans {
 		var routes []catalog.Route
 		if b.Has(bugs.MigrateRangeDeleteAsPoint) || keys.IsKeyAfter(s.End, s.Start) { // a point span, compared without building its end
@@ -52,23 +62,37 @@ func (n *Node) admitRoutes(ls *leader, fp footprint) (uint64, hlc.TS, error) {
 			return 0, 0, errs.ErrWrongGroup
 		}
 		for _, r := range routes {
-			if r.Group != ls.g {
-				return 0, 0, errs.ErrWrongGroup
+			if err := n.admitRoute(ls, fp, r, &a); err != nil {
+				return 0, 0, err
 			}
-			fenceChecked := fp.hasVersion || !b.Has(bugs.MigrateFenceNeedsVersion)
-			if r.State == catalog.WriteFenced && fenceChecked {
-				if fp.proof == nil || !fp.proof() {
-					return 0, 0, errs.ErrWriteFenced
-				}
-				n.env.Counters.FencePasses++
-			}
-			if r.StagedVisible {
-				staging = r.MigrationJob
-			}
-			floor = max(floor, r.MinWriteTSExclusive)
 		}
 	}
-	return staging, floor, nil
+	return a.staging, a.floor, nil
+}
+
+// admission is what admitRoutes gathers from the routes it admitted.
+type admission struct {
+	staging uint64 // the staged job reads must merge (0: none)
+	floor   hlc.TS // the highest route floor
+}
+
+// admitRoute judges one route of fp's and adds it to a.
+func (n *Node) admitRoute(ls *leader, fp footprint, r catalog.Route, a *admission) error {
+	if r.Group != ls.g {
+		return errs.ErrWrongGroup
+	}
+	fenceChecked := fp.hasVersion || !n.env.Bugs.Has(bugs.MigrateFenceNeedsVersion)
+	if r.State == catalog.WriteFenced && fenceChecked {
+		if fp.proof == nil || !fp.proof() {
+			return errs.ErrWriteFenced
+		}
+		n.env.Counters.FencePasses++
+	}
+	if r.StagedVisible {
+		a.staging = r.MigrationJob
+	}
+	a.floor = max(a.floor, r.MinWriteTSExclusive)
+	return nil
 }
 
 // commitTS gives a write its commit timestamp: the caller's (above the
@@ -148,13 +172,13 @@ func (n *Node) aboveFloor(ls *leader, ts, floor hlc.TS) (hlc.TS, error) {
 }
 
 func (n *Node) serveWrite(ls *leader, in *rpc.Inbound, req WriteReq) {
-	staging, floor, err := n.admitRoutes(ls, footprint{spans: []keys.Span{pointSpan(req.Key)}, hasVersion: req.HasVersion})
+	rks := [1]string{keys.RouteKey(req.Key)}
+	staging, floor, err := n.admitRoutes(ls, footprint{points: rks[:], hasVersion: req.HasVersion})
 	if err != nil {
 		in.Reply(nil, err)
 		return
 	}
 	n.count(ls, req.Key, true)
-	rks := [1]string{keys.RouteKey(req.Key)}
 	ts, done, err := n.commitTSNow(ls, req.TS, rks[:], floor)
 	if !done {
 		waiting := req // only a write that waits moves a copy of its request to the heap
@@ -192,23 +216,24 @@ func (n *Node) serveDeleteRange(ls *leader, in *rpc.Inbound, req DeleteRangeReq)
 	})
 }
 
-// txnFootprint is what a transaction touches: its keys, and the reads of
-// its read set whose route keys the layout bounds (keys.RouteSpan; a read
-// of a route that moved away must not validate against what stayed here).
-// It also returns the route keys of the keys written.
-func txnFootprint(t fsm.Txn, hasVersion bool) (footprint, []string) {
-	fp := footprint{hasVersion: hasVersion}
-	var rks []string
+// txnFootprint is what a transaction touches: the route keys of its keys,
+// and the reads of its read set whose route keys the layout bounds
+// (keys.RouteSpan; a read of a route that moved away must not validate
+// against what stayed here).
+func txnFootprint(t fsm.Txn, hasVersion bool) footprint {
+	fp := footprint{points: make([]string, 0, len(t.Keys)), hasVersion: hasVersion}
 	for _, k := range t.Keys {
-		fp.spans = append(fp.spans, pointSpan(k))
-		rks = append(rks, keys.RouteKey(k))
+		fp.points = append(fp.points, keys.RouteKey(k))
 	}
 	for _, r := range t.Reads {
 		if s, ok := keys.RouteSpan(r.Start, r.End); ok {
+			if fp.spans == nil {
+				fp.spans = make([]keys.Span, 0, len(t.Reads))
+			}
 			fp.spans = append(fp.spans, s)
 		}
 	}
-	return fp, rks
+	return fp
 }
 
 // recordReads notes t's read set in the leader's timestamp cache at its
@@ -248,7 +273,7 @@ func stamp(t *fsm.Txn) {
 // write-fenced route refuses new prepares), with a start timestamp and a
 // commit timestamp fixed now.
 func (n *Node) servePrepare(ls *leader, in *rpc.Inbound, req PrepareReq) {
-	fp, rks := txnFootprint(req.Txn, req.HasVersion)
+	fp := txnFootprint(req.Txn, req.HasVersion)
 	staging, floor, err := n.admitRoutes(ls, fp)
 	if err != nil {
 		in.Reply(nil, err)
@@ -260,7 +285,7 @@ func (n *Node) servePrepare(ls *leader, in *rpc.Inbound, req PrepareReq) {
 			in.Reply(nil, errs.ErrNotLeader)
 			return
 		}
-		n.commitTS(ls, req.Txn.CommitTS, rks, max(floor, start), func(commit hlc.TS, err error) {
+		n.commitTS(ls, req.Txn.CommitTS, fp.points, max(floor, start), func(commit hlc.TS, err error) {
 			if err != nil {
 				in.Reply(nil, err)
 				return
@@ -281,7 +306,7 @@ func (n *Node) servePrepare(ls *leader, in *rpc.Inbound, req PrepareReq) {
 // commit record (an idempotent retry). A one-phase commit is a new write
 // and is fenced like one.
 func (n *Node) serveCommit(ls *leader, in *rpc.Inbound, req CommitReq) {
-	fp, rks := txnFootprint(req.Txn, req.HasVersion)
+	fp := txnFootprint(req.Txn, req.HasVersion)
 	t := req.Txn
 	t.OnePhase = req.OnePhase
 	v := n.voter(ls.g)
@@ -310,7 +335,7 @@ func (n *Node) serveCommit(ls *leader, in *rpc.Inbound, req CommitReq) {
 			in.Reply(nil, errs.ErrNotLeader)
 			return
 		}
-		n.commitTS(ls, req.Txn.CommitTS, rks, max(floor, start), func(commit hlc.TS, err error) {
+		n.commitTS(ls, req.Txn.CommitTS, fp.points, max(floor, start), func(commit hlc.TS, err error) {
 			if err != nil {
 				in.Reply(nil, err)
 				return
@@ -328,7 +353,7 @@ func (n *Node) serveCommit(ls *leader, in *rpc.Inbound, req CommitReq) {
 // the abort lane; a rollback record written afterwards would be lost with
 // the move), and it writes its rollback record at a fresh timestamp.
 func (n *Node) serveRollback(ls *leader, in *rpc.Inbound, req RollbackReq) {
-	fp, _ := txnFootprint(req.Txn, false)
+	fp := txnFootprint(req.Txn, false)
 	v := n.voter(ls.g)
 	t := req.Txn
 	fp.proof = func() bool { return v.HoldsLock(&t) }
