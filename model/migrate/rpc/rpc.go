@@ -93,15 +93,15 @@ type pending struct {
 	loseReq  bool
 	loseResp bool
 	waiting  bool // the caller is parked and not yet resumed
+	replying bool // the leader's first answer is on its way (or arrived)
 	resume   simclock.Resumer
 	deadline simclock.Timer
-	resp     any
-	err      error
-	// The first answer the leader sent, until it arrives; a further
-	// answer travels in an arrival of its own.
-	replying  bool
-	replyResp any
-	replyErr  error
+	// The answer: the leader's first, from when it is sent while the
+	// caller waits (its arrival then delivers it, unless the deadline came
+	// first and put the timeout here), or the timeout. A further answer
+	// travels in an arrival of its own.
+	resp any
+	err  error
 }
 
 // Call sends req to group's leader from inside task t and waits for the
@@ -166,7 +166,12 @@ func (p *pending) reply(resp any, err error) {
 	}
 	lat := p.n.latency()
 	if !p.replying {
-		p.replying, p.replyResp, p.replyErr = true, resp, err
+		p.replying = true
+		if p.waiting {
+			// Once the caller was answered its answer stays as it got it;
+			// this one's arrival then finds nobody waiting.
+			p.resp, p.err = resp, err
+		}
 		p.ctx.DeferCall(lat, (*pendingAnswer)(p))
 		return
 	}
@@ -176,12 +181,11 @@ func (p *pending) reply(resp any, err error) {
 // pendingAnswer is a call as the callback of its first answer's arrival.
 type pendingAnswer pending
 
-// Fire delivers the first answer.
+// Fire delivers the first answer (or, if the deadline came first, nothing:
+// answer finds nobody waiting).
 func (a *pendingAnswer) Fire(*simclock.Context) {
 	p := (*pending)(a)
-	resp, err := p.replyResp, p.replyErr
-	p.replyResp, p.replyErr = nil, nil
-	p.arrived(resp, err)
+	p.arrived(p.resp, p.err)
 }
 
 // arrived is an answer reaching the caller: the deadline no longer matters.
