@@ -1,6 +1,8 @@
 package migrate
 
 import (
+	"slices"
+
 	"shardsim/model/bugs"
 	"shardsim/model/migrate/catalog"
 	"shardsim/model/migrate/errs"
@@ -71,10 +73,9 @@ type readOp struct {
 	id    uint64 // the read's number among the leader's open reads
 	parts []readPart
 	next  func(*readOp, error) // the step whenApplied waits to run
-	// Room for the routes and parts of a read that one route serves (every
-	// point read, most scans).
-	routeBuf [1]catalog.Route
-	partBuf  [1]readPart
+	// Room for the parts of a read that one route serves (every point
+	// read, most scans).
+	partBuf [1]readPart
 }
 
 // fence runs the read fence once the voter caught up.
@@ -193,13 +194,14 @@ func (n *Node) readRoutes(op *readOp) {
 	ls, q := op.ls, op.q
 	view := n.eng.View
 	b := n.env.Bugs
+	var routeBuf [1]catalog.Route // room for the routes of most reads, on the stack
 	var routes []catalog.Route
 	if b.Has(bugs.MigrateScanStartKeyOnly) {
 		if r, ok := view.Lookup(q.span.Start); ok {
-			routes = append(op.routeBuf[:0], r)
+			routes = append(routeBuf[:0], r)
 		}
 	} else {
-		routes = view.AppendIntersecting(op.routeBuf[:0], q.span)
+		routes = view.AppendIntersecting(routeBuf[:0], q.span)
 	}
 	if b.Has(bugs.MigrateTargetTrustsCoordinator) && q.hasVersion && q.observed > view.Version {
 		op.routed([]readPart{{span: q.span}}, nil) // the wrong variant serves live data, trusting the coordinator's newer route
@@ -272,12 +274,17 @@ func (n *Node) armedFor(ls *leader, q readQuery, view catalog.Catalog) (bool, ui
 // askOwner establishes from group 0 (or a cached answer at a version at
 // least need) whether this group owns every route of span, and serves by
 // the answer's routes. A query that fails leaves ownership unknown: the
-// read fails closed.
+// read fails closed. viewRoutes (the view's routes of span) is
+// readRoutes' scratch: it is not kept.
 func (n *Node) askOwner(op *readOp, need uint64, viewRoutes []catalog.Route) {
 	ls, span, fn := op.ls, op.q.span, op.routed
 	min := need
 	if n.env.Bugs.Has(bugs.MigrateOwnershipCacheAnyVersion) {
 		min = 0
+	}
+	var stillMine []catalog.Route // the ownership-timeout-serves variant's answer when the query fails
+	if n.env.Bugs.Has(bugs.MigrateOwnershipTimeoutServes) {
+		stillMine = slices.Clone(viewRoutes)
 	}
 	decide := func(routes []catalog.Route) {
 		for _, r := range routes {
@@ -300,7 +307,7 @@ func (n *Node) askOwner(op *readOp, need uint64, viewRoutes []catalog.Route) {
 		if err != nil {
 			n.env.Counters.OwnerQueryFailures++
 			if n.env.Bugs.Has(bugs.MigrateOwnershipTimeoutServes) {
-				fn(partsOf(op.partBuf[:0], span, viewRoutes), nil) // the wrong variant: "still mine"
+				fn(partsOf(op.partBuf[:0], span, stillMine), nil) // the wrong variant: "still mine"
 				return
 			}
 			fn(nil, errs.ErrRouteOwnershipUnknown)
