@@ -29,11 +29,6 @@ type footprint struct {
 	proof      func() bool // may the write pass a write fence (an already-prepared transaction's commit)?
 }
 
-func pointSpan(raw string) keys.Span {
-	rk := keys.RouteKey(raw)
-	return keys.Span{Start: rk, End: keys.KeyAfter(rk)}
-}
-
 // admitRoutes judges fp by the node's view and returns the staged job reads
 // of the footprint must merge (0: none) and the highest route floor.
 func (n *Node) admitRoutes(ls *leader, fp footprint) (uint64, hlc.TS, error) {

@@ -124,35 +124,65 @@ func (c *Coordinator) stamp(read bool) (bool, uint64) {
 	return true, c.view.Version
 }
 
-// route finds the group for span by the view: the group of the route
-// holding span.Start, over the consecutive routes that group holds; it
-// returns that group and the part of span those routes cover. With fenced,
-// a write-fenced route among them refuses the request.
-func (c *Coordinator) route(span keys.Span, fenced bool) (int, keys.Span, error) {
-	r, ok := c.view.Lookup(span.Start)
-	if !ok {
-		return 0, span, errs.ErrWrongGroup
+// target is what a request addresses: a span of route keys or, for a
+// point request, one route key. A point's span is its Start only: its end,
+// keys.KeyAfter, would be built for every request and is never needed (a
+// route overlaps [k, KeyAfter(k)) exactly when it holds k: route
+// boundaries hold no NUL byte).
+type target struct {
+	span  keys.Span
+	point bool
+}
+
+// spanTarget addresses span.
+func spanTarget(span keys.Span) target { return target{span: span} }
+
+// pointTarget addresses the route key of raw key raw.
+func pointTarget(raw string) target {
+	return target{span: keys.Span{Start: keys.RouteKey(raw)}, point: true}
+}
+
+// overlaps reports whether route x holds a key tg addresses.
+func (tg target) overlaps(x catalog.Route) bool {
+	if tg.point {
+		return x.Span().Contains(tg.span.Start)
 	}
-	g, part := r.Group, span
-	for x := range c.view.Overlapping(span) {
+	return x.Span().Overlaps(tg.span)
+}
+
+// route finds the group for tg by the view: the group of the route
+// holding its start, over the consecutive routes that group holds; it
+// returns that group and the part of tg's span those routes cover (a
+// point's is of no use). With fenced, a write-fenced route among them
+// refuses the request.
+func (c *Coordinator) route(tg target, fenced bool) (int, keys.Span, error) {
+	r, ok := c.view.Lookup(tg.span.Start)
+	if !ok {
+		return 0, tg.span, errs.ErrWrongGroup
+	}
+	g, part := r.Group, tg.span
+	for _, x := range c.view.Routes {
+		if !tg.overlaps(x) {
+			continue
+		}
 		if x.Group != g {
 			part.End = x.Start
 			break
 		}
 		if fenced && x.State == catalog.WriteFenced {
-			return 0, span, errs.ErrWriteFenced
+			return 0, tg.span, errs.ErrWriteFenced
 		}
 	}
 	return g, part, nil
 }
 
-// do runs one request against the group route picks, retrying what
-// certainly did not apply; build makes the request for the chosen group
-// and part. It returns the answer and the part.
-func (c *Coordinator) do(t *simclock.Task, span keys.Span, fenced, read bool, build func(part keys.Span, has bool, v uint64) any) (any, keys.Span, error) {
+// do runs one request against the group route picks for tg, retrying
+// what certainly did not apply; build makes the request for the chosen
+// group and part. It returns the answer and the part.
+func (c *Coordinator) do(t *simclock.Task, tg target, fenced, read bool, build func(part keys.Span, has bool, v uint64) any) (any, keys.Span, error) {
 	var err error
 	for attempt := 0; attempt < c.attempts; attempt++ {
-		g, part, rerr := c.route(span, fenced)
+		g, part, rerr := c.route(tg, fenced)
 		if rerr != nil {
 			err = rerr
 			c.backoff(t, attempt)
@@ -176,7 +206,7 @@ func (c *Coordinator) do(t *simclock.Task, span keys.Span, fenced, read bool, bu
 			c.refresh(t)
 		}
 	}
-	return nil, span, err
+	return nil, tg.span, err
 }
 
 // Write writes raw key (a put, or a delete when tombstone), stamping the
@@ -184,7 +214,7 @@ func (c *Coordinator) do(t *simclock.Task, span keys.Span, fenced, read bool, bu
 // commit timestamp. It returns the commit timestamp, or an error that
 // errs.Ambiguous classifies.
 func (c *Coordinator) Write(t *simclock.Task, req WriteReq, unversioned bool) (hlc.TS, error) {
-	resp, _, err := c.do(t, pointSpan(req.Key), true, false, func(_ keys.Span, has bool, v uint64) any {
+	resp, _, err := c.do(t, pointTarget(req.Key), true, false, func(_ keys.Span, has bool, v uint64) any {
 		req.HasVersion, req.Observed = has && !unversioned, 0
 		if req.HasVersion {
 			req.Observed = v
@@ -201,7 +231,7 @@ func (c *Coordinator) Write(t *simclock.Task, req WriteReq, unversioned bool) (h
 // first route (over that group's consecutive routes). It returns the
 // commit timestamp and the part of span deleted.
 func (c *Coordinator) DeleteRange(t *simclock.Task, span keys.Span, op string) (hlc.TS, keys.Span, error) {
-	resp, part, err := c.do(t, span, true, false, func(part keys.Span, has bool, v uint64) any {
+	resp, part, err := c.do(t, spanTarget(span), true, false, func(part keys.Span, has bool, v uint64) any {
 		return DeleteRangeReq{Span: part, HasVersion: has, Observed: v, Op: op}
 	})
 	if err != nil {
@@ -213,7 +243,7 @@ func (c *Coordinator) DeleteRange(t *simclock.Task, span keys.Span, op string) (
 // Read reads raw key at ts (0: latest). Reads change nothing, so every
 // failure but a definite refusal is retried.
 func (c *Coordinator) Read(t *simclock.Task, key string, ts hlc.TS) (ReadResp, error) {
-	resp, _, err := c.do(t, pointSpan(key), false, true, func(_ keys.Span, has bool, v uint64) any {
+	resp, _, err := c.do(t, pointTarget(key), false, true, func(_ keys.Span, has bool, v uint64) any {
 		return ReadReq{Key: key, TS: ts, HasVersion: has, Observed: v}
 	})
 	if err != nil {
@@ -226,7 +256,7 @@ func (c *Coordinator) Read(t *simclock.Task, key string, ts hlc.TS) (ReadResp, e
 // of span.Start holds consecutive routes in the view; it returns the span
 // actually scanned.
 func (c *Coordinator) Scan(t *simclock.Task, fam keys.Family, span keys.Span, ts hlc.TS, limit int) (ScanResp, keys.Span, error) {
-	resp, part, err := c.do(t, span, false, true, func(part keys.Span, has bool, v uint64) any {
+	resp, part, err := c.do(t, spanTarget(span), false, true, func(part keys.Span, has bool, v uint64) any {
 		return ScanReq{Family: fam, Span: part, TS: ts, Limit: limit, HasVersion: has, Observed: v}
 	})
 	if err != nil {
@@ -238,7 +268,7 @@ func (c *Coordinator) Scan(t *simclock.Task, fam keys.Family, span keys.Span, ts
 // ScanRaw is Scan narrowed to raw keys in raw (ScanReq.Raw): a prefix scan
 // of one user key's rows.
 func (c *Coordinator) ScanRaw(t *simclock.Task, fam keys.Family, span, raw keys.Span, ts hlc.TS, limit int) (ScanResp, error) {
-	resp, _, err := c.do(t, span, false, true, func(part keys.Span, has bool, v uint64) any {
+	resp, _, err := c.do(t, spanTarget(span), false, true, func(part keys.Span, has bool, v uint64) any {
 		return ScanReq{Family: fam, Span: part, TS: ts, Limit: limit, HasVersion: has, Observed: v, Raw: raw}
 	})
 	if err != nil {
@@ -250,7 +280,7 @@ func (c *Coordinator) ScanRaw(t *simclock.Task, fam keys.Family, span, raw keys.
 // Prepare prepares tx (its keys must share a group in the view): it
 // returns the start and commit timestamps.
 func (c *Coordinator) Prepare(t *simclock.Task, tx fsm.Txn) (PrepareResp, error) {
-	resp, _, err := c.do(t, pointSpan(tx.Primary), true, false, func(_ keys.Span, has bool, v uint64) any {
+	resp, _, err := c.do(t, pointTarget(tx.Primary), true, false, func(_ keys.Span, has bool, v uint64) any {
 		return PrepareReq{Txn: tx, HasVersion: has, Observed: v}
 	})
 	if err != nil {
@@ -263,7 +293,7 @@ func (c *Coordinator) Prepare(t *simclock.Task, tx fsm.Txn) (PrepareResp, error)
 // commit is sent even to a write-fenced route: the group decides by its
 // proof.
 func (c *Coordinator) Commit(t *simclock.Task, tx fsm.Txn, onePhase bool) (CommitResp, error) {
-	resp, _, err := c.do(t, pointSpan(tx.Primary), onePhase, false, func(_ keys.Span, has bool, v uint64) any {
+	resp, _, err := c.do(t, pointTarget(tx.Primary), onePhase, false, func(_ keys.Span, has bool, v uint64) any {
 		return CommitReq{Txn: tx, OnePhase: onePhase, HasVersion: has, Observed: v}
 	})
 	if err != nil {
@@ -274,7 +304,7 @@ func (c *Coordinator) Commit(t *simclock.Task, tx fsm.Txn, onePhase bool) (Commi
 
 // Rollback rolls tx back.
 func (c *Coordinator) Rollback(t *simclock.Task, tx fsm.Txn) error {
-	_, _, err := c.do(t, pointSpan(tx.Primary), false, false, func(keys.Span, bool, uint64) any { return RollbackReq{Txn: tx} })
+	_, _, err := c.do(t, pointTarget(tx.Primary), false, false, func(keys.Span, bool, uint64) any { return RollbackReq{Txn: tx} })
 	return err
 }
 
