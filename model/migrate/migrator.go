@@ -31,6 +31,17 @@ type migrator struct {
 	bugs     bugs.Set
 	failures int
 	frozen   map[int][]int // the frozen-voter-set variant's first samples
+	key      string        // the record key of job keyOf (jobKey)
+	keyOf    uint64
+}
+
+// jobKey returns the record key of job id, made once for the job the
+// migrator saves over and over.
+func (m *migrator) jobKey(id uint64) string {
+	if m.keyOf != id {
+		m.key, m.keyOf = job.Key(id), id
+	}
+	return m.key
 }
 
 // errNotYet means a step must wait for something (promotion, drain, a
@@ -129,7 +140,7 @@ func (m *migrator) save(j job.SplitJob, rev int64, cat *catalog.Catalog, catRev 
 		panic(err) // the migrator never builds a malformed record
 	}
 	j.Writes++
-	k := job.Key(j.ID)
+	k := m.jobKey(j.ID)
 	var ps putSet
 	guards := []guard{{k, rev}}
 	ps.put(k, j.Encode())
@@ -269,8 +280,9 @@ func (m *migrator) finish(j job.SplitJob, rev int64, to job.Phase) (job.SplitJob
 	ps.put(hk, j.Encode())
 	ps.put(job.LiveJobKey, job.EncodeID(0))
 	evict := m.cfg.History.Evict(entries, now)
-	dels := append([]string{job.Key(j.ID)}, evict...)
-	nrev, _, err := commitResolved(m.kv, []guard{{job.Key(j.ID), rev}}, ps.list(), dels, hk, ps.get(hk))
+	k := m.jobKey(j.ID)
+	dels := append([]string{k}, evict...)
+	nrev, _, err := commitResolved(m.kv, []guard{{k, rev}}, ps.list(), dels, hk, ps.get(hk))
 	if err != nil {
 		return j, rev, err
 	}

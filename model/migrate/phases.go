@@ -290,7 +290,7 @@ func (m *migrator) cutover(j job.SplitJob, rev int64, floor hlc.TS) (job.SplitJo
 		panic(err)
 	}
 	nj.Writes++
-	k := job.Key(j.ID)
+	k := m.jobKey(j.ID)
 	var ps putSet
 	ps.put(k, nj.Encode())
 	ps.put(job.CatalogKey, n.Encode())
