@@ -262,10 +262,11 @@ func (m *migrator) finish(j job.SplitJob, rev int64, to job.Phase) (job.SplitJob
 	if err != nil {
 		return j, rev, err
 	}
-	var entries []job.HistEntry
+	entries := make([]job.HistEntry, 0, len(hist.Kvs))
 	for _, kv := range hist.Kvs {
-		if ms, ok := job.ParseHistKey(string(kv.Key)); ok {
-			entries = append(entries, job.HistEntry{Key: string(kv.Key), TerminalMs: ms})
+		key := string(kv.Key)
+		if ms, ok := job.ParseHistKey(key); ok {
+			entries = append(entries, job.HistEntry{Key: key, TerminalMs: ms})
 		}
 	}
 	now := m.nowMs()
