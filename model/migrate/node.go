@@ -355,21 +355,15 @@ func (n *Node) raise(ls *leader, minPhys uint64) {
 		cs := ls.onCeiling
 		ls.onCeiling = nil
 		for _, c := range cs {
-			c(err == nil)
+			c(err == nil && n.leads(ls.g) == ls)
 		}
 	})
 }
 
-// afterRaise queues retry for when the pending ceiling raise lands; retry
-// runs only if ls still leads, else fail runs.
-func (n *Node) afterRaise(ls *leader, minPhys uint64, retry, fail func()) {
-	ls.onCeiling = append(ls.onCeiling, func(ok bool) {
-		if !ok || n.leads(ls.g) != ls {
-			fail()
-			return
-		}
-		retry()
-	})
+// afterRaise queues then for when the pending ceiling raise lands: ok
+// says it landed and ls still leads.
+func (n *Node) afterRaise(ls *leader, minPhys uint64, then func(ok bool)) {
+	ls.onCeiling = append(ls.onCeiling, then)
 	n.raise(ls, minPhys)
 }
 
@@ -378,7 +372,13 @@ func (n *Node) afterRaise(ls *leader, minPhys uint64, retry, fail func()) {
 func (n *Node) issue(ls *leader, fn func(ts hlc.TS, ok bool)) {
 	ts, ok := n.issueNow(ls)
 	if !ok {
-		n.afterRaise(ls, 0, func() { n.issue(ls, fn) }, func() { fn(0, false) })
+		n.afterRaise(ls, 0, func(ok bool) {
+			if !ok {
+				fn(0, false)
+				return
+			}
+			n.issue(ls, fn)
+		})
 		return
 	}
 	fn(ts, true)
@@ -403,7 +403,13 @@ func (n *Node) issueNow(ls *leader) (hlc.TS, bool) {
 // for a ceiling raise when it lies above the ceiling.
 func (n *Node) observe(ls *leader, ts hlc.TS, fn func(ok bool)) {
 	if err := ls.clock.Observe(ts); err != nil {
-		n.afterRaise(ls, ts.Phys(), func() { n.observe(ls, ts, fn) }, func() { fn(false) })
+		n.afterRaise(ls, ts.Phys(), func(ok bool) {
+			if !ok {
+				fn(false)
+				return
+			}
+			n.observe(ls, ts, fn)
+		})
 		return
 	}
 	fn(true)
