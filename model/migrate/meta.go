@@ -154,28 +154,40 @@ func commitTxn(kv simkv.KV, guards []guard, puts []keyPut, dels []string, probeK
 // their order) and deletes dels. Its parts are allocated together: a
 // transaction of the most common shape (one guard, one put: a job update)
 // fits in one txnRoom, compares, operations, put requests and the keys'
-// bytes (disjoint windows, never changed afterwards); a larger one grows
-// out of it.
+// bytes (disjoint windows, never changed afterwards; a key that repeats
+// the one before it, as a job update's put repeats its guard, shares its
+// window); a larger one grows out of it.
 func buildTxn(guards []guard, puts []keyPut, dels []string) simkv.TxnRequest {
 	room := new(txnRoom)
-	size := 0
+	size, prev := 0, ""
+	count := func(k string) {
+		if k != prev {
+			size, prev = size+len(k), k
+		}
+	}
 	for _, g := range guards {
-		size += len(g.key)
+		count(g.key)
 	}
 	for _, p := range puts {
-		size += len(p.key)
+		count(p.key)
 	}
 	for _, k := range dels {
-		size += len(k)
+		count(k)
 	}
 	buf := room.keys[:0]
 	if size > len(room.keys) {
 		buf = make([]byte, 0, size)
 	}
+	var last string
+	var lastBytes []byte
 	keyBytes := func(k string) []byte {
+		if lastBytes != nil && k == last {
+			return lastBytes
+		}
 		at := len(buf)
 		buf = append(buf, k...)
-		return buf[at:len(buf):len(buf)]
+		last, lastBytes = k, buf[at:len(buf):len(buf)]
+		return lastBytes
 	}
 	txn := simkv.TxnRequest{Compare: room.compare[:0], Success: room.ops[:0]}
 	if n := len(puts) + len(dels); n > len(room.ops) {
