@@ -22,11 +22,18 @@ func getKey(kv simkv.KV, key string) ([]byte, int64, error) {
 	return getKeyBytes(kv, []byte(key))
 }
 
-// catalogKey is job.CatalogKey as a request's key, made once: the catalog
-// is read on every coordinator refresh. Requests only read their keys, so
-// every world may share it; its capacity is its length, so that even an
-// append to it would copy.
-var catalogKey = func() []byte { b := []byte(job.CatalogKey); return b[:len(b):len(b)] }()
+// catalogKey and liveJobKey are the keys read most (the catalog on every
+// coordinator refresh, the live job pointer on every migrator reload) as
+// request keys, made once.
+var catalogKey, liveJobKey = requestKey(job.CatalogKey), requestKey(job.LiveJobKey)
+
+// requestKey returns k as a request's key that every world may share:
+// requests only read their keys, and its capacity is its length, so that
+// even an append to it would copy.
+func requestKey(k string) []byte {
+	b := []byte(k)
+	return b[:len(b):len(b)]
+}
 
 // getKeyBytes is getKey with the key already in bytes.
 func getKeyBytes(kv simkv.KV, key []byte) ([]byte, int64, error) {
@@ -76,7 +83,7 @@ func LoadJob(kv simkv.KV, id uint64) (job.SplitJob, int64, error) {
 
 // LiveJob reads the live job pointer and, if set, the job.
 func LiveJob(kv simkv.KV) (job.SplitJob, int64, bool, error) {
-	b, _, err := getKey(kv, job.LiveJobKey)
+	b, _, err := getKeyBytes(kv, liveJobKey)
 	if err != nil {
 		return job.SplitJob{}, 0, false, err
 	}

@@ -43,7 +43,7 @@ func SplitRange(kv simkv.KV, req SplitRequest) (uint64, error) {
 		!r.Span().Contains(req.SplitKey) || req.SplitKey == r.Start || req.Target == r.Group || req.Target < 0 {
 		return 0, fmt.Errorf("%w: route %d at %q to g%d in %s", ErrBadSplit, req.RouteID, req.SplitKey, req.Target, cat)
 	}
-	liveB, liveRev, err := getKey(kv, job.LiveJobKey)
+	liveB, liveRev, err := getKeyBytes(kv, liveJobKey)
 	if err != nil {
 		return 0, err
 	}
