@@ -12,7 +12,7 @@ BENCHTIME ?= 1s
 TEST_TIMEOUT ?= 20m
 TLA2TOOLS ?= ../shared/tools/tla2tools.jar
 
-.PHONY: help test test-long vet install bench bench-etcd fuzz sweep etcd-conformance etcd-oracle etcd36 corpus determinism bugtable sweep-coord fuzz-coord shrink-coord sweep-keymove shrink check-small tlc trace-validate
+.PHONY: help test test-long vet install bench bench-etcd fuzz sweep etcd-conformance etcd-oracle etcd36 corpus determinism bugtable sweep-coord fuzz-coord shrink-coord sweep-keymove shrink check-small tlc trace-validate pgo
 
 ## help: list these targets with what each does (from the Makefile's ## comments)
 help:
@@ -44,6 +44,14 @@ install:
 ## bench: micro-benchmarks in benchstat-friendly form (pipe to a file, compare with benchstat)
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -count 5 ./simclock/ ./simkv/ ./model/... ./scenarios/
+
+## pgo: re-record cmd/simrun/default.pgo, the CPU profile `go build` optimises simrun with (profile-guided
+## optimisation: hot calls inlined, interface calls devirtualised): every scenario's benchmark under the profiler;
+## rerun after large changes to hot code (a stale profile still builds, it only helps less)
+pgo:
+	@dir=$$(mktemp -d) && trap 'rm -rf "$$dir"' EXIT && \
+	$(GO) test -run '^$$' -bench 'BenchmarkScenario' -benchtime 20x -cpuprofile "$$dir/cpu.prof" -o "$$dir/scenarios.test" ./scenarios/ >/dev/null && \
+	cp "$$dir/cpu.prof" cmd/simrun/default.pgo && echo "wrote cmd/simrun/default.pgo"
 
 ## bench-etcd: the same operation mix against simkv and a real etcd on loopback, with the ratio
 bench-etcd:
