@@ -11,7 +11,7 @@ import (
 // parked leaves a coroutine behind; Close must end it (its defers run
 // once), free its goroutine, and keep the trace file from growing.
 func TestCloseEndsParkedTasks(t *testing.T) {
-	before := runtime.NumGoroutine()
+	before := goroutinesBesideSpares()
 	var out bytes.Buffer
 	tr := NewTrace(8)
 	tr.WriteJSON(&out)
@@ -28,7 +28,7 @@ func TestCloseEndsParkedTasks(t *testing.T) {
 	if cleanup != 1 {
 		t.Fatalf("Close must unwind the parked task's defers once, got %d", cleanup)
 	}
-	if n := runtime.NumGoroutine(); n > before {
+	if n := goroutinesBesideSpares(); n > before {
 		t.Fatalf("goroutines %d after Close, %d before the world: the task's coroutine leaked", n, before)
 	}
 	l.Log("late", "", "")

@@ -2,6 +2,7 @@ package simclock
 
 import (
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,7 +11,7 @@ import (
 // A task body that ends hands its coroutine to the next task: a hundred
 // short tasks one after another run on one goroutine, and Close ends it.
 func TestFinishedTaskCoroutineIsReused(t *testing.T) {
-	before := runtime.NumGoroutine()
+	before := goroutinesBesideSpares()
 	l := NewLoop(nil, Budget{})
 	ran := 0
 	var first *coroutine
@@ -40,7 +41,7 @@ func TestFinishedTaskCoroutineIsReused(t *testing.T) {
 		t.Fatalf("goroutines %d -> %d: finished tasks did not share a coroutine", before, n)
 	}
 	l.Close()
-	if n := runtime.NumGoroutine(); n > before {
+	if n := goroutinesBesideSpares(); n > before {
 		t.Fatalf("goroutines %d after Close, %d before: the pooled coroutine leaked", n, before)
 	}
 }
@@ -117,7 +118,7 @@ func TestAwaitInKilledTaskDeferNeverReturns(t *testing.T) {
 // with a coroutine per task. The dead coroutine is not reused: the next
 // task gets a fresh one, and Close still ends everything.
 func TestPanicInBodyPropagatesAndCoroutineIsDropped(t *testing.T) {
-	before := runtime.NumGoroutine()
+	before := goroutinesBesideSpares()
 	l := NewLoop(nil, Budget{})
 	var survivor []string
 	var bad *Task
@@ -152,15 +153,55 @@ func TestPanicInBodyPropagatesAndCoroutineIsDropped(t *testing.T) {
 		t.Fatalf("a task after the panic ran %q, want 2s", s)
 	}
 	l.Close()
-	if n := runtime.NumGoroutine(); n > before {
+	if n := goroutinesBesideSpares(); n > before {
 		t.Fatalf("goroutines %d after Close, %d before", n, before)
 	}
 }
 
+// goroutinesBesideSpares ends the spare coroutines closed loops left (see
+// spareCoroutines) and returns how many goroutines remain: a leak is a
+// goroutine that outlives its world other than as a spare.
+func goroutinesBesideSpares() int {
+	spares.drain()
+	return runtime.NumGoroutine()
+}
+
+// A closed loop's idle coroutines serve the next loop's tasks: a body on
+// a spare runs as on a fresh one, and the spares never exceed their bound.
+func TestClosedLoopsCoroutinesServeTheNext(t *testing.T) {
+	before := goroutinesBesideSpares()
+	var left []*coroutine
+	for world := 0; world < 2; world++ {
+		l := NewLoop(nil, Budget{})
+		var log []string
+		l.Spawn("t", actorFunc(func(ctx *Context, msg any) {
+			ctx.Go("sleeper", func(t *Task) {
+				t.Sleep(time.Second)
+				log = append(log, t.Now().String())
+			})
+		}), nil, nil)
+		l.Run()
+		if s := strings.Join(log, " "); s != "1s" {
+			t.Fatalf("world %d ran %q, want 1s", world, s)
+		}
+		if world == 1 && (len(l.idle) != 1 || !slices.Contains(left, l.idle[0])) {
+			t.Fatalf("the second world's task did not run on the first world's spare coroutine")
+		}
+		l.Close()
+		left = slices.Clone(spares.list)
+	}
+	if len(spares.list) != 1 {
+		t.Fatalf("%d spares after two worlds of one coroutine each, want 1", len(spares.list))
+	}
+	if n := goroutinesBesideSpares(); n > before {
+		t.Fatalf("goroutines %d beside the spares, %d before", n, before)
+	}
+}
+
 // Worlds run one after another (a sweep) must not accumulate goroutines:
-// every world's pool ends with its Close.
+// every world's pool ends with its Close, but for the bounded spares.
 func TestPoolsDoNotOutliveTheirLoops(t *testing.T) {
-	before := runtime.NumGoroutine()
+	before := goroutinesBesideSpares()
 	for i := 0; i < 50; i++ {
 		l := NewLoop(nil, Budget{MaxTime: Time(1500 * time.Millisecond)})
 		var log []string
@@ -176,8 +217,11 @@ func TestPoolsDoNotOutliveTheirLoops(t *testing.T) {
 		if cleanup != 3 {
 			t.Fatalf("world %d: %d deferred calls ran, want 3", i, cleanup)
 		}
+		if len(spares.list) > maxSpareCoroutines {
+			t.Fatalf("world %d: %d spare coroutines, at most %d allowed", i, len(spares.list), maxSpareCoroutines)
+		}
 	}
-	if n := runtime.NumGoroutine(); n > before {
+	if n := goroutinesBesideSpares(); n > before {
 		t.Fatalf("goroutines %d after 50 closed worlds, %d before", n, before)
 	}
 }

@@ -2,6 +2,7 @@ package simclock
 
 import (
 	"iter"
+	"sync"
 	"time"
 )
 
@@ -90,8 +91,8 @@ func (c *Context) Go(name string, body func(t *Task)) *Task {
 // killed and unwound, parks idle in its loop's pool (see Loop.coroutine)
 // and runs the loop's next task body on the stack it already grew.
 //
-// Each loop has its own pool: worlds run in parallel by a sweep share no
-// coroutine, and Loop.Close ends the pooled ones with the world.
+// Each loop has its own pool, so a world takes no lock per task; a closed
+// loop leaves its idle coroutines to the next worlds (spareCoroutines).
 type coroutine struct {
 	next  func() (struct{}, bool)
 	stop  func()
@@ -100,7 +101,8 @@ type coroutine struct {
 	idle  bool  // parked between bodies (not inside an Await)
 }
 
-// coroutine returns an idle coroutine from the loop's pool, or a new one.
+// coroutine returns an idle coroutine from the loop's pool, or one a closed
+// loop left (see spareCoroutines), or a new one.
 func (l *Loop) coroutine() *coroutine {
 	if n := len(l.idle); n > 0 {
 		co := l.idle[n-1]
@@ -108,9 +110,67 @@ func (l *Loop) coroutine() *coroutine {
 		l.idle = l.idle[:n-1]
 		return co
 	}
+	if co := spares.take(); co != nil {
+		return co
+	}
 	co := &coroutine{}
 	co.next, co.stop = iter.Pull(co.run)
 	return co
+}
+
+// spareCoroutines keeps idle coroutines of closed loops for the next
+// worlds of the process: a migrate world starts about 250 tasks that
+// never end (a deposed leader's stay parked until Close), so every world
+// made that many coroutines afresh, each with a goroutine and a stack to
+// grow. An idle coroutine holds nothing of the world it served (its task
+// is nil, its body's frames are gone), and which coroutine runs a task
+// body has no effect on the body, so sharing them across worlds, even
+// worlds that run in parallel, changes no run. At most maxSpareCoroutines
+// are kept; the rest are ended (see Loop.Close).
+type spareCoroutines struct {
+	mu   sync.Mutex
+	list []*coroutine
+}
+
+// maxSpareCoroutines bounds the spares: enough for a few migrate worlds
+// at once, at a 32 KiB stack each about 16 MiB.
+const maxSpareCoroutines = 512
+
+var spares spareCoroutines
+
+// take returns a spare coroutine, or nil.
+func (s *spareCoroutines) take() *coroutine {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.list)
+	if n == 0 {
+		return nil
+	}
+	co := s.list[n-1]
+	s.list[n-1] = nil
+	s.list = s.list[:n-1]
+	return co
+}
+
+// keep adds idle coroutines to the spares, and returns those that did not
+// fit, for the caller to end.
+func (s *spareCoroutines) keep(idle []*coroutine) []*coroutine {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := min(len(idle), maxSpareCoroutines-len(s.list))
+	s.list = append(s.list, idle[:n]...)
+	return idle[n:]
+}
+
+// drain ends every spare coroutine (for tests that count goroutines).
+func (s *spareCoroutines) drain() {
+	s.mu.Lock()
+	list := s.list
+	s.list = nil
+	s.mu.Unlock()
+	for _, co := range list {
+		co.stop()
+	}
 }
 
 // run is the coroutine's life: the body of each task it is given, and an
@@ -331,7 +391,9 @@ func (t *Task) Killed() bool { return t.killed }
 // coroutine is a goroutine that references everything it can reach (its
 // actor, the world around it): left parked, it is never freed, and a
 // process that runs world after world (a sweep, a benchmark) would keep
-// every one of them alive. Killing a task runs its deferred calls, as a
+// every one of them alive. The idle coroutines, killed tasks' included,
+// then reference nothing of the world: up to maxSpareCoroutines stay as
+// spares for the next worlds, the rest end. Killing a task runs its deferred calls, as a
 // crash would; the trace stops writing its JSON lines first, so a trace
 // file ends where the run ended. The loop must not run after Close.
 func (l *Loop) Close() {
@@ -345,9 +407,9 @@ func (l *Loop) Close() {
 			}
 		}
 	}
-	for i, co := range l.idle {
-		l.idle[i] = nil
+	for _, co := range spares.keep(l.idle) {
 		co.stop()
 	}
+	clear(l.idle)
 	l.idle = nil
 }
