@@ -26,6 +26,7 @@ type keyspace struct {
 // written, so clones of a store share them; tail lets the first clone to
 // write the key again append in place (appendShared).
 type history struct {
+	key  string // the key, as the index holds it (so a write finds it without a copy)
 	e    []entry
 	tail *sharedTail
 }
@@ -66,58 +67,80 @@ func visible(h []entry, rev int64) *KeyValue {
 	return nil
 }
 
-// span is a normalized key range: a single key, [key, end), or every key
-// >= key.
+// span is a key range read once from etcd's key/range_end convention:
+// the single key, every key >= key, or [key, end). Its bytes are the
+// request's own: reading a request's range copies nothing, and a span kept
+// beyond its request (a watcher's) must be made from copies.
 type span struct {
-	key, end string
-	single   bool
-	fromKey  bool
+	key, end []byte
+	kind     spanKind
 }
 
+// spanKind is the shape of a span.
+type spanKind uint8
+
+const (
+	spanSingle  spanKind = iota // the one key
+	spanFromKey                 // every key >= key (range end "\x00")
+	spanBetween                 // [key, end)
+)
+
 // spanOf reads etcd's key/range_end convention: an empty range end is the
-// single key, "\x00" means from key, anything else is [key, end).
+// single key, "\x00" means from key, anything else is [key, end). This is
+// the only place that reads it.
 func spanOf(key, end []byte) span {
 	switch {
 	case len(end) == 0:
-		return span{key: string(key), single: true}
+		return span{key: key, kind: spanSingle}
 	case len(end) == 1 && end[0] == 0:
-		return span{key: string(key), fromKey: true}
+		return span{key: key, kind: spanFromKey}
 	}
-	return span{key: string(key), end: string(end)}
+	return span{key: key, end: end, kind: spanBetween}
 }
 
-// contains reports whether k lies in the span.
-func (sp span) contains(k string) bool {
-	switch {
-	case sp.single:
-		return k == sp.key
-	case sp.fromKey:
-		return k >= sp.key
-	}
-	return k >= sp.key && k < sp.end
+// empty reports whether no key can lie in the span: [key, end) with end
+// at or below key.
+func (sp span) empty() bool {
+	return sp.kind == spanBetween && string(sp.end) <= string(sp.key)
 }
 
-// inRange returns the keys with a history in the range [key, end) given
-// in etcd's convention, in byte order: every key >= key when end is
-// "\x00", and none when end <= key. end must not be empty (one key: use
-// at). The result shares the index: read it before the next change.
-// Searching with the request's bytes, not a string copy of them, keeps a
-// range read free of allocations until it has something to return.
-func (ks keyspace) inRange(key, end []byte) []string {
-	lo := sort.Search(len(ks.keys), func(i int) bool { return ks.keys[i] >= string(key) })
+// contains reports whether k lies in the span. The comparisons convert
+// bytes to strings without allocating.
+func (sp span) contains(k []byte) bool {
+	switch sp.kind {
+	case spanSingle:
+		return string(k) == string(sp.key)
+	case spanFromKey:
+		return string(k) >= string(sp.key)
+	}
+	return string(k) >= string(sp.key) && string(k) < string(sp.end)
+}
+
+// inRange returns the keys with a history in the span, in byte order. The
+// result shares the index: read it before the next change. Searching with
+// the request's bytes, not a string copy of them, keeps a range read free
+// of allocations until it has something to return.
+func (ks keyspace) inRange(sp span) []string {
+	lo := sort.Search(len(ks.keys), func(i int) bool { return ks.keys[i] >= string(sp.key) })
 	rest := ks.keys[lo:]
-	if len(end) == 1 && end[0] == 0 {
+	switch sp.kind {
+	case spanSingle:
+		if len(rest) == 0 || rest[0] != string(sp.key) {
+			return nil
+		}
+		return rest[:1]
+	case spanFromKey:
 		return rest
 	}
-	return rest[:sort.Search(len(rest), func(i int) bool { return rest[i] >= string(end) })]
+	return rest[:sort.Search(len(rest), func(i int) bool { return rest[i] >= string(sp.end) })]
 }
 
-// live returns the versions visible at rev in the range [key, end) (etcd's
-// convention: an empty end is the one key), in key order, at most limit of
-// them when limit > 0 (none when limit < 0), and how many there are in all.
-func (ks keyspace) live(key, end []byte, rev int64, limit int) (kvs []KeyValue, count int) {
-	if len(end) == 0 {
-		kv := ks.atBytes(key, rev)
+// live returns the versions visible at rev in the span, in key order, at
+// most limit of them when limit > 0 (none when limit < 0), and how many
+// there are in all.
+func (ks keyspace) live(sp span, rev int64, limit int) (kvs []KeyValue, count int) {
+	if sp.kind == spanSingle {
+		kv := ks.atBytes(sp.key, rev)
 		if kv == nil {
 			return nil, 0
 		}
@@ -126,7 +149,7 @@ func (ks keyspace) live(key, end []byte, rev int64, limit int) (kvs []KeyValue, 
 		}
 		return kvs, 1
 	}
-	keys := ks.inRange(key, end)
+	keys := ks.inRange(sp)
 	room := len(keys) // at most one version per key
 	if limit > 0 {
 		room = min(room, limit)
@@ -148,16 +171,20 @@ func (ks keyspace) live(key, end []byte, rev int64, limit int) (kvs []KeyValue, 
 	return kvs, count
 }
 
-// append records a write, adding the key to the sorted index if new.
-func (ks *keyspace) append(key string, e entry) {
+// append records a write to key, adding the key to the sorted index if
+// new, and returns the key as the index holds it: only a new key's string
+// is made (leases name their keys with the same string).
+func (ks *keyspace) append(key []byte, e entry) string {
 	ks.own()
-	h, ok := ks.hist[key]
+	h, ok := ks.hist[string(key)]
 	if !ok {
-		i, _ := slices.BinarySearch(ks.keys, key)
-		ks.keys = slices.Insert(ks.keys, i, key)
+		h.key = string(key)
+		i, _ := slices.BinarySearch(ks.keys, h.key)
+		ks.keys = slices.Insert(ks.keys, i, h.key)
 	}
 	h.e, h.tail = appendShared(h.e, h.tail, e)
-	ks.hist[key] = h
+	ks.hist[h.key] = h
+	return h.key
 }
 
 // compact drops every write that no read at a revision >= rev can see: for
@@ -183,7 +210,7 @@ func (ks *keyspace) compact(rev int64) {
 			continue
 		}
 		if drop > 0 {
-			ks.hist[k] = history{e: append([]entry(nil), h[drop:]...)} // a copy of our own
+			ks.hist[k] = history{key: k, e: append([]entry(nil), h[drop:]...)} // a copy of our own
 		}
 		kept = append(kept, k)
 	}

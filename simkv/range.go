@@ -87,9 +87,9 @@ func (s *Store) rangeAt(r *RangeRequest, curRev int64) (*RangeResponse, error) {
 			}
 		}
 	case r.CountOnly:
-		_, count = s.ks.live(r.Key, r.RangeEnd, rev, -1)
+		_, count = s.ks.live(spanOf(r.Key, r.RangeEnd), rev, -1)
 	default:
-		kvs, count = s.ks.live(r.Key, r.RangeEnd, rev, int(limit))
+		kvs, count = s.ks.live(spanOf(r.Key, r.RangeEnd), rev, int(limit))
 	}
 	kvs = pruneKVs(kvs, func(kv *KeyValue) bool {
 		return (r.MaxModRevision != 0 && kv.ModRevision > r.MaxModRevision) ||

@@ -134,13 +134,12 @@ func (s *Store) checkIgnoreAfterDelete(p *plan) error {
 	var seen []*RequestOp
 	return p.walk(func(op *RequestOp) error {
 		if put := op.Put; put != nil && (put.IgnoreValue || put.IgnoreLease) {
-			k := string(put.Key)
 			exists := true // checkPutOp saw it live before the txn
 			for _, prev := range seen {
 				switch {
-				case prev.Put != nil && string(prev.Put.Key) == k:
+				case prev.Put != nil && string(prev.Put.Key) == string(put.Key):
 					exists = true
-				case prev.DeleteRange != nil && spanOf(prev.DeleteRange.Key, prev.DeleteRange.RangeEnd).contains(k):
+				case prev.DeleteRange != nil && spanOf(prev.DeleteRange.Key, prev.DeleteRange.RangeEnd).contains(put.Key):
 					exists = false
 				}
 			}
@@ -219,7 +218,7 @@ func (s *Store) comparesHold(cs []Compare) bool {
 // the versions in place.
 func (s *Store) rangeCompareHolds(c *Compare) bool {
 	empty := true
-	for _, k := range s.ks.inRange(c.Key, c.RangeEnd) {
+	for _, k := range s.ks.inRange(spanOf(c.Key, c.RangeEnd)) {
 		if kv := s.ks.at(k, s.rev); kv != nil {
 			empty = false
 			if !compareKV(c, kv) {

@@ -104,8 +104,9 @@ func (s *Store) Watch(req WatchRequest) (int64, error) {
 	if len(key) == 0 {
 		key = []byte{0}
 	}
-	sp := spanOf(key, req.RangeEnd)
-	if !sp.single && !sp.fromKey && sp.key >= sp.end {
+	// The watcher outlives the request: its span holds copies.
+	sp := spanOf(cloneBytes(key), cloneBytes(req.RangeEnd))
+	if sp.empty() {
 		s.queue(WatchResponse{Header: s.header(), WatchID: -1, Created: true, Canceled: true,
 			CancelReason: ErrEmptyWatcherRange.Error()})
 		return -1, ErrEmptyWatcherRange
@@ -180,7 +181,7 @@ func (s *Store) logIndex(rev int64) int {
 func (s *Store) filter(w *watcher, rev int64, events []Event) []Event {
 	var out []Event
 	for _, ev := range events {
-		if !w.sp.contains(string(ev.Kv.Key)) ||
+		if !w.sp.contains(ev.Kv.Key) ||
 			(ev.Type == EventPut && w.noPut) || (ev.Type == EventDelete && w.noDelete) {
 			continue
 		}

@@ -23,18 +23,17 @@ func (w *writer) rev() int64 {
 // bumping the version of a live key, starting a new life otherwise.
 func (w *writer) put(key, value []byte, leaseID int64) {
 	rev := w.begin + 1
-	k := string(key)
 	kv := KeyValue{Value: value, CreateRevision: rev, ModRevision: rev, Version: 1, Lease: leaseID}
 	oldLease := int64(0)
-	if old := w.s.ks.at(k, rev); old != nil {
+	if old := w.s.ks.atBytes(key, rev); old != nil {
 		kv.Key = old.Key // share the key bytes
 		kv.CreateRevision = old.CreateRevision
 		kv.Version = old.Version + 1
 		oldLease = old.Lease
 	} else {
-		kv.Key = []byte(k)
+		kv.Key = cloneBytes(key)
 	}
-	w.s.ks.append(k, entry{main: rev, sub: int64(len(w.changes)), kv: kv})
+	k := w.s.ks.append(kv.Key, entry{main: rev, sub: int64(len(w.changes)), kv: kv})
 	if oldLease != 0 {
 		w.s.detach(oldLease, k)
 	}
@@ -44,25 +43,15 @@ func (w *writer) put(key, value []byte, leaseID int64) {
 	w.changes = append(w.changes, Event{Type: EventPut, Kv: kv})
 }
 
-// deleteRange deletes every live key in the range [key, end) (etcd's
-// convention), in key order, and returns how many it deleted.
-func (w *writer) deleteRange(key, end []byte) int64 {
-	kvs, _ := w.s.ks.live(key, end, w.rev(), 0)
-	for i := range kvs {
-		w.delete(&kvs[i])
-	}
-	return int64(len(kvs))
-}
-
 // delete writes a tombstone for a live key and detaches its lease. The
 // event's kv carries only the key and the revision, as in etcd.
 func (w *writer) delete(old *KeyValue) {
 	rev := w.begin + 1
-	k := string(old.Key)
 	kv := KeyValue{Key: old.Key, ModRevision: rev}
-	w.s.ks.append(k, entry{main: rev, sub: int64(len(w.changes)), tomb: true, kv: kv})
-	if old.Lease != 0 {
-		w.s.detach(old.Lease, k)
+	oldLease := old.Lease // read before the append: old may point into the key's history
+	k := w.s.ks.append(kv.Key, entry{main: rev, sub: int64(len(w.changes)), tomb: true, kv: kv})
+	if oldLease != 0 {
+		w.s.detach(oldLease, k)
 	}
 	w.changes = append(w.changes, Event{Type: EventDelete, Kv: kv})
 }
@@ -101,15 +90,30 @@ func (w *writer) putOp(p *PutRequest) *PutResponse {
 	return resp
 }
 
-// deleteOp runs a DeleteRangeRequest inside w. Its header revision is the
-// txn's revision if the txn has changed anything by the end of the delete,
-// the old revision otherwise (etcd's storeTxnWrite.DeleteRange).
+// deleteOp runs a DeleteRangeRequest inside w: it deletes every live key
+// of the range in key order, reading them once (with PrevKv those reads
+// are the answer's previous versions). Its header revision is the txn's
+// revision if the txn has changed anything by the end of the delete, the
+// old revision otherwise (etcd's storeTxnWrite.DeleteRange).
 func (w *writer) deleteOp(d *DeleteRangeRequest) *DeleteRangeResponse {
 	resp := &DeleteRangeResponse{}
-	if d.PrevKv {
-		resp.PrevKvs, _ = w.s.ks.live(d.Key, d.RangeEnd, w.rev(), 0)
+	sp := spanOf(d.Key, d.RangeEnd)
+	if sp.kind == spanSingle && !d.PrevKv {
+		// The common delete returns no versions: no slice for them.
+		if old := w.s.ks.atBytes(d.Key, w.rev()); old != nil {
+			w.delete(old)
+			resp.Deleted = 1
+		}
+	} else {
+		kvs, _ := w.s.ks.live(sp, w.rev(), 0)
+		for i := range kvs {
+			w.delete(&kvs[i])
+		}
+		resp.Deleted = int64(len(kvs))
+		if d.PrevKv {
+			resp.PrevKvs = kvs
+		}
 	}
-	resp.Deleted = w.deleteRange(d.Key, d.RangeEnd)
 	resp.Header.Revision = w.rev()
 	return resp
 }
