@@ -16,9 +16,19 @@ type WatchStream struct {
 	storeID int64
 	onResp  func(ctx *simclock.Context, resp WatchResponse)
 	onErr   func(ctx *simclock.Context, err error)
-	last    simclock.Time             // delivery time of the previous message
-	queue   []func(*simclock.Context) // messages sent, not yet delivered, in order
+	last    simclock.Time // delivery time of the previous message
+	queue   []streamMsg   // messages sent, in order; those from head on are not yet delivered
+	head    int
 	closed  bool
+	// deliverFn is w.deliver, bound once: a message costs no closure.
+	deliverFn func(*simclock.Context)
+}
+
+// streamMsg is one message of a watch stream: a response, or the error
+// that ends a broken stream.
+type streamMsg struct {
+	resp WatchResponse
+	err  error // set: the final error, resp unused
 }
 
 // Watch opens a watch. onResp receives every watch response (the created
@@ -28,6 +38,7 @@ func (c *Client) Watch(ctx *simclock.Context, req WatchRequest,
 	s := c.server
 	s.loop.Shared()
 	w := &WatchStream{server: s, client: c, ctx: ctx, storeID: -1, onResp: onResp, onErr: onErr}
+	w.deliverFn = w.deliver
 	if s.partitioned[c.owner] {
 		w.closed = true
 		ctx.Defer(s.faults.MinLatency, func(ctx *simclock.Context) { onErr(ctx, ErrUnavailable) })
@@ -72,7 +83,7 @@ func (w *WatchStream) breakStream(err error) {
 		return
 	}
 	w.Cancel()
-	w.send(func(ctx *simclock.Context) { w.onErr(ctx, err) })
+	w.send(streamMsg{err: err})
 }
 
 // send delivers one message after the previous one. Each delivery event
@@ -80,20 +91,30 @@ func (w *WatchStream) breakStream(err error) {
 // the stream stays FIFO even when two deliveries fall due at the same time
 // and the loop's order choice runs them either way round (or a pause holds
 // them and releases them together).
-func (w *WatchStream) send(fn func(*simclock.Context)) {
+func (w *WatchStream) send(m streamMsg) {
 	s := w.server
 	at := s.loop.Now().Add(s.latency())
 	if at < w.last {
 		at = w.last
 	}
 	w.last = at
-	w.queue = append(w.queue, fn)
-	w.ctx.Defer(at.Sub(s.loop.Now()), func(ctx *simclock.Context) {
-		next := w.queue[0]
-		w.queue[0] = nil
-		w.queue = w.queue[1:]
-		next(ctx)
-	})
+	w.queue = append(w.queue, m)
+	w.ctx.Defer(at.Sub(s.loop.Now()), w.deliverFn)
+}
+
+// deliver hands the oldest undelivered message to the client. The queue's
+// array is reused once every message in it is delivered.
+func (w *WatchStream) deliver(ctx *simclock.Context) {
+	m := w.queue[w.head]
+	w.queue[w.head] = streamMsg{} // the client's response is no longer ours to hold
+	if w.head++; w.head == len(w.queue) {
+		w.queue, w.head = w.queue[:0], 0
+	}
+	if m.err != nil {
+		w.onErr(ctx, m.err)
+		return
+	}
+	w.onResp(ctx, m.resp)
 }
 
 // flushWatches routes the store's pending watch responses to their streams.
@@ -101,8 +122,7 @@ func (s *Server) flushWatches() {
 	for _, r := range s.mutateWatch(s.store.TakeWatchResponses()) {
 		for _, w := range s.streams {
 			if w.storeID == r.WatchID && !w.closed {
-				resp := r
-				w.send(func(ctx *simclock.Context) { w.onResp(ctx, resp) })
+				w.send(streamMsg{resp: r})
 				break
 			}
 		}

@@ -420,3 +420,55 @@ func TestStrings(t *testing.T) {
 		t.Fatalf("got %s want %s", got, want)
 	}
 }
+
+// TestWatchEventsShareTheLog checks the sharing of logged events with the
+// watchers that take a whole revision: what a watcher got stays as it was
+// whatever its holder appends to it, and whatever the store does after
+// (more writes to the same keys, a watcher with PrevKv, compaction), and a
+// later catch-up watch still reads the revision as logged.
+func TestWatchEventsShareTheLog(t *testing.T) {
+	s := NewStore(StoreConfig{})
+	all, _ := s.Watch(WatchRequest{Key: b("a"), RangeEnd: b("z")})                    // takes whole revisions: shared
+	justA, _ := s.Watch(WatchRequest{Key: b("a")})                                    // takes part of the txn: a copy
+	withPrev, _ := s.Watch(WatchRequest{Key: b("a"), RangeEnd: b("z"), PrevKv: true}) // a copy with PrevKv
+	s.TakeWatchResponses()
+	put(t, s, "a", "0")                                               // 2
+	mustApply(t, s, 0, Request{Txn: &TxnRequest{Success: []RequestOp{ // 3
+		{Put: &PutRequest{Key: b("a"), Value: b("1")}}, {Put: &PutRequest{Key: b("b"), Value: b("1")}}}}})
+	got := map[int64][]Event{}
+	for _, r := range s.TakeWatchResponses() {
+		if r.Header.Revision == 3 {
+			got[r.WatchID] = r.Events
+		}
+	}
+	wantAll := []Event{
+		{Type: EventPut, Kv: KeyValue{Key: b("a"), Value: b("1"), CreateRevision: 2, ModRevision: 3, Version: 2}},
+		{Type: EventPut, Kv: KeyValue{Key: b("b"), Value: b("1"), CreateRevision: 3, ModRevision: 3, Version: 1}},
+	}
+	if diff := cmp.Diff(wantAll, got[all], equate); diff != "" {
+		t.Fatal(diff)
+	}
+	if diff := cmp.Diff(wantAll[:1], got[justA], equate); diff != "" {
+		t.Fatal(diff)
+	}
+	if p := got[withPrev][0].PrevKv; p == nil || string(p.Value) != "0" || got[withPrev][1].PrevKv != nil {
+		t.Fatalf("PrevKv: %+v", got[withPrev])
+	}
+	// The holder appends to what it got; the store writes on and compacts.
+	_ = append(got[all], Event{Type: EventDelete, Kv: KeyValue{Key: b("x")}})
+	mustApply(t, s, 0, Request{DeleteRange: &DeleteRangeRequest{Key: b("a"), RangeEnd: b("z")}}) // 4
+	put(t, s, "b", "2")                                                                          // 5
+	mustApply(t, s, 0, Request{Compact: &CompactRequest{Revision: 2}})
+	s.TakeWatchResponses()
+	if diff := cmp.Diff(wantAll, got[all], equate); diff != "" {
+		t.Fatalf("delivered events changed: %s", diff)
+	}
+	s.Watch(WatchRequest{Key: b("a"), RangeEnd: b("z"), StartRevision: 3})
+	ws := s.TakeWatchResponses()
+	if len(ws) != 2 || len(ws[1].Events) != 5 {
+		t.Fatalf("catch-up from 3: %+v", ws)
+	}
+	if diff := cmp.Diff(wantAll, ws[1].Events[:2], equate); diff != "" {
+		t.Fatalf("logged revision 3 changed: %s", diff)
+	}
+}

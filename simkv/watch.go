@@ -178,22 +178,44 @@ func (s *Store) logIndex(rev int64) int {
 // previous versions when asked for. As in etcd's watch server, the previous
 // version is read at rev-1 and is absent for a create, and when rev-1 has
 // been compacted.
+//
+// A watcher without PrevKv that wants every event of the revision gets the
+// logged events themselves, capped so an append cannot reach the log's
+// array: events are never changed once logged, and every holder only
+// reads them.
 func (s *Store) filter(w *watcher, rev int64, events []Event) []Event {
 	var out []Event
-	for _, ev := range events {
-		if !w.sp.contains(ev.Kv.Key) ||
-			(ev.Type == EventPut && w.noPut) || (ev.Type == EventDelete && w.noDelete) {
+	shared := !w.prevKv // the events so far can be handed on as logged
+	for i := range events {
+		ev := events[i]
+		if !w.wants(&ev) {
+			if shared {
+				out, shared = append(out, events[:i]...), false
+			}
+			continue
+		}
+		if shared {
 			continue
 		}
 		if w.prevKv && !(ev.Type == EventPut && ev.Kv.CreateRevision == ev.Kv.ModRevision) && rev-1 >= s.compactRev {
-			if prev := s.ks.at(string(ev.Kv.Key), rev-1); prev != nil {
+			if prev := s.ks.atBytes(ev.Kv.Key, rev-1); prev != nil {
 				p := *prev
 				ev.PrevKv = &p
 			}
 		}
 		out = append(out, ev)
 	}
+	if shared {
+		return events[:len(events):len(events)]
+	}
 	return out
+}
+
+// wants reports whether the watcher takes the event: its key is in range
+// and its type is not filtered out.
+func (w *watcher) wants(ev *Event) bool {
+	return w.sp.contains(ev.Kv.Key) &&
+		!(ev.Type == EventPut && w.noPut) && !(ev.Type == EventDelete && w.noDelete)
 }
 
 // commitEvents logs one revision's changes and notifies the live watchers,
