@@ -75,9 +75,13 @@ func (w *waiting) done(_ *simclock.Context, r Response, e error) {
 	w.resume.Resume(nil)
 }
 
-// In returns the synchronous KV view of the client for a task.
+// In returns the synchronous KV view of the client for a task. It is one
+// allocation: tasks that live for one request (a migrate owner query) ask
+// for a view each.
 func (c *Client) In(t *simclock.Task) KV {
-	return &taskKV{typed: typed{call: func(r Request) (Response, error) { return c.Call(t, r) }}, task: t}
+	k := &taskKV{client: c, task: t}
+	k.typed = typed{via: k}
+	return k
 }
 
 // KV is etcd's KV and lease API in direct style. The same protocol code runs
@@ -97,15 +101,18 @@ type KV interface {
 	Sleep(d time.Duration)
 }
 
-// caller sends one union request and waits for its answer.
-type caller func(Request) (Response, error)
+// caller sends one union request and waits for its answer. The KVs
+// implement it themselves, so a view needs no closure.
+type caller interface {
+	call(Request) (Response, error)
+}
 
 // typed adapts a caller to the KV methods; every method checks that the
 // answer carries the field its request kind expects.
-type typed struct{ call caller }
+type typed struct{ via caller }
 
 func (k typed) Range(r RangeRequest) (*RangeResponse, error) {
-	resp, err := k.call(Request{Range: &r})
+	resp, err := k.via.call(Request{Range: &r})
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +120,7 @@ func (k typed) Range(r RangeRequest) (*RangeResponse, error) {
 }
 
 func (k typed) Put(r PutRequest) (*PutResponse, error) {
-	resp, err := k.call(Request{Put: &r})
+	resp, err := k.via.call(Request{Put: &r})
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +128,7 @@ func (k typed) Put(r PutRequest) (*PutResponse, error) {
 }
 
 func (k typed) DeleteRange(r DeleteRangeRequest) (*DeleteRangeResponse, error) {
-	resp, err := k.call(Request{DeleteRange: &r})
+	resp, err := k.via.call(Request{DeleteRange: &r})
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +136,7 @@ func (k typed) DeleteRange(r DeleteRangeRequest) (*DeleteRangeResponse, error) {
 }
 
 func (k typed) Txn(r TxnRequest) (*TxnResponse, error) {
-	resp, err := k.call(Request{Txn: &r})
+	resp, err := k.via.call(Request{Txn: &r})
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +144,7 @@ func (k typed) Txn(r TxnRequest) (*TxnResponse, error) {
 }
 
 func (k typed) Compact(r CompactRequest) (*CompactResponse, error) {
-	resp, err := k.call(Request{Compact: &r})
+	resp, err := k.via.call(Request{Compact: &r})
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +152,7 @@ func (k typed) Compact(r CompactRequest) (*CompactResponse, error) {
 }
 
 func (k typed) LeaseGrant(r LeaseGrantRequest) (*LeaseGrantResponse, error) {
-	resp, err := k.call(Request{LeaseGrant: &r})
+	resp, err := k.via.call(Request{LeaseGrant: &r})
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +160,7 @@ func (k typed) LeaseGrant(r LeaseGrantRequest) (*LeaseGrantResponse, error) {
 }
 
 func (k typed) LeaseRevoke(r LeaseRevokeRequest) (*LeaseRevokeResponse, error) {
-	resp, err := k.call(Request{LeaseRevoke: &r})
+	resp, err := k.via.call(Request{LeaseRevoke: &r})
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +168,7 @@ func (k typed) LeaseRevoke(r LeaseRevokeRequest) (*LeaseRevokeResponse, error) {
 }
 
 func (k typed) LeaseKeepAlive(r LeaseKeepAliveRequest) (*LeaseKeepAliveResponse, error) {
-	resp, err := k.call(Request{LeaseKeepAlive: &r})
+	resp, err := k.via.call(Request{LeaseKeepAlive: &r})
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +176,7 @@ func (k typed) LeaseKeepAlive(r LeaseKeepAliveRequest) (*LeaseKeepAliveResponse,
 }
 
 func (k typed) LeaseTimeToLive(r LeaseTimeToLiveRequest) (*LeaseTimeToLiveResponse, error) {
-	resp, err := k.call(Request{LeaseTimeToLive: &r})
+	resp, err := k.via.call(Request{LeaseTimeToLive: &r})
 	if err != nil {
 		return nil, err
 	}
@@ -183,9 +190,13 @@ func must[T any](v *T, kind string) (*T, error) {
 	return v, nil
 }
 
+// taskKV is a client's KV view for one task: each call parks the task.
 type taskKV struct {
 	typed
-	task *simclock.Task
+	client *Client
+	task   *simclock.Task
 }
+
+func (k *taskKV) call(r Request) (Response, error) { return k.client.Call(k.task, r) }
 
 func (k *taskKV) Sleep(d time.Duration) { k.task.Sleep(d) }

@@ -18,11 +18,14 @@ type Direct struct {
 // NewDirect returns a Direct over store starting at time now.
 func NewDirect(store *Store, now simclock.Time) *Direct {
 	d := &Direct{store: store, now: now}
-	d.typed = typed{call: func(r Request) (Response, error) {
-		d.expire()
-		return d.store.Apply(d.now, r)
-	}}
+	d.typed = typed{via: d}
 	return d
+}
+
+// call expires due leases, then applies r.
+func (d *Direct) call(r Request) (Response, error) {
+	d.expire()
+	return d.store.Apply(d.now, r)
 }
 
 // Store returns the underlying store.

@@ -51,13 +51,13 @@ type DirectFaulty struct {
 // NewDirectFaulty wraps inner, drawing faults from choices.
 func NewDirectFaulty(inner *Direct, faults DirectFaults, choices *simclock.Choices) *DirectFaulty {
 	d := &DirectFaulty{inner: inner, faults: faults, choices: choices}
-	d.typed = typed{call: d.decide}
+	d.typed = typed{via: d}
 	return d
 }
 
-// decide draws the request's fate, in a fixed draw order so that a replay
+// call draws the request's fate, in a fixed draw order so that a replay
 // of the same choices decides alike, and applies it through inner or not.
-func (d *DirectFaulty) decide(r Request) (Response, error) {
+func (d *DirectFaulty) call(r Request) (Response, error) {
 	d.stats.Calls++
 	switch {
 	case d.choices.Chance(d.faults.Refuse):
