@@ -12,8 +12,10 @@ type plan struct {
 	nested map[int]*plan // by index in ops
 }
 
-func (s *Store) planTxn(t *TxnRequest) *plan {
-	p := &plan{ok: s.comparesHold(t.Compare)}
+// planTxn decides t's branch and those of the txns nested in it. The plan
+// is returned as a value: a top-level txn's stays on the stack.
+func (s *Store) planTxn(t *TxnRequest) plan {
+	p := plan{ok: s.comparesHold(t.Compare)}
 	p.ops = t.Success
 	if !p.ok {
 		p.ops = t.Failure
@@ -23,7 +25,8 @@ func (s *Store) planTxn(t *TxnRequest) *plan {
 			if p.nested == nil {
 				p.nested = map[int]*plan{}
 			}
-			p.nested[i] = s.planTxn(p.ops[i].Txn)
+			n := s.planTxn(p.ops[i].Txn)
+			p.nested[i] = &n
 		}
 	}
 	return p
@@ -82,11 +85,16 @@ func (s *Store) applyTxn(t *TxnRequest) (*TxnResponse, error) {
 	if err := p.walk(s.checkRangeOp); err != nil {
 		return nil, err
 	}
-	if err := s.checkIgnoreAfterDelete(p); err != nil {
+	if err := s.checkIgnoreAfterDelete(&p); err != nil {
 		return nil, err
 	}
 	w := s.newWriter()
-	resp := w.runPlan(p)
+	if n := writesIn(p.ops); n > 1 {
+		// Room for one change per write, not regrown op by op (a range
+		// delete may still need more).
+		w.changes = make([]Event, 0, n)
+	}
+	resp := w.runPlan(&p)
 	w.end()
 	resp.Header.Revision = w.rev()
 	return resp, nil
@@ -172,7 +180,8 @@ func (p *plan) hasIgnorePut() bool {
 // runPlan runs the chosen ops in order. A nested txn's header revision is
 // left 0: etcd never fills it in.
 func (w *writer) runPlan(p *plan) *TxnResponse {
-	resp := &TxnResponse{Succeeded: p.ok, Responses: make([]ResponseOp, len(p.ops))}
+	resp := newTxnResponse(p.ok, len(p.ops))
+	puts := putAnswers(p.ops)
 	for i := range p.ops {
 		op := &p.ops[i]
 		switch {
@@ -181,7 +190,8 @@ func (w *writer) runPlan(p *plan) *TxnResponse {
 			r, _ := w.s.rangeAt(op.Range, w.rev())
 			resp.Responses[i].Range = r
 		case op.Put != nil:
-			resp.Responses[i].Put = w.putOp(op.Put)
+			resp.Responses[i].Put = w.putOp(op.Put, &puts[0])
+			puts = puts[1:]
 		case op.DeleteRange != nil:
 			resp.Responses[i].DeleteRange = w.deleteOp(op.DeleteRange)
 		case op.Txn != nil:
@@ -189,6 +199,55 @@ func (w *writer) runPlan(p *plan) *TxnResponse {
 		}
 	}
 	return resp
+}
+
+// newTxnResponse returns a txn's answer with room for the responses of its
+// n ops. Most protocol txns have one or two ops: their responses share the
+// answer's allocation.
+func newTxnResponse(ok bool, n int) *TxnResponse {
+	switch n {
+	case 1:
+		a := &struct {
+			resp TxnResponse
+			ops  [1]ResponseOp
+		}{}
+		a.resp = TxnResponse{Succeeded: ok, Responses: a.ops[:]}
+		return &a.resp
+	case 2:
+		a := &struct {
+			resp TxnResponse
+			ops  [2]ResponseOp
+		}{}
+		a.resp = TxnResponse{Succeeded: ok, Responses: a.ops[:]}
+		return &a.resp
+	}
+	// Zero ops answer an empty, non-nil list, as they always have.
+	return &TxnResponse{Succeeded: ok, Responses: make([]ResponseOp, n)}
+}
+
+// writesIn counts the puts and deletes among ops (not those of nested txns).
+func writesIn(ops []RequestOp) int {
+	n := 0
+	for i := range ops {
+		if ops[i].Put != nil || ops[i].DeleteRange != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// putAnswers returns the answers of the puts among ops, in one allocation.
+func putAnswers(ops []RequestOp) []PutResponse {
+	n := 0
+	for i := range ops {
+		if ops[i].Put != nil {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	return make([]PutResponse, n)
 }
 
 // comparesHold reports whether every compare holds on the current state.

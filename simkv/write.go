@@ -66,10 +66,10 @@ func (w *writer) end() {
 	w.s.commitEvents(w.s.rev, w.changes)
 }
 
-// putOp runs a PutRequest inside w. Lease and ignore_* preconditions were
-// checked by the caller; ignore_* here reuse the live value and lease.
-func (w *writer) putOp(p *PutRequest) *PutResponse {
-	resp := &PutResponse{}
+// putOp runs a PutRequest inside w and fills in resp, its answer. Lease
+// and ignore_* preconditions were checked by the caller; ignore_* here
+// reuse the live value and lease.
+func (w *writer) putOp(p *PutRequest, resp *PutResponse) *PutResponse {
 	value, leaseID := cloneBytes(p.Value), p.Lease
 	if p.IgnoreValue || p.IgnoreLease || p.PrevKv {
 		if old := w.s.ks.at(string(p.Key), w.rev()); old != nil {
@@ -144,7 +144,7 @@ func (s *Store) applyPut(p *PutRequest) (*PutResponse, error) {
 		return nil, ErrKeyNotFound
 	}
 	w := s.newWriter()
-	resp := w.putOp(p)
+	resp := w.putOp(p, &PutResponse{})
 	w.end()
 	return resp, nil
 }
