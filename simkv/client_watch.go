@@ -118,8 +118,10 @@ func (w *WatchStream) deliver(ctx *simclock.Context) {
 }
 
 // flushWatches routes the store's pending watch responses to their streams.
+// It is done with them when it returns (streams keep copies), as
+// takeWatchResponses requires.
 func (s *Server) flushWatches() {
-	for _, r := range s.mutateWatch(s.store.TakeWatchResponses()) {
+	for _, r := range s.mutateWatch(s.store.takeWatchResponses()) {
 		for _, w := range s.streams {
 			if w.storeID == r.WatchID && !w.closed {
 				w.send(streamMsg{resp: r})
@@ -130,8 +132,18 @@ func (s *Server) flushWatches() {
 }
 
 // mutateWatch applies a watch mutation (tests of the watch checkers) to
-// the responses about to be delivered.
+// the responses about to be delivered. Without one they go as they are.
 func (s *Server) mutateWatch(rs []WatchResponse) []WatchResponse {
+	switch s.mutate {
+	case WatchDuplicate, WatchDrop, WatchSplitTxn, WatchReorder:
+	default:
+		for i := range rs {
+			if len(rs[i].Events) > 0 {
+				s.watchSent++
+			}
+		}
+		return rs
+	}
 	var out []WatchResponse
 	for _, r := range rs {
 		if len(r.Events) == 0 {

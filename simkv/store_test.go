@@ -472,3 +472,33 @@ func TestWatchEventsShareTheLog(t *testing.T) {
 		t.Fatalf("logged revision 3 changed: %s", diff)
 	}
 }
+
+// TestTakeWatchResponsesReusesArrays checks the server's way of taking
+// watch responses: each answer holds exactly the responses since the last
+// take, in order, and a steady stream of them allocates nothing.
+func TestTakeWatchResponsesReusesArrays(t *testing.T) {
+	s := NewStore(StoreConfig{})
+	s.Watch(WatchRequest{Key: b("a"), RangeEnd: b("z")})
+	if got := s.takeWatchResponses(); len(got) != 1 || !got[0].Created {
+		t.Fatalf("created: %+v", got)
+	}
+	for i := 0; i < 4; i++ {
+		put(t, s, "a", "v")
+		put(t, s, "b", "v")
+		got := s.takeWatchResponses()
+		if len(got) != 2 || got[0].Header.Revision != s.Revision()-1 || got[1].Header.Revision != s.Revision() ||
+			string(got[0].Events[0].Kv.Key) != "a" || string(got[1].Events[0].Kv.Key) != "b" {
+			t.Fatalf("take %d: %+v", i, got)
+		}
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		s.queue(WatchResponse{WatchID: 7})
+		s.queue(WatchResponse{WatchID: 8})
+		if got := s.takeWatchResponses(); len(got) != 2 || got[0].WatchID != 7 || got[1].WatchID != 8 {
+			t.Fatalf("take: %+v", got)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("a take with reused arrays allocated %v times", allocs)
+	}
+}

@@ -75,6 +75,7 @@ type watchState struct {
 	watchers []*watcher
 	nextID   int64
 	pending  []WatchResponse
+	spare    []WatchResponse // the array takeWatchResponses last handed out, for reuse
 }
 
 func newWatchState() watchState { return watchState{} }
@@ -87,6 +88,7 @@ func (ws watchState) clone() watchState {
 		c.watchers[i] = &cw
 	}
 	c.pending = append([]WatchResponse(nil), ws.pending...)
+	c.spare = nil // in use by the original's caller
 	return c
 }
 
@@ -280,5 +282,17 @@ func (s *Store) queue(r WatchResponse) { s.watch.pending = append(s.watch.pendin
 func (s *Store) TakeWatchResponses() []WatchResponse {
 	out := s.watch.pending
 	s.watch.pending = nil
+	return out
+}
+
+// takeWatchResponses is TakeWatchResponses for a caller that is done with
+// the answer before it next takes (the server's flush, which copies each
+// response into its stream). Two arrays alternate: the answer's array is
+// cleared and reused by the call after next, so a steady stream of
+// responses allocates nothing.
+func (s *Store) takeWatchResponses() []WatchResponse {
+	out := s.watch.pending
+	clear(s.watch.spare) // the caller is done with it: hold no events
+	s.watch.pending, s.watch.spare = s.watch.spare[:0], out
 	return out
 }
