@@ -202,27 +202,43 @@ func (w *writer) runPlan(p *plan) *TxnResponse {
 }
 
 // newTxnResponse returns a txn's answer with room for the responses of its
-// n ops. Most protocol txns have one or two ops: their responses share the
-// answer's allocation.
+// n ops. Protocol txns have one to four ops (coord's: one or three, most
+// often): their responses share the answer's allocation, which takes no
+// more bytes than the two allocations it replaces.
 func newTxnResponse(ok bool, n int) *TxnResponse {
+	var resp *TxnResponse
+	var ops []ResponseOp
 	switch n {
 	case 1:
 		a := &struct {
 			resp TxnResponse
 			ops  [1]ResponseOp
 		}{}
-		a.resp = TxnResponse{Succeeded: ok, Responses: a.ops[:]}
-		return &a.resp
+		resp, ops = &a.resp, a.ops[:]
 	case 2:
 		a := &struct {
 			resp TxnResponse
 			ops  [2]ResponseOp
 		}{}
-		a.resp = TxnResponse{Succeeded: ok, Responses: a.ops[:]}
-		return &a.resp
+		resp, ops = &a.resp, a.ops[:]
+	case 3:
+		a := &struct {
+			resp TxnResponse
+			ops  [3]ResponseOp
+		}{}
+		resp, ops = &a.resp, a.ops[:]
+	case 4:
+		a := &struct {
+			resp TxnResponse
+			ops  [4]ResponseOp
+		}{}
+		resp, ops = &a.resp, a.ops[:]
+	default:
+		// Zero ops answer an empty, non-nil list, as they always have.
+		resp, ops = &TxnResponse{}, make([]ResponseOp, n)
 	}
-	// Zero ops answer an empty, non-nil list, as they always have.
-	return &TxnResponse{Succeeded: ok, Responses: make([]ResponseOp, n)}
+	resp.Succeeded, resp.Responses = ok, ops
+	return resp
 }
 
 // writesIn counts the puts and deletes among ops (not those of nested txns).
