@@ -30,19 +30,20 @@ func (s *Store) Fingerprint() string {
 		putString(k)
 		hist := s.ks.hist[k].e
 		put(int64(len(hist)))
-		for _, e := range hist {
-			put(e.main)
+		for i := range hist {
+			e := &hist[i]
+			put(e.mod)
 			put(e.sub)
-			if e.tomb {
+			if e.tomb() {
 				put(1)
 				continue
 			}
 			put(0)
-			put(int64(len(e.kv.Value)))
-			b = append(b, e.kv.Value...)
-			put(e.kv.CreateRevision)
-			put(e.kv.Version)
-			put(e.kv.Lease)
+			put(int64(len(e.value)))
+			b = append(b, e.value...)
+			put(e.create)
+			put(e.version)
+			put(e.lease)
 		}
 	}
 	for _, l := range s.byDeadline() {

@@ -6,19 +6,29 @@ import (
 	"sort"
 )
 
-// entry is one write to a key: a put (a version) or a tombstone.
+// entry is one write to a key: a put (a version, as read back but for the
+// key, which its history holds once for all its writes) or a tombstone
+// (version 0: a put's version is at least 1). Keeping the key and a tomb
+// flag out makes an entry 64 bytes, not 104: histories hold every write
+// of a run that never compacts.
 type entry struct {
-	main, sub int64 // revision of the write and its position within it
-	tomb      bool
-	kv        KeyValue // for a put: the version as read back
+	value   []byte
+	mod     int64 // the revision of the write
+	sub     int64 // its position within the revision
+	create  int64
+	version int64 // 0 for a tombstone
+	lease   int64
 }
+
+// tomb reports whether the entry is a delete.
+func (e *entry) tomb() bool { return e.version == 0 }
 
 // keyspace is the multi-version key index: every key that has a history,
 // in byte order, with its writes in revision order. etcd keeps the same
 // information in its in-memory tree index plus the backend.
 type keyspace struct {
 	keys []string           // sorted
-	hist map[string]history // writes by ascending (main, sub)
+	hist map[string]history // writes by ascending (mod, sub)
 	cow  bool               // keys and hist may be shared with a clone: own them before changing
 }
 
@@ -26,9 +36,10 @@ type keyspace struct {
 // written, so clones of a store share them; tail lets the first clone to
 // write the key again append in place (appendShared).
 type history struct {
-	key  string // the key, as the index holds it (so a write finds it without a copy)
-	e    []entry
-	tail *sharedTail
+	key      string // the key, as the index holds it (so a write finds it without a copy)
+	keyBytes []byte // the key as every version and event of it carries it (never changed)
+	e        []entry
+	tail     *sharedTail
 }
 
 func newKeyspace() keyspace { return keyspace{hist: map[string]history{}} }
@@ -42,29 +53,31 @@ func (ks *keyspace) own() {
 	ks.keys, ks.hist, ks.cow = append([]string(nil), ks.keys...), maps.Clone(ks.hist), false
 }
 
-// at returns the version of key visible at revision rev, or nil when the
-// key did not exist then (never written, or its last write was a delete).
-func (ks keyspace) at(key string, rev int64) *KeyValue {
-	return visible(ks.hist[key].e, rev)
+// at returns the version of key visible at revision rev, and false when
+// the key did not exist then (never written, or its last write was a
+// delete). Its key and value share the store's bytes.
+func (ks keyspace) at(key string, rev int64) (KeyValue, bool) {
+	return ks.hist[key].visible(rev)
 }
 
 // atBytes is at for a key held as bytes; the map lookup converts it
 // without allocating.
-func (ks keyspace) atBytes(key []byte, rev int64) *KeyValue {
-	return visible(ks.hist[string(key)].e, rev)
+func (ks keyspace) atBytes(key []byte, rev int64) (KeyValue, bool) {
+	return ks.hist[string(key)].visible(rev)
 }
 
-// visible returns the version of a key's history h visible at rev, or nil.
-func visible(h []entry, rev int64) *KeyValue {
-	for i := len(h) - 1; i >= 0; i-- {
-		if h[i].main <= rev {
-			if h[i].tomb {
-				return nil
+// visible returns the version of the key visible at rev, if any.
+func (h history) visible(rev int64) (KeyValue, bool) {
+	for i := len(h.e) - 1; i >= 0; i-- {
+		if e := &h.e[i]; e.mod <= rev {
+			if e.tomb() {
+				return KeyValue{}, false
 			}
-			return &h[i].kv
+			return KeyValue{Key: h.keyBytes, Value: e.value, CreateRevision: e.create, ModRevision: e.mod,
+				Version: e.version, Lease: e.lease}, true
 		}
 	}
-	return nil
+	return KeyValue{}, false
 }
 
 // span is a key range read once from etcd's key/range_end convention:
@@ -140,12 +153,12 @@ func (ks keyspace) inRange(sp span) []string {
 // there are in all.
 func (ks keyspace) live(sp span, rev int64, limit int) (kvs []KeyValue, count int) {
 	if sp.kind == spanSingle {
-		kv := ks.atBytes(sp.key, rev)
-		if kv == nil {
+		kv, ok := ks.atBytes(sp.key, rev)
+		if !ok {
 			return nil, 0
 		}
 		if limit >= 0 {
-			kvs = []KeyValue{*kv}
+			kvs = []KeyValue{kv}
 		}
 		return kvs, 1
 	}
@@ -155,7 +168,7 @@ func (ks keyspace) live(sp span, rev int64, limit int) (kvs []KeyValue, count in
 		room = min(room, limit)
 	}
 	for _, k := range keys {
-		if kv := ks.at(k, rev); kv != nil {
+		if kv, ok := ks.at(k, rev); ok {
 			if limit == 0 || len(kvs) < limit {
 				if kvs == nil {
 					// Made on the first find: a range with nothing
@@ -163,7 +176,7 @@ func (ks keyspace) live(sp span, rev int64, limit int) (kvs []KeyValue, count in
 					// and checkers compare answers deeply).
 					kvs = make([]KeyValue, 0, room)
 				}
-				kvs = append(kvs, *kv)
+				kvs = append(kvs, kv)
 			}
 			count++
 		}
@@ -172,19 +185,20 @@ func (ks keyspace) live(sp span, rev int64, limit int) (kvs []KeyValue, count in
 }
 
 // append records a write to key, adding the key to the sorted index if
-// new, and returns the key as the index holds it: only a new key's string
-// is made (leases name their keys with the same string).
-func (ks *keyspace) append(key []byte, e entry) string {
+// new, and returns the key as the index holds it (leases name their keys
+// with that string) and as its versions carry it. Only a new key's string
+// and bytes are made; they are copies, never the caller's bytes.
+func (ks *keyspace) append(key []byte, e entry) (string, []byte) {
 	ks.own()
 	h, ok := ks.hist[string(key)]
 	if !ok {
-		h.key = string(key)
+		h.key, h.keyBytes = string(key), cloneBytes(key)
 		i, _ := slices.BinarySearch(ks.keys, h.key)
 		ks.keys = slices.Insert(ks.keys, i, h.key)
 	}
 	h.e, h.tail = appendShared(h.e, h.tail, e)
 	ks.hist[h.key] = h
-	return h.key
+	return h.key, h.keyBytes
 }
 
 // compact drops every write that no read at a revision >= rev can see: for
@@ -194,15 +208,16 @@ func (ks *keyspace) compact(rev int64) {
 	ks.own()
 	kept := ks.keys[:0]
 	for _, k := range ks.keys {
-		h := ks.hist[k].e
+		hist := ks.hist[k]
+		h := hist.e
 		last := -1 // index of the last write at or below rev
 		for i := range h {
-			if h[i].main <= rev {
+			if h[i].mod <= rev {
 				last = i
 			}
 		}
 		drop := last // writes before the last one go
-		if last >= 0 && h[last].tomb {
+		if last >= 0 && h[last].tomb() {
 			drop = last + 1
 		}
 		if len(h) == drop {
@@ -210,7 +225,8 @@ func (ks *keyspace) compact(rev int64) {
 			continue
 		}
 		if drop > 0 {
-			ks.hist[k] = history{key: k, e: append([]entry(nil), h[drop:]...)} // a copy of our own
+			// A copy of our own, and no tail: the old array may be shared.
+			ks.hist[k] = history{key: k, keyBytes: hist.keyBytes, e: append([]entry(nil), h[drop:]...)}
 		}
 		kept = append(kept, k)
 	}

@@ -16,7 +16,7 @@ func TestSpanReadsOneWay(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		ks := newKeyspace()
 		for _, k := range rapid.SliceOfDistinct(rapid.SampledFrom(alphabet[1:]), rapid.ID[string]).Draw(t, "keys") {
-			ks.append([]byte(k), entry{main: 2, kv: KeyValue{Key: []byte(k), ModRevision: 2}})
+			ks.append([]byte(k), entry{mod: 2, create: 2, version: 1})
 		}
 		key := []byte(rapid.SampledFrom(alphabet[1:]).Draw(t, "key"))
 		end := []byte(rapid.SampledFrom(alphabet).Draw(t, "end"))

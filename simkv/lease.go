@@ -110,8 +110,8 @@ func (s *Store) revoke(id int64) {
 	l := s.leases[id]
 	w := s.newWriter()
 	for _, k := range l.sortedKeys() {
-		if kv := s.ks.at(k, w.rev()); kv != nil {
-			w.delete(kv)
+		if kv, ok := s.ks.at(k, w.rev()); ok {
+			w.delete(&kv)
 		}
 	}
 	delete(s.leases, id)

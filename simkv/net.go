@@ -39,6 +39,7 @@ type Server struct {
 	heldResp      *WatchResponse // a response WatchReorder holds back
 	leaseTimer    simclock.Timer
 	leaseAt       simclock.Time
+	expireFn      func()         // s.expireLeases, bound once: the lease timer is re-armed on most keep-alives
 	streams       []*WatchStream // open watch streams, by id
 	mutate        Mutation
 	stats         Stats
@@ -102,7 +103,9 @@ func NewServer(loop *simclock.Loop, store *Store, faults FaultConfig, choices *s
 	if choices == nil {
 		choices = simclock.NewBytes(nil)
 	}
-	return &Server{loop: loop, store: store, faults: faults, choices: choices, partitioned: map[simclock.ActorID]bool{}}
+	s := &Server{loop: loop, store: store, faults: faults, choices: choices, partitioned: map[simclock.ActorID]bool{}}
+	s.expireFn = s.expireLeases
+	return s
 }
 
 // Store returns the server's store (for checkers that inspect the truth).
@@ -313,7 +316,7 @@ func (s *Server) afterApply() {
 			if s.mutate == LateLeaseExpiry {
 				fire = at.Add(LateExpiryBy)
 			}
-			s.leaseTimer = s.loop.At(fire, s.expireLeases)
+			s.leaseTimer = s.loop.At(fire, s.expireFn)
 		}
 	} else {
 		s.leaseTimer.Cancel()

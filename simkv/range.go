@@ -79,10 +79,10 @@ func (s *Store) rangeAt(r *RangeRequest, curRev int64) (*RangeResponse, error) {
 		// One key (the common read): no key copy, and the answer and
 		// its key-value in one allocation. A limit (at least 2 after
 		// the prefetch bump) cannot cut one key.
-		if kv := s.ks.atBytes(r.Key, rev); kv != nil {
+		if kv, ok := s.ks.atBytes(r.Key, rev); ok {
 			count = 1
 			if !r.CountOnly {
-				one := &oneKeyRange{kv: [1]KeyValue{*kv}}
+				one := &oneKeyRange{kv: [1]KeyValue{kv}}
 				kvs, resp = one.kv[:], &one.resp
 			}
 		}

@@ -109,10 +109,7 @@ func (s *Store) ownLeases() {
 // observers that re-read what a write changed. The key and value share the
 // store's bytes, as a Range's answer does; callers must not modify them.
 func (s *Store) Latest(key []byte) (KeyValue, bool) {
-	if kv := s.ks.atBytes(key, s.rev); kv != nil {
-		return *kv, true
-	}
-	return KeyValue{}, false
+	return s.ks.atBytes(key, s.rev)
 }
 
 // Apply applies one request at virtual time now and returns etcd's answer.

@@ -106,8 +106,10 @@ func (s *Store) checkPutOp(op *RequestOp) error {
 	if p == nil {
 		return nil
 	}
-	if (p.IgnoreValue || p.IgnoreLease) && s.ks.at(string(p.Key), s.rev) == nil {
-		return ErrKeyNotFound
+	if p.IgnoreValue || p.IgnoreLease {
+		if _, ok := s.ks.atBytes(p.Key, s.rev); !ok {
+			return ErrKeyNotFound
+		}
 	}
 	if p.Lease != 0 && s.leases[p.Lease] == nil {
 		return ErrLeaseNotFound
@@ -273,8 +275,8 @@ func (s *Store) comparesHold(cs []Compare) bool {
 		if len(cs[i].RangeEnd) == 0 {
 			// One key (the common compare): read in place, no copies.
 			var one [1]KeyValue
-			if kv := s.ks.atBytes(cs[i].Key, s.rev); kv != nil {
-				one[0] = *kv
+			if kv, ok := s.ks.atBytes(cs[i].Key, s.rev); ok {
+				one[0] = kv
 				kvs = one[:]
 			}
 			if !compareHolds(cs[i], kvs) {
@@ -294,9 +296,9 @@ func (s *Store) comparesHold(cs []Compare) bool {
 func (s *Store) rangeCompareHolds(c *Compare) bool {
 	empty := true
 	for _, k := range s.ks.inRange(spanOf(c.Key, c.RangeEnd)) {
-		if kv := s.ks.at(k, s.rev); kv != nil {
+		if kv, ok := s.ks.at(k, s.rev); ok {
 			empty = false
-			if !compareKV(c, kv) {
+			if !compareKV(c, &kv) {
 				return false
 			}
 		}

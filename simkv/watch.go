@@ -200,9 +200,8 @@ func (s *Store) filter(w *watcher, rev int64, events []Event) []Event {
 			continue
 		}
 		if w.prevKv && !(ev.Type == EventPut && ev.Kv.CreateRevision == ev.Kv.ModRevision) && rev-1 >= s.compactRev {
-			if prev := s.ks.atBytes(ev.Kv.Key, rev-1); prev != nil {
-				p := *prev
-				ev.PrevKv = &p
+			if prev, ok := s.ks.atBytes(ev.Kv.Key, rev-1); ok {
+				ev.PrevKv = &prev
 			}
 		}
 		out = append(out, ev)

@@ -23,37 +23,31 @@ func (w *writer) rev() int64 {
 // bumping the version of a live key, starting a new life otherwise.
 func (w *writer) put(key, value []byte, leaseID int64) {
 	rev := w.begin + 1
-	kv := KeyValue{Value: value, CreateRevision: rev, ModRevision: rev, Version: 1, Lease: leaseID}
+	e := entry{value: value, mod: rev, sub: int64(len(w.changes)), create: rev, version: 1, lease: leaseID}
 	oldLease := int64(0)
-	if old := w.s.ks.atBytes(key, rev); old != nil {
-		kv.Key = old.Key // share the key bytes
-		kv.CreateRevision = old.CreateRevision
-		kv.Version = old.Version + 1
-		oldLease = old.Lease
-	} else {
-		kv.Key = cloneBytes(key)
+	if old, ok := w.s.ks.atBytes(key, rev); ok {
+		e.create, e.version, oldLease = old.CreateRevision, old.Version+1, old.Lease
 	}
-	k := w.s.ks.append(kv.Key, entry{main: rev, sub: int64(len(w.changes)), kv: kv})
+	k, keyBytes := w.s.ks.append(key, e)
 	if oldLease != 0 {
 		w.s.detach(oldLease, k)
 	}
 	if leaseID != 0 {
 		w.s.attach(leaseID, k)
 	}
-	w.changes = append(w.changes, Event{Type: EventPut, Kv: kv})
+	w.changes = append(w.changes, Event{Type: EventPut, Kv: KeyValue{Key: keyBytes, Value: value,
+		CreateRevision: e.create, ModRevision: rev, Version: e.version, Lease: leaseID}})
 }
 
 // delete writes a tombstone for a live key and detaches its lease. The
 // event's kv carries only the key and the revision, as in etcd.
 func (w *writer) delete(old *KeyValue) {
 	rev := w.begin + 1
-	kv := KeyValue{Key: old.Key, ModRevision: rev}
-	oldLease := old.Lease // read before the append: old may point into the key's history
-	k := w.s.ks.append(kv.Key, entry{main: rev, sub: int64(len(w.changes)), tomb: true, kv: kv})
-	if oldLease != 0 {
-		w.s.detach(oldLease, k)
+	k, keyBytes := w.s.ks.append(old.Key, entry{mod: rev, sub: int64(len(w.changes))}) // version 0: a tombstone
+	if old.Lease != 0 {
+		w.s.detach(old.Lease, k)
 	}
-	w.changes = append(w.changes, Event{Type: EventDelete, Kv: kv})
+	w.changes = append(w.changes, Event{Type: EventDelete, Kv: KeyValue{Key: keyBytes, ModRevision: rev}})
 }
 
 // end commits the txn: the revision moves on iff something changed, and the
@@ -72,7 +66,7 @@ func (w *writer) end() {
 func (w *writer) putOp(p *PutRequest, resp *PutResponse) *PutResponse {
 	value, leaseID := cloneBytes(p.Value), p.Lease
 	if p.IgnoreValue || p.IgnoreLease || p.PrevKv {
-		if old := w.s.ks.at(string(p.Key), w.rev()); old != nil {
+		if old, ok := w.s.ks.atBytes(p.Key, w.rev()); ok {
 			if p.IgnoreValue {
 				value = old.Value
 			}
@@ -80,8 +74,7 @@ func (w *writer) putOp(p *PutRequest, resp *PutResponse) *PutResponse {
 				leaseID = old.Lease
 			}
 			if p.PrevKv {
-				prev := *old
-				resp.PrevKv = &prev
+				resp.PrevKv = &old
 			}
 		}
 	}
@@ -100,8 +93,8 @@ func (w *writer) deleteOp(d *DeleteRangeRequest) *DeleteRangeResponse {
 	sp := spanOf(d.Key, d.RangeEnd)
 	if sp.kind == spanSingle && !d.PrevKv {
 		// The common delete returns no versions: no slice for them.
-		if old := w.s.ks.atBytes(d.Key, w.rev()); old != nil {
-			w.delete(old)
+		if old, ok := w.s.ks.atBytes(d.Key, w.rev()); ok {
+			w.delete(&old)
 			resp.Deleted = 1
 		}
 	} else {
@@ -140,8 +133,10 @@ func (s *Store) applyPut(p *PutRequest) (*PutResponse, error) {
 	if p.Lease != 0 && s.leases[p.Lease] == nil {
 		return nil, ErrLeaseNotFound
 	}
-	if (p.IgnoreValue || p.IgnoreLease) && s.ks.at(string(p.Key), s.rev) == nil {
-		return nil, ErrKeyNotFound
+	if p.IgnoreValue || p.IgnoreLease {
+		if _, ok := s.ks.atBytes(p.Key, s.rev); !ok {
+			return nil, ErrKeyNotFound
+		}
 	}
 	w := s.newWriter()
 	resp := w.putOp(p, &PutResponse{})
