@@ -91,12 +91,14 @@ func (s *Store) rangeAt(r *RangeRequest, curRev int64) (*RangeResponse, error) {
 	default:
 		kvs, count = s.ks.live(spanOf(r.Key, r.RangeEnd), rev, int(limit))
 	}
-	kvs = pruneKVs(kvs, func(kv *KeyValue) bool {
-		return (r.MaxModRevision != 0 && kv.ModRevision > r.MaxModRevision) ||
-			(r.MinModRevision != 0 && kv.ModRevision < r.MinModRevision) ||
-			(r.MaxCreateRevision != 0 && kv.CreateRevision > r.MaxCreateRevision) ||
-			(r.MinCreateRevision != 0 && kv.CreateRevision < r.MinCreateRevision)
-	})
+	if r.MinModRevision != 0 || r.MaxModRevision != 0 || r.MinCreateRevision != 0 || r.MaxCreateRevision != 0 {
+		kvs = pruneKVs(kvs, func(kv *KeyValue) bool {
+			return (r.MaxModRevision != 0 && kv.ModRevision > r.MaxModRevision) ||
+				(r.MinModRevision != 0 && kv.ModRevision < r.MinModRevision) ||
+				(r.MaxCreateRevision != 0 && kv.CreateRevision > r.MaxCreateRevision) ||
+				(r.MinCreateRevision != 0 && kv.CreateRevision < r.MinCreateRevision)
+		})
+	}
 	order := r.SortOrder
 	if r.SortTarget != SortByKey && order == SortNone {
 		order = SortAscend

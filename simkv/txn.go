@@ -9,7 +9,16 @@ import "bytes"
 type plan struct {
 	ok     bool
 	ops    []RequestOp
-	nested map[int]*plan // by index in ops
+	nested map[int]*plan // by index in ops; nil when there are none
+}
+
+// nestedAt returns the plan of the txn at ops[i], nil if that op is not a
+// txn (without a map lookup in the common case of no nested txn).
+func (p *plan) nestedAt(i int) *plan {
+	if p.nested == nil {
+		return nil
+	}
+	return p.nested[i]
 }
 
 // planTxn decides t's branch and those of the txns nested in it. The plan
@@ -35,7 +44,7 @@ func (s *Store) planTxn(t *TxnRequest) plan {
 // walk calls f on every non-txn op of the plan in execution order.
 func (p *plan) walk(f func(op *RequestOp) error) error {
 	for i := range p.ops {
-		if n := p.nested[i]; n != nil {
+		if n := p.nestedAt(i); n != nil {
 			if err := n.walk(f); err != nil {
 				return err
 			}
@@ -166,7 +175,7 @@ func (s *Store) checkIgnoreAfterDelete(p *plan) error {
 // sets ignore_value or ignore_lease.
 func (p *plan) hasIgnorePut() bool {
 	for i := range p.ops {
-		if n := p.nested[i]; n != nil {
+		if n := p.nestedAt(i); n != nil {
 			if n.hasIgnorePut() {
 				return true
 			}
@@ -197,7 +206,7 @@ func (w *writer) runPlan(p *plan) *TxnResponse {
 		case op.DeleteRange != nil:
 			resp.Responses[i].DeleteRange = w.deleteOp(op.DeleteRange)
 		case op.Txn != nil:
-			resp.Responses[i].Txn = w.runPlan(p.nested[i])
+			resp.Responses[i].Txn = w.runPlan(p.nestedAt(i))
 		}
 	}
 	return resp
