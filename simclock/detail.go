@@ -205,6 +205,17 @@ func (d *Detail) Text(s string) *Detail {
 	return d
 }
 
+// Raw adds fields encoded before: b is a stretch of some detail's Binary()
+// made of whole fields and balanced groups. A caller that records one
+// value in two records encodes it once and copies its bytes into the
+// second; the record is the same as if the fields had been added again.
+func (d *Detail) Raw(b []byte) *Detail {
+	if !d.drop {
+		d.b = append(d.b, b...)
+	}
+	return d
+}
+
 // End makes the detail a record of the trace it was started on.
 func (d *Detail) End() {
 	if d.tr == nil {

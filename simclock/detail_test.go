@@ -195,3 +195,30 @@ func TestTraceJSONLinesAreUnescaped(t *testing.T) {
 		t.Fatalf("record = %+v", r)
 	}
 }
+
+func TestDetailRawIsTheFieldsAgain(t *testing.T) {
+	fields := func(d *Detail) *Detail {
+		return d.Int("rev", 9).Open("then").Open("resp").Bytes("", []byte("k")).Uint("n", 3).Close().Close()
+	}
+	src := NewDetail().Uint("call", 1)
+	at := len(src.Binary())
+	fields(src)
+	copied := append([]byte(nil), src.Binary()[at:]...)
+	want := fields(NewDetail().Str("x", "y"))
+	got := NewDetail().Str("x", "y").Raw(copied)
+	if !bytes.Equal(got.Binary(), want.Binary()) || got.String() != want.String() {
+		t.Fatalf("raw copy %q (%s), fields again %q (%s)", got.Binary(), got, want.Binary(), want)
+	}
+	tr := NewTrace(4)
+	tr.Rec(5, "k", "a").Uint("call", 1).Raw(copied).End()
+	again := NewTrace(4)
+	fields(again.Rec(5, "k", "a").Uint("call", 1)).End()
+	if tr.Digest() != again.Digest() {
+		t.Fatal("a record with copied fields hashes differently from one with the fields added")
+	}
+	counting := NewCountingTrace()
+	counting.Rec(5, "k", "a").Raw(copied).End()
+	if counting.Len() != 1 {
+		t.Fatalf("counting trace: %d records", counting.Len())
+	}
+}
