@@ -148,12 +148,18 @@ type call struct {
 	// is scheduled, -1 when it runs or is cancelled. A callback dropped
 	// with a crashed actor never runs, so its call is never reused (the
 	// world's end frees it). The callbacks are bound once per call object.
-	pending    int
-	out        Response // what the scheduled finish delivers
-	outErr     error
-	arriveFn   func()
-	finishFn   func(*simclock.Context)
-	deadlineFn func(*simclock.Context)
+	pending int
+	out     Response // what the scheduled finish delivers
+	outErr  error
+	// outDetail is the trace detail of out when out is the answer the
+	// store applied (outRecorded): kv.return records the bytes kv.apply
+	// encoded instead of encoding the same response again. The buffer is
+	// kept when the call is reused.
+	outDetail   []byte
+	outRecorded bool
+	arriveFn    func()
+	finishFn    func(*simclock.Context)
+	deadlineFn  func(*simclock.Context)
 }
 
 // newCall returns a call to fill: a reused one, or a new one with its
@@ -186,14 +192,14 @@ func (s *Server) release(cl *call) {
 	if cl.pending != 0 || !cl.done {
 		return
 	}
-	*cl = call{arriveFn: cl.arriveFn, finishFn: cl.finishFn, deadlineFn: cl.deadlineFn}
+	*cl = call{arriveFn: cl.arriveFn, finishFn: cl.finishFn, deadlineFn: cl.deadlineFn, outDetail: cl.outDetail[:0]}
 	s.idle = append(s.idle, cl)
 }
 
 // finishAfter schedules cl's finish with resp and err after d, as an
 // event of its caller.
 func (s *Server) finishAfter(cl *call, d time.Duration, resp Response, err error) {
-	cl.out, cl.outErr = resp, err
+	cl.out, cl.outErr, cl.outRecorded = resp, err, false
 	cl.pending++
 	cl.ctx.Defer(d, cl.finishFn)
 }
@@ -255,30 +261,33 @@ func (s *Server) arrive(cl *call) {
 		// No leader: the request is rejected before it is proposed. The
 		// answer is a leader-change error, which clients treat as ambiguous.
 		s.loop.Rec("kv.no-leader", cl.client.name).Uint("call", cl.id).End()
-		s.answer(cl, Response{}, ErrLeaderChanged)
+		s.answer(cl, Response{}, ErrLeaderChanged, false)
 		return
 	}
-	resp, err := s.apply(cl.id, cl.req)
+	resp, err := s.apply(cl.id, cl.req, &cl.outDetail)
 	cl.applied = true
 	if cl.fate == LostResponse || s.partitioned[cl.client.owner] {
 		s.loop.Rec("kv.answer-lost", cl.client.name).Uint("call", cl.id).End()
 		s.forget(cl)
 		return
 	}
-	s.answer(cl, resp, err)
+	s.answer(cl, resp, err, err == nil)
 }
 
-// answer sends a reply back over the network.
-func (s *Server) answer(cl *call, resp Response, err error) {
+// answer sends a reply back over the network. recorded says that resp is
+// the answer the store just applied, its detail in cl.outDetail.
+func (s *Server) answer(cl *call, resp Response, err error, recorded bool) {
 	s.forget(cl)
 	if cl.done {
 		return
 	}
 	s.finishAfter(cl, s.latency(), resp, err)
+	cl.outRecorded = recorded
 }
 
-// apply runs one request against the store and tells the observers.
-func (s *Server) apply(id uint64, req Request) (Response, error) {
+// apply runs one request against the store and tells the observers. With
+// keep set, it copies the trace detail of a successful answer there.
+func (s *Server) apply(id uint64, req Request, keep *[]byte) (Response, error) {
 	before := s.store.Revision()
 	var resp Response
 	var err error
@@ -299,7 +308,11 @@ func (s *Server) apply(id uint64, req Request) (Response, error) {
 	if err != nil {
 		d.Err("err", err)
 	} else {
+		at := len(d.Binary())
 		resp.AppendDetail(d)
+		if keep != nil {
+			*keep = append((*keep)[:0], d.Binary()[at:]...)
+		}
 	}
 	d.End()
 	s.afterApply()
@@ -331,7 +344,7 @@ func (s *Server) expireLeases() {
 	s.leaseTimer, s.leaseAt = simclock.Timer{}, 0
 	for _, id := range s.store.ExpiredLeases(s.loop.Now()) {
 		s.stats.Expired++
-		s.apply(0, Request{LeaseRevoke: &LeaseRevokeRequest{ID: id}})
+		s.apply(0, Request{LeaseRevoke: &LeaseRevokeRequest{ID: id}}, nil)
 	}
 	s.afterApply()
 }
@@ -356,7 +369,11 @@ func (s *Server) finish(ctx *simclock.Context, cl *call, resp Response, err erro
 	// The answer as the client got it (which a phantom acknowledgement
 	// makes differ from what the server applied).
 	d := s.loop.Rec("kv.return", cl.client.name).Uint("call", cl.id).Err("err", err)
-	if err == nil {
+	switch {
+	case err != nil:
+	case cl.outRecorded && resp == cl.out:
+		d.Raw(cl.outDetail) // the bytes kv.apply encoded for this very answer
+	default:
 		resp.AppendDetail(d)
 	}
 	d.End()
@@ -395,7 +412,7 @@ func (s *Server) LeaderChange(window time.Duration) {
 			}
 			cl.arriving = false
 			if s.choices.Chance(0.5) {
-				s.apply(cl.id, cl.req)
+				s.apply(cl.id, cl.req, nil)
 				cl.applied = true
 			}
 		}
