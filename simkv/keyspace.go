@@ -189,9 +189,16 @@ func (ks keyspace) live(sp span, rev int64, limit int) (kvs []KeyValue, count in
 // with that string) and as its versions carry it. Only a new key's string
 // and bytes are made; they are copies, never the caller's bytes.
 func (ks *keyspace) append(key []byte, e entry) (string, []byte) {
-	ks.own()
 	h, ok := ks.hist[string(key)]
-	if !ok {
+	return ks.appendTo(h, ok, key, e)
+}
+
+// appendTo is append for a caller that has looked the key's history up
+// already (found: it exists): a put reads the live version from it first,
+// and the key is hashed once less.
+func (ks *keyspace) appendTo(h history, found bool, key []byte, e entry) (string, []byte) {
+	ks.own() // the copy holds the same history values: h is still the key's
+	if !found {
 		h.key, h.keyBytes = string(key), cloneBytes(key)
 		i, _ := slices.BinarySearch(ks.keys, h.key)
 		ks.keys = slices.Insert(ks.keys, i, h.key)

@@ -25,10 +25,11 @@ func (w *writer) put(key, value []byte, leaseID int64) {
 	rev := w.begin + 1
 	e := entry{value: value, mod: rev, sub: int64(len(w.changes)), create: rev, version: 1, lease: leaseID}
 	oldLease := int64(0)
-	if old, ok := w.s.ks.atBytes(key, rev); ok {
+	h, found := w.s.ks.hist[string(key)]
+	if old, ok := h.visible(rev); ok {
 		e.create, e.version, oldLease = old.CreateRevision, old.Version+1, old.Lease
 	}
-	k, keyBytes := w.s.ks.append(key, e)
+	k, keyBytes := w.s.ks.appendTo(h, found, key, e)
 	if oldLease != 0 {
 		w.s.detach(oldLease, k)
 	}
