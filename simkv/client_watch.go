@@ -156,8 +156,11 @@ func (s *Server) mutateWatch(rs []WatchResponse) []WatchResponse {
 			out = append(out, r, r)
 		case s.mutate == WatchDrop && s.watchSent%5 == 0:
 		case s.mutate == WatchSplitTxn && len(r.Events) > 1 && r.Events[0].Kv.ModRevision == r.Events[1].Kv.ModRevision:
+			// The first part is capped: r.Events may be the store's
+			// logged events themselves (see Store.filter), and a holder
+			// appending to it must not overwrite the second event.
 			a, b := r, r
-			a.Events, b.Events = r.Events[:1], r.Events[1:]
+			a.Events, b.Events = r.Events[:1:1], r.Events[1:]
 			out = append(out, a, b)
 		case s.mutate == WatchReorder && s.heldResp != nil && s.heldResp.WatchID == r.WatchID:
 			out = append(out, r, *s.heldResp) // the held response comes after the next one

@@ -167,3 +167,37 @@ func TestWatchStreamIsOrderedAndBreaksOnPartition(t *testing.T) {
 		t.Fatalf("partition did not break the stream: %v", broke)
 	}
 }
+
+// TestWatchSplitTxnKeepsTheLog checks that the WatchSplitTxn mutation,
+// which splits a revision's events into two responses, hands out parts a
+// holder cannot grow into the store's watch log: the events a watcher
+// takes whole are the log's own (Store.filter), so the first part's
+// spare capacity was the log's second event.
+func TestWatchSplitTxnKeepsTheLog(t *testing.T) {
+	loop := simclock.NewLoop(nil, simclock.Budget{})
+	defer loop.Close()
+	store := NewStore(StoreConfig{})
+	server := NewServer(loop, store, DefaultFaults(), simclock.NewSeeded(1))
+	server.SetMutation(WatchSplitTxn)
+	if _, err := store.Watch(WatchRequest{Key: b("a"), RangeEnd: b("z")}); err != nil {
+		t.Fatal(err)
+	}
+	store.TakeWatchResponses()
+	mustApply(t, store, 0, Request{Txn: &TxnRequest{Success: []RequestOp{
+		{Put: &PutRequest{Key: b("a"), Value: b("1")}}, {Put: &PutRequest{Key: b("b"), Value: b("1")}}}}})
+	out := server.mutateWatch(store.takeWatchResponses())
+	if len(out) != 2 || len(out[0].Events) != 1 || len(out[1].Events) != 1 {
+		t.Fatalf("split: %+v", out)
+	}
+	// The holder of the first part appends to it.
+	_ = append(out[0].Events, Event{Type: EventDelete, Kv: KeyValue{Key: b("x")}})
+	if got := string(out[1].Events[0].Kv.Key); got != "b" {
+		t.Fatalf("the second part's event became %q, want b", got)
+	}
+	store.Watch(WatchRequest{Key: b("a"), RangeEnd: b("z"), StartRevision: 2})
+	ws := store.TakeWatchResponses()
+	if len(ws) != 2 || len(ws[1].Events) != 2 || string(ws[1].Events[1].Kv.Key) != "b" ||
+		ws[1].Events[1].Type != EventPut {
+		t.Fatalf("logged revision 2 changed: %+v", ws)
+	}
+}
