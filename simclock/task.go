@@ -386,16 +386,16 @@ func (t *Task) release() {
 // Killed reports whether the task ended because its actor crashed.
 func (t *Task) Killed() bool { return t.killed }
 
-// Close ends every task still parked when a world is done with its loop,
-// and the idle coroutines of the loop's pool. A parked task or an idle
-// coroutine is a goroutine that references everything it can reach (its
-// actor, the world around it): left parked, it is never freed, and a
+// Close ends every task still parked when a world is done with its loop.
+// A parked task is a goroutine that references everything it can reach
+// (its actor, the world around it): left parked, it is never freed, and a
 // process that runs world after world (a sweep, a benchmark) would keep
-// every one of them alive. The idle coroutines, killed tasks' included,
-// then reference nothing of the world: up to maxSpareCoroutines stay as
-// spares for the next worlds, the rest end. Killing a task runs its deferred calls, as a
-// crash would; the trace stops writing its JSON lines first, so a trace
-// file ends where the run ended. The loop must not run after Close.
+// every one of them alive. Killing a task runs its deferred calls, as a
+// crash would, and parks its coroutine idle; the trace stops writing its
+// JSON lines first, so a trace file ends where the run ended. The idle
+// coroutines, killed tasks' included, then reference nothing of the
+// world: up to maxSpareCoroutines stay as spares for the next worlds (see
+// spareCoroutines), the rest end. The loop must not run after Close.
 func (l *Loop) Close() {
 	l.trace.out = nil
 	for _, s := range l.actors {
