@@ -263,15 +263,21 @@ func (g *depGraph) cycle() string {
 			strong(i)
 		}
 	}
-	if found == nil {
+	return g.describe(found)
+}
+
+// describe lists the edges among the nodes of cycle (a strongly connected
+// component, sorted), or "" for none: the report of M.TxnSerializable.
+func (g *depGraph) describe(cycle []string) string {
+	if cycle == nil {
 		return ""
 	}
 	in := map[string]bool{}
-	for _, n := range found {
+	for _, n := range cycle {
 		in[n] = true
 	}
 	var parts []string
-	for _, n := range found {
+	for _, n := range cycle {
 		for _, e := range g.out[n] {
 			if in[e.to] {
 				parts = append(parts, fmt.Sprintf("%s -%s-> %s", n, e.kind, e.to))

@@ -93,22 +93,7 @@ func (g *depGraph) cycleByName() string {
 			strong(n)
 		}
 	}
-	if found == nil {
-		return ""
-	}
-	in := map[string]bool{}
-	for _, n := range found {
-		in[n] = true
-	}
-	var parts []string
-	for _, n := range found {
-		for _, e := range g.out[n] {
-			if in[e.to] {
-				parts = append(parts, fmt.Sprintf("%s -%s-> %s", n, e.kind, e.to))
-			}
-		}
-	}
-	return strings.Join(parts, ", ")
+	return g.describe(found)
 }
 
 // txnAtomicByMap is txnAtomic as it was written with a set of the keys
