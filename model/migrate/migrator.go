@@ -31,14 +31,17 @@ type migrator struct {
 	bugs     bugs.Set
 	failures int
 	frozen   map[int][]int // the frozen-voter-set variant's first samples
-	key      string        // the record key of job keyOf (jobKey)
+	key      string        // the record key of job keyOf (jobKey; "": none made yet)
 	keyOf    uint64
 }
 
 // jobKey returns the record key of job id, made once for the job the
-// migrator saves over and over.
+// migrator saves over and over. It asks whether a key was made at all, not
+// only for which id: a fresh migrator's keyOf is 0, and its key "" must
+// not pass for job 0's (job ids start at 1, but a record of id 0 would
+// otherwise be saved under the empty key).
 func (m *migrator) jobKey(id uint64) string {
-	if m.keyOf != id {
+	if m.key == "" || m.keyOf != id {
 		m.key, m.keyOf = job.Key(id), id
 	}
 	return m.key
