@@ -49,9 +49,8 @@ func runMigrate(name string, kind migrateKind, cfg Config) (Result, error) {
 // count publishes what the run did.
 func (m *migrateWorld) count() {
 	w := m.w
-	for _, k := range []string{"writes_acked", "writes_ambiguous", "writes_failed", "reads", "scans", "range_deletes",
-		"txns_committed", "txns_aborted", "txns_unknown"} {
-		w.Count(k, m.rec.count(k))
+	for k, name := range recCountNames {
+		w.Count(name, m.rec.counts[k])
 	}
 	w.Count("jobs", int64(m.chk.jobsSeen))
 	w.Count("job_failures", m.chk.failedPhases)

@@ -69,16 +69,6 @@ const (
 var recCountNames = [numRecCounts]string{"writes_acked", "writes_ambiguous", "writes_failed", "reads", "scans",
 	"range_deletes", "txns_committed", "txns_aborted", "txns_unknown"}
 
-// count returns the counter named name (0 for a name it does not keep).
-func (r *migrateRecorder) count(name string) int64 {
-	for i, n := range recCountNames {
-		if n == name {
-			return r.counts[i]
-		}
-	}
-	return 0
-}
-
 func newMigrateRecorder() *migrateRecorder { return &migrateRecorder{} }
 
 func (r *migrateRecorder) write(client int, key, op string, del bool, call, ret simclock.Time, ts hlc.TS, err error) {
