@@ -123,7 +123,10 @@ func (f *FSM) Apply(e Entry) Result { return f.ApplyEntry(&e) }
 // alone and keeps for every voter that applies it: a write's row (see
 // Write.put), which every apply sets to the same row, an import batch's
 // staged keys (Import.stagedKey), made by its first apply, and a
-// transaction step's lock value (Txn.lockValue).
+// transaction step's lock value and row keys (Txn.lockValue, Txn.rowKeys).
+// One more: a fence disarm raises its Guard.Expected to the fence it
+// drops (fences are replicated state, so every voter raises it alike, and
+// the observers and traces after the first apply see the raised value).
 func (f *FSM) ApplyEntry(e *Entry) Result {
 	if e.Index != f.Applied+1 {
 		panic(fmt.Sprintf("fsm: group %d applying %d after %d", f.Group, e.Index, f.Applied))

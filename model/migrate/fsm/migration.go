@@ -39,8 +39,9 @@ func (f *FSM) applyImport(im *Import) Result {
 	if len(im.Rows) > 0 && !f.bugs.Has(bugs.MigrateNoHLCAdvance) {
 		f.observe(max)
 	}
-	// The batch's own cursor, not a copy: an entry never changes once
-	// proposed, and the result hands out the same bytes already.
+	// The batch's own cursor, not a copy: nothing changes a cursor's
+	// bytes (they are only decoded; a new cursor replaces an old one), and
+	// the result hands out the same bytes already.
 	setIn(&f.imports, k, importState{seq: im.Seq, cursor: im.Cursor})
 	return Result{Cursor: im.Cursor, Seq: im.Seq, Applied: len(im.Rows)}
 }
