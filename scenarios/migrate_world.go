@@ -104,7 +104,13 @@ func initialCatalog() catalog.Catalog {
 // it is stored under: the same in every world, so made once for all of
 // them (read only: the metadata store copies the values it is given and
 // never changes a key).
-var initialCatalogValue, catalogKey = initialCatalog().Encode(), []byte(job.CatalogKey)
+var initialCatalogValue, catalogKey = sharedBytes(initialCatalog().Encode()), sharedBytes([]byte(job.CatalogKey))
+
+// sharedBytes returns b, made to be shared read only by worlds that run
+// at once: its capacity is cut to its length, so that an append by any
+// holder copies it rather than writing into spare room (an encoder's
+// buffer has plenty) that another world's holder may be appending into.
+func sharedBytes(b []byte) []byte { return slices.Clip(b) }
 
 func newMigrateWorld(name string, kind migrateKind, cfg Config) (*migrateWorld, error) {
 	healAt := simclock.Time(5 * time.Second)
@@ -395,7 +401,7 @@ type priorJob struct{ key, value, next []byte }
 
 // encodePriorJob makes priorJob id (0: no job, only the counter's value).
 func encodePriorJob(id uint64) priorJob {
-	p := priorJob{next: job.EncodeID(id)}
+	p := priorJob{next: sharedBytes(job.EncodeID(id))}
 	if id == 0 {
 		return p
 	}
@@ -404,7 +410,7 @@ func encodePriorJob(id uint64) priorJob {
 		phase = job.Abandoned
 	}
 	j := job.SplitJob{ID: id, SourceRouteID: 1, TargetGroup: 1, SplitKey: "k05", Phase: phase, Writes: 1}
-	p.key, p.value = []byte(job.HistKey(0, id)), j.Encode()
+	p.key, p.value = sharedBytes([]byte(job.HistKey(0, id))), sharedBytes(j.Encode())
 	return p
 }
 
@@ -432,7 +438,7 @@ var priorJobs = func() []priorJob {
 const maxPriorJobs = 20
 
 // nextJobIDKey is job.NextJobIDKey as bytes, shared read only.
-var nextJobIDKey = []byte(job.NextJobIDKey)
+var nextJobIDKey = sharedBytes([]byte(job.NextJobIDKey))
 
 // clientFamilies are the internal families clients write rows of directly
 // (the transaction families belong to the transaction layer; the collection
