@@ -2,6 +2,7 @@ package main
 
 import (
 	"math"
+	"runtime"
 	"runtime/debug"
 	"testing"
 )
@@ -47,6 +48,37 @@ func TestTuneGCRespectsTheEnvironment(t *testing.T) {
 		tuneGC(env(c.vars))
 		if p, l := gcSettings(); p != c.wantPercent || l != c.wantLimit {
 			t.Errorf("%s: GC percent %d, memory limit %d; want %d, %d", c.name, p, l, c.wantPercent, c.wantLimit)
+		}
+	}
+}
+
+// A sweep runs on as many threads as it has workers, never more than the
+// process had, and an explicit GOMAXPROCS always wins; the setting is put
+// back when the sweep ends.
+func TestLimitProcsFollowsTheWorkers(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	env := func(vars map[string]string) func(string) string {
+		return func(k string) string { return vars[k] }
+	}
+	for _, c := range []struct {
+		name     string
+		parallel int
+		vars     map[string]string
+		want     int
+	}{
+		{"one worker", 1, nil, 1},
+		{"fewer workers than threads", 3, nil, 3},
+		{"as many workers", 4, nil, 4},
+		{"more workers", 9, nil, 4},
+		{"GOMAXPROCS set", 1, map[string]string{"GOMAXPROCS": "4"}, 4},
+	} {
+		restore := limitProcs(c.parallel, env(c.vars))
+		if got := runtime.GOMAXPROCS(0); got != c.want {
+			t.Errorf("%s: %d threads during the sweep, want %d", c.name, got, c.want)
+		}
+		restore()
+		if got := runtime.GOMAXPROCS(0); got != 4 {
+			t.Errorf("%s: %d threads after the sweep, want the 4 it had", c.name, got)
 		}
 	}
 }
