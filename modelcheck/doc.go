@@ -104,10 +104,11 @@
 //     the folds of the run before it on the tape (simclock.FoldMemo) only
 //     while it has made that run's draws, up to the first position where
 //     its prefix differs: by 1 it is the same computation so far, so the
-//     folds are the same. Digesting a state drops cancelled timers from
-//     the queue (they would be discarded when due; the live events keep
-//     their order). TestFoldReuseChangesNothing compares every state
-//     digest of searches with every fold hashed.
+//     folds are the same. The loop drops cancelled timers from the queue
+//     once they are most of it, whether or not states are digested (they
+//     would be discarded when due; the live events keep their order).
+//     TestFoldReuseChangesNothing compares every state digest of coord
+//     searches with every fold hashed.
 //
 // Hence equal fingerprints mean equal configurations, equal histories of
 // everything shared, equal actor memories and equal pending work: equal

@@ -83,8 +83,9 @@ type stateTrack struct {
 }
 
 // Chain tags keep the kinds of fold apart, and the kinds of input within
-// a fold: every input is a tag and a self-delimiting value (a varint or a
-// digest), so the inputs of a fold are injective whatever their order.
+// a fold: after a fold's untagged header, every input is a tag followed by
+// self-delimiting values (varints or digests), so the inputs of a fold are
+// injective whatever their order.
 const (
 	tagBuild     = 'B'
 	tagShared    = 'S'

@@ -167,7 +167,7 @@ func (t *Trace) Len() uint64 { return t.seq }
 // Digest returns the hex blake3 digest of every record so far ("" for a
 // counting trace).
 func (t *Trace) Digest() string {
-	if t.hash == nil {
+	if t.count {
 		return ""
 	}
 	return hex.EncodeToString(t.hash.Sum(nil))
