@@ -502,3 +502,29 @@ func TestTakeWatchResponsesReusesArrays(t *testing.T) {
 		t.Fatalf("a take with reused arrays allocated %v times", allocs)
 	}
 }
+
+// A watcher that takes a whole revision gets the logged events with no
+// room past them, so its holder's append copies instead of writing into
+// the log: checked on a range delete, whose logged list grows by appends
+// (a txn's is sized exactly, so it would pass without the cap).
+func TestSharedWatchEventsHaveNoRoom(t *testing.T) {
+	s := NewStore(StoreConfig{})
+	all, _ := s.Watch(WatchRequest{Key: b("a"), RangeEnd: b("z")})
+	for _, k := range []string{"a", "b", "c"} {
+		put(t, s, k, "1")
+	}
+	s.TakeWatchResponses()
+	mustApply(t, s, 0, Request{DeleteRange: &DeleteRangeRequest{Key: b("a"), RangeEnd: b("z")}})
+	var got []Event
+	for _, r := range s.TakeWatchResponses() {
+		if r.WatchID == all {
+			got = r.Events
+		}
+	}
+	if len(got) != 3 {
+		t.Fatalf("the delete's events: %+v", got)
+	}
+	if cap(got) != len(got) {
+		t.Fatalf("the delivered events have room for %d, want exactly their %d", cap(got), len(got))
+	}
+}
