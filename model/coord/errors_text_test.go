@@ -56,7 +56,6 @@ func TestCoordErrorTextMatchesFmt(t *testing.T) {
 		Limit:  ShardLimitViolation{Scope: LimitGlobal, Max: 4, Requested: 9},
 		Detail: "a detail", Infra: &InfraError{Transient: true, Operation: "renew.read", Message: "timeout"},
 	}
-	n := 0
 	for code := Code(0); code < codeEnd+2; code++ {
 		for op := Operation(0); op < operationEnd+2; op++ {
 			for _, e := range []CoordError{{}, full} {
@@ -64,11 +63,7 @@ func TestCoordErrorTextMatchesFmt(t *testing.T) {
 				if got, want := e.Error(), fmtCoordError(e); got != want {
 					t.Fatalf("%d/%d: got %q, want %q", op, code, got, want)
 				}
-				n++
 			}
 		}
-	}
-	if n == 0 {
-		t.Fatal("no messages compared")
 	}
 }
