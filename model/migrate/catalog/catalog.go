@@ -11,8 +11,6 @@ package catalog
 
 import (
 	"fmt"
-	"iter"
-	"slices"
 	"sort"
 	"strconv"
 
@@ -254,9 +252,7 @@ func (c Catalog) Cutover(id uint64, target int, job uint64, floor, minRead hlc.T
 }
 
 // Intersecting returns the routes whose spans overlap s, in key order.
-func (c Catalog) Intersecting(s keys.Span) []Route {
-	return slices.Collect(c.Overlapping(s))
-}
+func (c Catalog) Intersecting(s keys.Span) []Route { return c.AppendIntersecting(nil, s) }
 
 // AppendIntersecting appends the routes Intersecting returns to dst (a
 // caller with room for them allocates nothing).
@@ -267,18 +263,6 @@ func (c Catalog) AppendIntersecting(dst []Route, s keys.Span) []Route {
 		}
 	}
 	return dst
-}
-
-// Overlapping yields the routes whose spans overlap s, in key order, as
-// Intersecting returns them (without building the slice).
-func (c Catalog) Overlapping(s keys.Span) iter.Seq[Route] {
-	return func(yield func(Route) bool) {
-		for _, r := range c.Routes {
-			if r.Span().Overlaps(s) && !yield(r) {
-				return
-			}
-		}
-	}
 }
 
 // ClearStaged turns off staged visibility on route id. The route keeps its
