@@ -3,7 +3,7 @@ package coord
 import "math"
 
 // appendRunRecord appends the encoding of r to dst (unvalidated, as for
-// appendShardRecord).
+// AppendShardRecord).
 func appendRunRecord(dst []byte, r *RunRecord) []byte {
 	e := encoder{b: dst}
 	e.header(tagRunRecord)

@@ -1,9 +1,10 @@
 package coord
 
-// appendShardRecord appends the encoding of r to dst. It does not validate
-// r: backends check invariants before they write, and a buggy variant may
-// need to persist exactly the wrong state it produced.
-func appendShardRecord(dst []byte, r *ShardRecord) []byte {
+// AppendShardRecord appends the encoding of r (EncodeShardRecord's bytes)
+// to dst. It does not validate r: backends check invariants before they
+// write, and a buggy variant may need to persist exactly the wrong state it
+// produced.
+func AppendShardRecord(dst []byte, r *ShardRecord) []byte {
 	e := encoder{b: dst}
 	e.header(tagShardRecord)
 	e.raw(r.Tenant[:])
@@ -38,11 +39,11 @@ func appendShardRecord(dst []byte, r *ShardRecord) []byte {
 
 // EncodeShardRecord returns the encoding of r.
 func EncodeShardRecord(r *ShardRecord) []byte {
-	return appendShardRecord(make([]byte, 0, shardRecordSize(r)), r)
+	return AppendShardRecord(make([]byte, 0, shardRecordSize(r)), r)
 }
 
 // shardRecordSize is the length of r's encoding, field by field as
-// appendShardRecord writes them, so an encoding is made in one allocation.
+// AppendShardRecord writes them, so an encoding is made in one allocation.
 func shardRecordSize(r *ShardRecord) int {
 	n := 2 + len(r.Tenant) + 8 + 8 + 1 // header, tenant, run, shard, status
 	n += 1 + optSize(r.ParkReason.Set, 1) + 1 + optSize(r.Lease.Set, 8+8)
@@ -52,9 +53,6 @@ func shardRecordSize(r *ShardRecord) int {
 	n += 1 + optSize(r.Parent.Set, 8) + 4 + 8*len(r.Spawned)
 	return n + opLogSize(&r.OpLog.r)
 }
-
-// AppendShardRecord appends r's encoding (EncodeShardRecord's bytes) to dst.
-func AppendShardRecord(dst []byte, r *ShardRecord) []byte { return appendShardRecord(dst, r) }
 
 // decodeShardRecord decodes a shard record and checks its invariants.
 func decodeShardRecord(b []byte) (ShardRecord, error) { return decodeShardRecordAs(b, true) }

@@ -46,7 +46,7 @@ func (c *commit) record(encoding []byte) []byte { return AppendWriteStamp(encodi
 // shardRecord returns the stored value of a shard record (record), made in
 // one allocation.
 func (c *commit) shardRecord(r *ShardRecord) []byte {
-	return c.record(appendShardRecord(make([]byte, 0, shardRecordSize(r)+writeStampLen), r))
+	return c.record(AppendShardRecord(make([]byte, 0, shardRecordSize(r)+writeStampLen), r))
 }
 
 // runRecord returns the stored value of a run record, like shardRecord.
