@@ -96,7 +96,8 @@ func AbandonSplitJob(kv simkv.KV, id uint64) error {
 		n := j.Clone()
 		n.Phase, n.AbandonFromPhase, n.RetryPhase = job.Abandoning, from, 0
 		n.Writes++
-		_, err = commit(kv, []guard{{job.Key(id), rev}}, []keyPut{{job.Key(id), n.Encode()}}, nil, job.Key(id), n.Encode())
+		k, v := job.Key(id), n.Encode()
+		_, err = commit(kv, []guard{{k, rev}}, []keyPut{{k, v}}, nil, k, v)
 		if errors.Is(err, errConflict) {
 			continue // the migrator moved it; look again
 		}
