@@ -154,6 +154,10 @@ func (r *nlwRig) step(t *rapid.T, i int, key string) {
 		r.owner = rapid.IntRange(0, 1).Draw(t, "owner")
 		r.routing++
 		r.staging = mvcc.StagingOf(rapid.Bool().Draw(t, "staging"), 7)
+	case 28: // an entry's key rewritten, its operation kept (its memory must go too)
+		if len(r.acked) > 0 {
+			r.acked[rapid.IntRange(0, len(r.acked)-1).Draw(t, "rekeyed")].Key = key
+		}
 	case 29: // an entry of the acknowledgements replaced by another (its memory must go)
 		if len(r.acked) > 1 {
 			r.acked[rapid.IntRange(0, len(r.acked)-1).Draw(t, "replaced")] = r.acked[rapid.IntRange(0, len(r.acked)-1).Draw(t, "by")]
