@@ -105,7 +105,8 @@ type acceptingRoute struct {
 
 // acceptingRoutes appends to out the routes through which views would
 // accept writes, view by view in order and each view's routes in order
-// (the order CheckSingleWriter asks accepts in), so that each key is
+// (the order in which CheckSingleWriter asks whether a view accepts a key),
+// so that each key is
 // tested against those routes only rather than every route of every view.
 func acceptingRoutes(views []GroupView, out []acceptingRoute) []acceptingRoute {
 	for i := range views {

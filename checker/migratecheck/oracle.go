@@ -88,9 +88,10 @@ type AppliedWrite struct {
 	At simclock.Time
 }
 
-// oracleSizeHint is how many versions an oracle makes room for at once: a
-// migration run creates one or two hundred, and growing the maps step by
-// step from empty costs more than the room.
+// oracleSizeHint sizes an oracle's maps at once: room for this many
+// operations, and a quarter as many keys. A migration run creates one or
+// two hundred versions, and growing the maps step by step from empty
+// costs more than the room.
 const oracleSizeHint = 128
 
 // Slab sizes: how many key and operation records an oracle allocates at
