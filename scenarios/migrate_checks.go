@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"fmt"
 	"shardsim/property"
 
 	"shardsim/checker/migratecheck"
@@ -197,7 +196,7 @@ func (c *migrateChecks) viewed(name string, version uint64) { c.fail(c.catalog.V
 
 // nodeViewed is the nodes' view hook.
 func (c *migrateChecks) nodeViewed(node int, version uint64) {
-	c.fail(c.catalog.Viewed(nodeViewer(node), version))
+	c.fail(c.catalog.Viewed(nodeViewerNames[node], version))
 	c.checkWriters()
 }
 
@@ -247,23 +246,6 @@ func (c *migrateChecks) nlwIn(when string, span keys.Span) {
 	c.recheckNLW = true
 	c.nlwSpans = append(c.nlwSpans, span)
 	c.nlwWhen = when
-}
-
-// nodeViewers are the nodes' names as catalog viewers ("node<n>"), made
-// once rather than on every view a node adopts.
-var nodeViewers = func() (names [migrateNodes]string) {
-	for n := range names {
-		names[n] = fmt.Sprintf("node%d", n)
-	}
-	return names
-}()
-
-// nodeViewer names node as a catalog viewer.
-func nodeViewer(node int) string {
-	if node >= 0 && node < len(nodeViewers) {
-		return nodeViewers[node]
-	}
-	return fmt.Sprintf("node%d", node)
 }
 
 // metaObserver adapts migrateChecks to simkv.Observer.

@@ -236,13 +236,14 @@ func (m *migrateWorld) build(cfg Config) error {
 	return nil
 }
 
-// Names of a world's node actors and choice forks, and of the knobs drawn
-// per node, made once rather than formatted in every world.
+// Names of a world's node actors, choice forks and catalog viewers, and of
+// the knobs drawn per node, made once rather than formatted in every world.
 var (
-	nodeActorNames = numbered("n", "", migrateNodes)
-	nodeForkNames  = numbered("node/n", "", migrateNodes)
-	nodeLagKnobs   = numbered("node", "_watch_lag", migrateNodes)
-	staleLagKnobs  = numbered("stale_node", "_lag", migrateNodes)
+	nodeActorNames  = numbered("n", "", migrateNodes)
+	nodeViewerNames = numbered("node", "", migrateNodes)
+	nodeForkNames   = numbered("node/n", "", migrateNodes)
+	nodeLagKnobs    = numbered("node", "_watch_lag", migrateNodes)
+	staleLagKnobs   = numbered("stale_node", "_lag", migrateNodes)
 )
 
 // numbered returns prefix+n+suffix for every n below count.
@@ -415,7 +416,8 @@ func encodePriorJob(id uint64) priorJob {
 }
 
 // priorJobOf returns priorJob id, encoded once for every world for the
-// ids a run draws (prior_jobs).
+// ids a run draws (prior_jobs), and afresh for the larger ones -opt may
+// ask for.
 func priorJobOf(id uint64) priorJob {
 	if id < uint64(len(priorJobs)) {
 		return priorJobs[id]
