@@ -158,6 +158,17 @@ func TestPanicInBodyPropagatesAndCoroutineIsDropped(t *testing.T) {
 	}
 }
 
+// drain ends every spare coroutine.
+func (s *spareCoroutines) drain() {
+	s.mu.Lock()
+	list := s.list
+	s.list = nil
+	s.mu.Unlock()
+	for _, co := range list {
+		co.stop()
+	}
+}
+
 // goroutinesBesideSpares ends the spare coroutines closed loops left (see
 // spareCoroutines) and returns how many goroutines remain: a leak is a
 // goroutine that outlives its world other than as a spare.

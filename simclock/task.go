@@ -162,17 +162,6 @@ func (s *spareCoroutines) keep(idle []*coroutine) []*coroutine {
 	return idle[n:]
 }
 
-// drain ends every spare coroutine (for tests that count goroutines).
-func (s *spareCoroutines) drain() {
-	s.mu.Lock()
-	list := s.list
-	s.list = nil
-	s.mu.Unlock()
-	for _, co := range list {
-		co.stop()
-	}
-}
-
 // run is the coroutine's life: the body of each task it is given, and an
 // idle park between two. It returns when stopped while idle.
 func (co *coroutine) run(yield func(struct{}) bool) {
