@@ -22,15 +22,14 @@ type Task struct {
 	body func(t *Task)
 	co   *coroutine // runs the body; nil once the task ended
 
-	waiter     Waiter         // set by AwaitOn (and Await) before yielding
-	sleepFor   time.Duration  // the virtual time the current Sleep waits
-	sleepWake  func(*Context) // wakes the current Sleep, made once per task
-	sleepDone  Resumer        // the current Sleep's resume
-	value      any            // the value Await returns
-	token      uint64         // identifies the current Await
-	fired      bool           // the current Await was resumed
-	inRegister bool           // the Waiter's Wait is running
-	syncResume bool           // resumed from inside register
+	waiter     Waiter        // set by AwaitOn (and Await) before yielding
+	sleepFor   time.Duration // the virtual time the current Sleep waits
+	sleepDone  Resumer       // the current Sleep's resume
+	value      any           // the value Await returns
+	token      uint64        // identifies the current Await
+	fired      bool          // the current Await was resumed
+	inRegister bool          // the Waiter's Wait is running
+	syncResume bool          // resumed from inside register
 	done       bool
 	killed     bool
 }
@@ -288,24 +287,25 @@ func (t *Task) Sleep(d time.Duration) {
 // sleeper is a task as the Waiter of its Sleep: it wakes the task once
 // sleepFor has passed. Protocol code sleeps between every retry, so Sleep
 // costs no allocation but the wake-up event: the Waiter is the task
-// itself, the Resumer a value, and the wake-up callback is made once per
-// task. A task is parked in one Sleep at a time, and its wake-up runs once
+// itself, the Resumer a value, and the wake-up event's Callback the
+// sleeper again. A task is parked in one Sleep at a time, and its wake-up runs once
 // (or is dropped with the actor) before the next Sleep can begin, so the
 // wake-up always resumes the Sleep that scheduled it.
 type sleeper Task
 
-// Wait schedules the wake-up.
+// Wait schedules the wake-up: the sleeper itself, as the event's Callback.
 func (s *sleeper) Wait(r Resumer) {
 	t := (*Task)(s)
 	t.sleepDone = r
-	if t.sleepWake == nil {
-		t.sleepWake = func(*Context) {
-			done := t.sleepDone
-			t.sleepDone = Resumer{}
-			done.Resume(nil)
-		}
-	}
-	t.ctx.Defer(t.sleepFor, t.sleepWake)
+	t.ctx.DeferCall(t.sleepFor, s)
+}
+
+// Fire wakes the current Sleep.
+func (s *sleeper) Fire(*Context) {
+	t := (*Task)(s)
+	done := t.sleepDone
+	t.sleepDone = Resumer{}
+	done.Resume(nil)
 }
 
 // step runs the task until it parks or ends, then hands its Waiter the
