@@ -193,25 +193,18 @@ func TestLazyDigestChangesNothing(t *testing.T) {
 func TestFoldReuseChangesNothing(t *testing.T) {
 	opts, tiny := tinyCoord(t)
 	tiny.Branch = Forks{"worker/*", "admin", "loop/order", "nemesis"}
-	cases := []struct {
+	small, err := LookupPreset("coord", "small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	smallBounds := small.Bounds
+	smallBounds.Max = 20_000
+	type foldCase struct {
 		scenario string
 		opts     map[string]string
 		b        Bounds
-	}{{"coord", opts, tiny}}
-	for _, name := range []string{"coord"} {
-		p, err := LookupPreset(name, "small")
-		if err != nil {
-			t.Fatal(err)
-		}
-		b := p.Bounds
-		b.Max = 20_000
-		cases = append(cases, struct {
-			scenario string
-			opts     map[string]string
-			b        Bounds
-		}{name, p.Options, b})
 	}
-	for _, c := range cases {
+	for _, c := range []foldCase{{"coord", opts, tiny}, {"coord", small.Options, smallBounds}} {
 		world := ScenarioWorld(c.scenario, scenarios.Config{Options: c.opts})
 		var memo *simclock.FoldMemo
 		reused, reusedStates := searchDigests(t, func(src simclock.Source, visit func(func() simclock.Digest) bool) (Outcome, error) {
