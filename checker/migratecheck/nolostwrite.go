@@ -64,12 +64,16 @@ func (own Owner) Read(key string, ts hlc.TS) mvcc.Read {
 // floor and its staging; that store's versions of w's key and, with
 // staging on, of the key's staged twin (all Owner.Read looks at); and the
 // oracle's versions of the key (consulted below the floor). A pass computes
-// for each key a stamp of exactly those: the store's identity, the floor,
-// the staging, the store's generations of the two keys (mvcc.Store.Gen:
-// equal generations on one store mean equal versions), whether there is an
-// owner, and the number of the oracle's versions of the key (the oracle
-// only ever adds one). A write that read back under a stamp still reads
-// back under an equal one, so skipping it changes no verdict; so does a
+// for each key a stamp of all but the last: the store's identity, the
+// floor, the staging, the store's generations of the two keys
+// (mvcc.Store.Gen: equal generations on one store mean equal versions),
+// and whether there is an owner. The oracle's versions are left out
+// because they only grow, and readBack consults them for one thing only:
+// to excuse a write below the floor that a newer version at or below the
+// floor supersedes. More versions can excuse more writes, never fewer, so
+// a write that read back under fewer still does. A write that read back
+// under a stamp still reads back under an equal one (the oracle's versions
+// grown or not), so skipping it changes no verdict; so does a
 // write whose stamps differ only where its read-back cannot tell
 // (stillPasses: a floor that moved but stays at or below the write, another
 // store holding the same versions of the key); every other write is judged
@@ -116,15 +120,73 @@ type keyMemo struct {
 	spansDone     bool
 	inSpans       bool
 	stampComputed bool
-	view          mvcc.KeyView // what reading the key from its owner reads
+	cur           *storeMemo // the owner's store in this pass; its probe's view is what reading the key there reads
 	stamp         readStamp
-	same          [2]sameAs // sources whose content was compared with view
+	same          [2]sameAs // sources whose content was compared with the view
 	nsame         int
 
 	refs       []writeRef // the key's versions of acknowledged writes
 	settled    readStamp  // the stamp refs[:settledN] all read back under
 	settledN   int
 	settledMin hlc.TS // the oldest timestamp of refs[:settledN]
+
+	seen [storeSlots]storeMemo // the stores the key was last read from
+}
+
+// storeMemo is what the checker remembers of one key in one store it was
+// read from (under one staging): a probe of it, which a later pass
+// revalidates without looking the key up (mvcc.Store.Current), and the
+// stamp the key's first n indexed versions all read back under there (n
+// 0: none). The owner of a route moves between its group's voters (the
+// most advanced one reads), so a key is read from a few stores in turn; a
+// key back on a store whose content did not change since it was last read
+// there is judged from this memo, with no lookup and no read-back.
+type storeMemo struct {
+	store   *mvcc.Store
+	staging mvcc.Staging
+	probe   mvcc.Probe
+	used    uint64 // the last pass that read the key here
+	passed  readStamp
+	n       int
+	min     hlc.TS // the oldest timestamp of refs[:n]
+}
+
+// storeSlots is how many stores a key memo remembers: the three voters of
+// its group and one more (a moved route's target); the least recently
+// read is forgotten first.
+const storeSlots = 4
+
+// memoIn returns the key's memo of store under staging, probed afresh
+// unless its probe is still current; a store not remembered takes the
+// slot read least recently.
+func (k *keyMemo) memoIn(key string, store *mvcc.Store, st mvcc.Staging, pass uint64) *storeMemo {
+	slot := &k.seen[0]
+	for i := range k.seen {
+		m := &k.seen[i]
+		if m.store == store && m.staging == st {
+			if !store.Current(&m.probe) {
+				m.probe = store.Probe(key, st)
+			}
+			m.used = pass
+			return m
+		}
+		if m.used < slot.used {
+			slot = m
+		}
+	}
+	*slot = storeMemo{store: store, staging: st, probe: store.Probe(key, st), used: pass}
+	return slot
+}
+
+// currentIn returns the view of key in store under st if the key's memo
+// of that store holds a current probe (no lookup, no slot taken).
+func (k *keyMemo) currentIn(store *mvcc.Store, st mvcc.Staging) (mvcc.KeyView, bool) {
+	for i := range k.seen {
+		if m := &k.seen[i]; m.store == store && m.staging == st && store.Current(&m.probe) {
+			return m.probe.View, true
+		}
+	}
+	return mvcc.KeyView{}, false
 }
 
 // keyMemos holds the key memos in chunks of keyChunk, so that a memo never
@@ -197,14 +259,13 @@ type readStamp struct {
 	owned bool
 	src   viewSource
 	floor hlc.TS
-	known int
 }
 
 // equal reports whether s and o are the same stamp (as s == o would, field
 // by field, the generations first since they differ most often, and
 // inlined where the generated comparison is a call per stamp).
 func (s *readStamp) equal(o *readStamp) bool {
-	return s.src.equal(&o.src) && s.floor == o.floor && s.known == o.known && s.valid == o.valid && s.owned == o.owned
+	return s.src.equal(&o.src) && s.floor == o.floor && s.valid == o.valid && s.owned == o.owned
 }
 
 // viewSource names one content of a key as the owner's reads see it: the
@@ -348,21 +409,24 @@ func (c *NoLostWriteChecker) judgeWrite(k *keyMemo, id int32, w *AppliedWrite, w
 }
 
 // resolve finds key's owner (its route remembered while the routing
-// table stays the same), what reading it there reads (one store lookup for
-// every write of the key in this pass), and the stamp of that.
+// table stays the same), what reading it there reads (the key's memo of
+// that store: one store lookup for every write of the key in this pass,
+// none while the memo's probe is current), and the stamp of that.
 func (c *NoLostWriteChecker) resolve(k *keyMemo, id int32, key string, owners Owners) {
 	if !k.routed || k.routingGen != owners.RoutingGen {
 		k.route, k.hasRoute = owners.Route(key)
 		k.routingGen, k.routed = owners.RoutingGen, true
 	}
-	k.stamp = readStamp{valid: true, owned: k.hasRoute, known: len(c.oracle.byID[id].vs)}
+	k.stamp = readStamp{valid: true, owned: k.hasRoute}
 	if !k.hasRoute {
+		k.cur = nil
 		return
 	}
 	own := owners.Owner(k.route)
-	k.view = own.Store.View(key, own.Staging)
+	k.cur = k.memoIn(key, own.Store, own.Staging, c.pass)
+	view := &k.cur.probe.View
 	k.stamp.floor = own.Floor
-	k.stamp.src = viewSource{store: own.Store, live: k.view.LiveGen, staged: k.view.StagedGen, staging: own.Staging.Active, job: own.Staging.Job}
+	k.stamp.src = viewSource{store: own.Store, live: view.LiveGen, staged: view.StagedGen, staging: own.Staging.Active, job: own.Staging.Job}
 }
 
 // supersededBelowFloor reports whether a write at ts lies below its owner's floor
@@ -385,9 +449,9 @@ func (c *NoLostWriteChecker) supersededBelowFloor(k *keyMemo, id int32, ts hlc.T
 // stillPasses reports whether a write of key at ts, which read
 // back under stamp old, reads back under its key's stamp in this pass as
 // well, though the two differ:
-//   - the floor and the oracle's versions only matter to a write below the
-//     floor (readBack looks at them only when ts < floor), so a write at
-//     or above both floors may ignore a change of them;
+//   - the floor only matters to a write below it (readBack looks at it
+//     only when ts < floor), so a write at or above both floors may ignore
+//     a change of it;
 //   - what the owner's read answers depends on nothing but the content of
 //     the key's view (live and staged versions, staging on or off), so
 //     another store, or another staging job, whose view holds the same
@@ -404,7 +468,7 @@ func (c *NoLostWriteChecker) stillPasses(k *keyMemo, key string, ts hlc.TS, old 
 	if !old.valid || !old.owned || !now.owned {
 		return false
 	}
-	if (old.floor != now.floor || old.known != now.known) && (ts < old.floor || ts < now.floor) {
+	if old.floor != now.floor && (ts < old.floor || ts < now.floor) {
 		return false
 	}
 	return old.src.equal(&now.src) || c.sameContent(k, key, old.src)
@@ -426,8 +490,13 @@ func (c *NoLostWriteChecker) sameContent(k *keyMemo, key string, src viewSource)
 		}
 	}
 	ok := false
-	if then := src.store.View(key, mvcc.StagingOf(src.staging, src.job)); then.LiveGen == src.live && then.StagedGen == src.staged {
-		ok = then.Same(k.view)
+	st := mvcc.StagingOf(src.staging, src.job)
+	then, known := k.currentIn(src.store, st)
+	if !known {
+		then = src.store.View(key, st)
+	}
+	if then.LiveGen == src.live && then.StagedGen == src.staged {
+		ok = then.Same(k.cur.probe.View)
 	}
 	if k.nsame < len(k.same) {
 		k.same[k.nsame] = sameAs{src: src, ok: ok}
@@ -447,5 +516,5 @@ func (k *keyMemo) read(_ string, ts hlc.TS) (mvcc.Read, hlc.TS, bool) {
 	if ts < k.stamp.floor {
 		return mvcc.Read{}, k.stamp.floor, true
 	}
-	return k.view.Get(ts, mvcc.MergeNewest), k.stamp.floor, true
+	return k.cur.probe.View.Get(ts, mvcc.MergeNewest), k.stamp.floor, true
 }

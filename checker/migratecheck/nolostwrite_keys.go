@@ -82,6 +82,10 @@ func (c *NoLostWriteChecker) dropIndex() {
 	for _, id := range c.keyed {
 		k := c.keys.at(id)
 		k.refs, k.settled, k.settledN, k.settledMin = nil, readStamp{}, 0, 0
+		for i := range k.seen {
+			m := &k.seen[i]
+			m.passed, m.n, m.min = readStamp{}, 0, 0
+		}
 	}
 	c.keyed = c.keyed[:0]
 	for i := range c.acks {
@@ -106,6 +110,8 @@ func (c *NoLostWriteChecker) checkKeys(owners Owners, when string, spans []keys.
 		same := k.settled.equal(&k.stamp)
 		if same || c.stillPasses(k, key, k.settledMin, &k.settled) {
 			from, oldest = k.settledN, k.settledMin
+		} else if sm := k.cur; sm != nil && sm.n > 0 && (sm.passed.equal(&k.stamp) || c.stillPasses(k, key, sm.min, &sm.passed)) {
+			from, oldest = sm.n, sm.min
 		}
 		for _, r := range k.refs[from:] {
 			m := &c.acks[r.ack]
@@ -119,6 +125,9 @@ func (c *NoLostWriteChecker) checkKeys(owners Owners, when string, spans []keys.
 			k.settled = k.stamp
 		}
 		k.settledN, k.settledMin = len(k.refs), oldest
+		if sm := k.cur; sm != nil {
+			sm.passed, sm.n, sm.min = k.stamp, len(k.refs), oldest
+		}
 	}
 	return nil
 }

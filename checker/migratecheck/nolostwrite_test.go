@@ -33,7 +33,10 @@ func TestNoLostWriteCheckerMatchesFull(t *testing.T) {
 // randomNoLostWriteRun is one random run of TestNoLostWriteCheckerMatchesFull.
 func randomNoLostWriteRun(passes, violations *int) func(*rapid.T) {
 	return func(t *rapid.T) {
-		r := &nlwRig{o: NewVersionOracle(), stores: []*mvcc.Store{mvcc.New(), mvcc.New()}}
+		r := &nlwRig{o: NewVersionOracle()}
+		for range nlwStores {
+			r.stores = append(r.stores, mvcc.New())
+		}
 		c := NewNoLostWriteChecker(r.o)
 		steps := rapid.IntRange(1, 40).Draw(t, "steps")
 		for i := 0; i < steps; i++ {
@@ -56,7 +59,14 @@ func randomNoLostWriteRun(passes, violations *int) func(*rapid.T) {
 	}
 }
 
-// nlwRig is the world of one random run: an oracle, two replica stores,
+// nlwStores is how many replica stores a random run has: more than a key
+// memo remembers (storeSlots), so that memos are forgotten and taken again.
+const nlwStores = storeSlots + 2
+
+// nlwJobs are the migration jobs whose staged rows a random run merges.
+var nlwJobs = []uint64{7, 9}
+
+// nlwRig is the world of one random run: an oracle, nlwStores replica stores,
 // the acknowledged writes (and those to be acknowledged later), the floor,
 // the owner and its staging.
 type nlwRig struct {
@@ -95,7 +105,7 @@ func (r *nlwRig) apply(t *rapid.T, op, key string, at hlc.TS) bool {
 	}
 	v := mvcc.Version{TS: at, Value: op, Tombstone: rapid.IntRange(0, 4).Draw(t, "del") == 0}
 	r.o.Add(AppliedWrite{Op: op, Key: key, Version: v})
-	ahead := rapid.IntRange(0, 1).Draw(t, "ahead")
+	ahead := rapid.IntRange(0, len(r.stores)-1).Draw(t, "ahead")
 	for n, s := range r.stores {
 		if n == ahead || rapid.IntRange(0, 3).Draw(t, "lag") > 0 {
 			s.Put(key, v)
@@ -151,9 +161,12 @@ func (r *nlwRig) step(t *rapid.T, i int, key string) {
 	case 12, 13:
 		r.floor = hlc.TS(rapid.IntRange(0, int(r.ts)+1).Draw(t, "floor"))
 	case 14, 15:
-		r.owner = rapid.IntRange(0, 1).Draw(t, "owner")
+		r.owner = rapid.IntRange(0, len(r.stores)-1).Draw(t, "owner")
 		r.routing++
-		r.staging = mvcc.StagingOf(rapid.Bool().Draw(t, "staging"), 7)
+		r.staging = mvcc.StagingOf(rapid.Bool().Draw(t, "staging"), rapid.SampledFrom(nlwJobs).Draw(t, "job"))
+	case 16, 17: // the owner's staging alone changes (its key memo must not be taken for the other staging's)
+		r.routing++
+		r.staging = mvcc.StagingOf(rapid.Bool().Draw(t, "staging"), rapid.SampledFrom(nlwJobs).Draw(t, "job"))
 	case 28: // an entry's key rewritten, its operation kept (its memory must go too)
 		if len(r.acked) > 0 {
 			r.acked[rapid.IntRange(0, len(r.acked)-1).Draw(t, "rekeyed")].Key = key
@@ -170,7 +183,7 @@ func (r *nlwRig) step(t *rapid.T, i int, key string) {
 // damage changes one replica's versions of key: a stray version no write
 // created, a lost version, a compaction, or a staged copy (maybe altered).
 func (r *nlwRig) damage(t *rapid.T, key string) {
-	s := r.stores[rapid.IntRange(0, 1).Draw(t, "store")]
+	s := r.stores[rapid.IntRange(0, len(r.stores)-1).Draw(t, "store")]
 	switch rapid.IntRange(0, 3).Draw(t, "damage") {
 	case 0:
 		s.Put(key, mvcc.Version{TS: hlc.TS(rapid.IntRange(1, int(r.ts)+1).Draw(t, "stray")), Value: "stray"})
@@ -186,7 +199,7 @@ func (r *nlwRig) damage(t *rapid.T, key string) {
 			if rapid.Bool().Draw(t, "alter") {
 				v.Value += "!"
 			}
-			s.Put(keys.StageKey(7, key), v)
+			s.Put(keys.StageKey(rapid.SampledFrom(nlwJobs).Draw(t, "job"), key), v)
 			s.Delete(key, v.TS)
 		}
 	}

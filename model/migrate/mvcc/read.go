@@ -73,6 +73,55 @@ func (s *Store) View(raw string, st Staging) KeyView {
 	return v
 }
 
+// Probe is a KeyView that can tell, without looking the key up again,
+// whether it is still what a View of the same key and staging on the same
+// store would return (Store.Current): it holds the records the view read
+// and the store's count of added keys at the time. A reader that asks
+// about the same keys again and again (M.NoLostWrite's passes) probes each
+// once and afterwards only checks.
+type Probe struct {
+	View         KeyView
+	live, staged *keyVersions // the records read (nil: the store held none)
+	added        uint64       // the store's count of added keys when probed
+}
+
+// Probe returns View(raw, st) with what Current needs.
+func (s *Store) Probe(raw string, st Staging) Probe {
+	p := Probe{View: KeyView{stagingOn: st.Active}, added: s.added}
+	if kv := s.vers[raw]; kv != nil {
+		p.live, p.View.live, p.View.LiveGen = kv, kv.vs, kv.gen
+	}
+	if st.Active {
+		if kv := s.stagedRecord(st.Job, raw); kv != nil {
+			p.staged, p.View.staged, p.View.StagedGen = kv, kv.vs, kv.gen
+		}
+	}
+	return p
+}
+
+// Current reports whether p, a Probe of this store, still reads as a new
+// Probe of the same key and staging would: same records at the same
+// generations, and no key added where p found none. Why that suffices: a
+// record's generation changes with every edit of its versions and when its
+// key is dropped (so a record that moves on to another key changed too),
+// and a key the store did not hold can only appear by being added. The
+// view's slices are then still the store's.
+func (s *Store) Current(p *Probe) bool {
+	return recordCurrent(p.live, p.View.LiveGen, p.added, s.added) &&
+		(!p.View.stagingOn || recordCurrent(p.staged, p.View.StagedGen, p.added, s.added))
+}
+
+// recordCurrent reports whether record kv, read at generation gen when the
+// store had added `then` keys, is unchanged now that it has added `now`:
+// kv's generation is the same, or there was no record and no key was added
+// since.
+func recordCurrent(kv *keyVersions, gen, then, now uint64) bool {
+	if kv == nil {
+		return then == now
+	}
+	return kv.gen == gen
+}
+
 // Same reports whether o holds the same versions as kv, staging on or off
 // alike: then Get answers the same for both at every timestamp.
 func (kv KeyView) Same(o KeyView) bool {

@@ -62,6 +62,7 @@ type Store struct {
 	vers   map[string]*keyVersions // the same records by key; never empty
 	n      int                     // number of versions
 	gen    uint64                  // the last generation handed out
+	added  uint64                  // how many times a key the store did not hold was added (see Probe)
 	recs   slab.Slab[keyVersions]  // where new keys' records come from (see newRecord)
 	spare  [maxSpare]*keyVersions  // records of dropped keys, handed out again first
 	nspare int                     // how many of spare are held
@@ -204,6 +205,7 @@ func (s *Store) Put(key string, v Version) bool {
 		kv = s.newRecord()
 		s.order.insert(key, kv)
 		s.vers[key] = kv
+		s.added++
 	}
 	s.changed(kv)
 	vs := kv.vs
@@ -349,7 +351,10 @@ func (s *Store) truncate(key string, kv *keyVersions, i int) int {
 // no value alive) and kept for a later new key (newRecord), which takes it
 // with a new generation (Put marks it changed): the versions slices handed
 // out for key were valid only until the store changed, and it just did.
+// The record itself is marked changed too, so that a Probe holding it sees
+// the key gone while the record waits for its next key.
 func (s *Store) dropKey(key string, kv *keyVersions) {
+	s.changed(kv)
 	delete(s.vers, key)
 	s.order.remove(key)
 	clear(kv.vs)
