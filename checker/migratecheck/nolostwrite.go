@@ -56,8 +56,8 @@ func (own Owner) Read(key string, ts hlc.TS) mvcc.Read {
 // NoLostWriteChecker is CheckNoLostWrite for a world that checks it pass
 // after pass over a growing list of acknowledged writes: it judges exactly
 // what CheckNoLostWrite(acked, ReadFrom(owners), when, spans...) judges and
-// returns the same first violation, but reads a write back again only when
-// its answer could differ from the last pass that found it readable.
+// returns the same first violation, but judges a write again only when its
+// answer could differ from a pass that found it readable.
 //
 // Why that is exact. readBack's verdict on a write w is a function of w and
 // of what it reads: whether the key has an owner; the owner's store, its
@@ -71,36 +71,45 @@ func (own Owner) Read(key string, ts hlc.TS) mvcc.Read {
 // because they only grow, and readBack consults them for one thing only:
 // to excuse a write below the floor that a newer version at or below the
 // floor supersedes. More versions can excuse more writes, never fewer, so
-// a write that read back under fewer still does. A write that read back
-// under a stamp still reads back under an equal one (the oracle's versions
-// grown or not), so skipping it changes no verdict; so does a
-// write whose stamps differ only where its read-back cannot tell
-// (stillPasses: a floor that moved but stays at or below the write, another
-// store holding the same versions of the key); every other write is judged
-// again, in CheckNoLostWrite's order, and whether each
-// acknowledged write was applied at its timestamp is judged on every pass
-// as there. So the first violation is the same. The stamp holds the store
-// pointer, which keeps the store alive: no other store can take its address.
-// Which route serves a key is remembered while Owners.RoutingGen stays the
-// same (it depends on nothing else); the route's owner is asked every pass.
+// a write that read back under fewer still does.
+//
+// Each key remembers the stamp all its indexed versions last read back
+// under (settled) and, per store it was read from (storeMemo, a few), the
+// stamp they read back under there. A pass carries those versions over
+// without judging them when this pass's view reads as the remembered
+// stamp's (the same source, or another store or staging holding the same
+// versions: sameContent) at the same floor; at another floor it still
+// carries those at or above both floors (read where they were) and those
+// readBack now excuses below the floor (excusedBelow). Every other version
+// is judged again (judgeWrite: readBack's own steps through the pass's
+// view, and readBack itself for any that fails, so a violation is
+// readBack's), and whether each acknowledged write was applied at its
+// timestamp is judged on every pass as there. So the first violation is
+// the same. A stamp holds its store's pointer, which keeps the store
+// alive: no other store can take its address. Which route serves a key is
+// remembered while Owners.RoutingGen stays the same (it depends on nothing
+// else); the route's owner is asked every pass. A store memo's probe
+// (mvcc.Store.Probe) is reused without a lookup while mvcc.Store.Current
+// says it is.
 //
 // A pass walks keys, not acknowledged writes (checkKeys): each key's
-// versions of acknowledged writes are indexed under it, and a key whose
-// stamp equals the one all its indexed versions last read back under is
-// skipped whole. Only when that walk meets a violation (or an entry of the
-// acknowledged writes changed) does the pass judge again in
-// CheckNoLostWrite's order (checkOrdered), which finds the same first
-// violation as the full check.
+// versions of acknowledged writes are indexed under it. Only when that
+// walk meets a violation (or an entry of the acknowledged writes changed)
+// does the pass judge again in CheckNoLostWrite's order (checkOrdered),
+// which finds the same first violation as the full check.
 //
-// The acknowledged writes must only grow by appending between passes (a
+// What it cannot see, beyond what CheckNoLostWrite cannot (it reads each
+// key from its route's owner only, never from other voters): a store
+// changed other than through mvcc.Store's methods (say, by writing into a
+// slice Versions handed out), which leaves generations as they were. The
+// acknowledged writes must only grow by appending between passes (a
 // changed entry is noticed and its memory dropped).
 type NoLostWriteChecker struct {
 	oracle *VersionOracle
 	pass   uint64
-	keys   keyMemos    // by the oracle's key number
-	acks   []ackMemo   // by index into the acknowledged writes
-	slab   []writeMemo // where acknowledged writes' memos come from, a chunk at a time
-	keyed  []int32     // the keys with indexed versions, in the order they got their first
+	keys   keyMemos  // by the oracle's key number
+	acks   []ackMemo // by index into the acknowledged writes
+	keyed  []int32   // the keys with indexed versions, in the order they got their first
 }
 
 // keyMemo is what the current pass found about one key, its route under
@@ -125,10 +134,12 @@ type keyMemo struct {
 	same          [2]sameAs // sources whose content was compared with the view
 	nsame         int
 
-	refs       []writeRef // the key's versions of acknowledged writes
-	settled    readStamp  // the stamp refs[:settledN] all read back under
-	settledN   int
-	settledMin hlc.TS // the oldest timestamp of refs[:settledN]
+	excused     hlc.TS // readBack excuses the key's writes older than this in the pass (excusedBelow)
+	excusedDone bool   // excused is set for the pass
+
+	refs     []writeRef // the key's versions of acknowledged writes
+	settled  readStamp  // the stamp refs[:settledN] all read back under
+	settledN int
 
 	seen [storeSlots]storeMemo // the stores the key was last read from
 }
@@ -148,7 +159,6 @@ type storeMemo struct {
 	used    uint64 // the last pass that read the key here
 	passed  readStamp
 	n       int
-	min     hlc.TS // the oldest timestamp of refs[:n]
 }
 
 // storeSlots is how many stores a key memo remembers: the three voters of
@@ -160,6 +170,10 @@ const storeSlots = 4
 // unless its probe is still current; a store not remembered takes the
 // slot read least recently.
 func (k *keyMemo) memoIn(key string, store *mvcc.Store, st mvcc.Staging, pass uint64) *storeMemo {
+	if m := k.cur; m != nil && m.store == store && m.staging == st && store.Current(&m.probe) {
+		m.used = pass // the last pass's store, unchanged: the common case
+		return m
+	}
 	slot := &k.seen[0]
 	for i := range k.seen {
 		m := &k.seen[i]
@@ -219,37 +233,8 @@ type sameAs struct {
 type ackMemo struct {
 	op         string
 	writes     *opWrites
-	ws         []writeMemo // by index into writes.ws
-	applied    bool        // it passed ackApplied, which it then always passes
-	registered int         // writes.ws[:registered] are indexed under their keys
-}
-
-// writeMemo is what earlier passes found about one version of an
-// acknowledged write.
-type writeMemo struct {
-	passed readStamp // the stamp it last read back under
-	above  hlc.TS    // its key's oldest version newer than it known (0: none)
-}
-
-// slabChunk is how many write memos the checker allocates at once.
-const slabChunk = 256
-
-// growMemos gives m at least n write memos. A first set comes from the
-// shared slab (one allocation for many acknowledged writes); a later
-// growth (an operation applied on one more group) is appended as usual,
-// which moves m's memos out of the slab since their capacity is exact.
-func (c *NoLostWriteChecker) growMemos(m *ackMemo, n int) {
-	if len(m.ws) >= n {
-		return
-	}
-	if len(m.ws) == 0 && n <= slabChunk {
-		if len(c.slab) < n {
-			c.slab = make([]writeMemo, slabChunk)
-		}
-		m.ws, c.slab = c.slab[:n:n], c.slab[n:]
-		return
-	}
-	m.ws = append(m.ws, make([]writeMemo, n-len(m.ws))...)
+	applied    bool // it passed ackApplied, which it then always passes
+	registered int  // writes.ws[:registered] are indexed under their keys
 }
 
 // readStamp is everything a key's read-back depends on (see
@@ -342,11 +327,8 @@ func (c *NoLostWriteChecker) ackVersions(a *AckedWrite, m *ackMemo) (ws []Applie
 }
 
 // checkWrites judges the versions ws of one acknowledged write (only those
-// of key, unless key is empty) as CheckNoLostWrite does, reading back only
-// those whose answer could differ from the pass that last found them
-// readable.
+// of key, unless key is empty) as CheckNoLostWrite does.
 func (c *NoLostWriteChecker) checkWrites(key string, m *ackMemo, ws []AppliedWrite, owners Owners, when string, spans []keys.Span) *property.Violation {
-	c.growMemos(m, len(ws))
 	for j := range ws {
 		w := &ws[j]
 		if key != "" && w.Key != key {
@@ -357,7 +339,7 @@ func (c *NoLostWriteChecker) checkWrites(key string, m *ackMemo, ws []AppliedWri
 		if !c.inPass(k, id, w.Key, owners, spans) {
 			continue
 		}
-		if v := c.judgeWrite(k, id, w, &m.ws[j], when); v != nil {
+		if v := c.judgeWrite(k, id, w, when); v != nil {
 			return v
 		}
 	}
@@ -371,7 +353,7 @@ func (c *NoLostWriteChecker) inPass(k *keyMemo, id int32, key string, owners Own
 	if k.pass != c.pass {
 		// A new pass: forget what the last one found (what it
 		// computed is overwritten before it is read again).
-		k.pass, k.spansDone, k.stampComputed, k.nsame = c.pass, false, false, 0
+		k.pass, k.spansDone, k.stampComputed, k.nsame, k.excusedDone = c.pass, false, false, 0, false
 	}
 	if len(spans) > 0 {
 		if !k.spansDone {
@@ -392,20 +374,40 @@ func (c *NoLostWriteChecker) inPass(k *keyMemo, id int32, key string, owners Own
 	return true
 }
 
-// judgeWrite judges version w (memo wm) of an acknowledged write on key
-// k (number id) in this pass: it passes without a read when its stamp
-// shows the answer cannot differ from the last pass that found it
-// readable, else it is read back.
-func (c *NoLostWriteChecker) judgeWrite(k *keyMemo, id int32, w *AppliedWrite, wm *writeMemo, when string) *property.Violation {
-	if k.stamp.equal(&wm.passed) || c.supersededBelowFloor(k, id, w.TS, &wm.above) || c.stillPasses(k, w.Key, w.TS, &wm.passed) {
-		wm.passed = k.stamp
+// judgeWrite judges version w of an acknowledged write on key k (number
+// id) in this pass as readBack does. It reads through the pass's view of
+// the key (readsBack); only a write that does not pass there is handed to
+// readBack itself, whose verdict (and message) is the one returned.
+func (c *NoLostWriteChecker) judgeWrite(k *keyMemo, id int32, w *AppliedWrite, when string) *property.Violation {
+	if c.readsBack(k, id, w) {
 		return nil
 	}
-	if v := c.oracle.readBack(w, k.read, when); v != nil {
-		return v
+	return c.oracle.readBack(w, k.read, when)
+}
+
+// readsBack reports whether readBack passes w in this pass, step for step
+// as readBack judges it but with the superseded case answered by
+// excusedBelow: no owner answers; or w lies below the floor and a newer
+// version supersedes it there, or the read at the floor chooses w's version
+// or nothing while w hides nothing there; or the read at w's timestamp
+// chooses w's version.
+func (c *NoLostWriteChecker) readsBack(k *keyMemo, id int32, w *AppliedWrite) bool {
+	if !k.stamp.owned {
+		return true
 	}
-	wm.passed = k.stamp
-	return nil
+	at := w.TS
+	if at < k.stamp.floor {
+		if at < c.excusedBelow(k, id) {
+			return true
+		}
+		at = k.stamp.floor
+		if r := k.cur.probe.View.Get(at, mvcc.MergeNewest); r.Chosen || w.VisibleAt(at) {
+			return r.Chosen && r.Version == w.Version
+		}
+		return true
+	}
+	r := k.cur.probe.View.Get(at, mvcc.MergeNewest)
+	return r.Chosen && r.Version == w.Version
 }
 
 // resolve finds key's owner (its route remembered while the routing
@@ -429,46 +431,33 @@ func (c *NoLostWriteChecker) resolve(k *keyMemo, id int32, key string, owners Ow
 	k.stamp.src = viewSource{store: own.Store, live: view.LiveGen, staged: view.StagedGen, staging: own.Staging.Active, job: own.Staging.Job}
 }
 
-// supersededBelowFloor reports whether a write at ts lies below its owner's floor
-// with a newer version of its key at or below the floor: readBack passes
-// such a write without reading it (compaction may drop it). It remembers
-// in above the oldest version of the key newer than ts it found: the oracle
-// only adds versions, so the oldest newer one can only get older, and a
-// remembered one at or below the floor proves the case without a search.
-func (c *NoLostWriteChecker) supersededBelowFloor(k *keyMemo, id int32, ts hlc.TS, above *hlc.TS) bool {
-	floor := k.stamp.floor
-	if !k.stamp.owned || ts >= floor {
-		return false
+// excusedBelow returns the timestamp below which readBack excuses, in
+// this pass, every write of the key (memo k, number id) without reading it:
+// the newest of the oracle's versions of the key at or below the owner's
+// floor (0, which excuses nothing, if there is none or no owner). readBack
+// excuses a write below the floor that a version newer than it, at or
+// below the floor, supersedes (compaction may drop it): such a version
+// exists exactly when the write is older than the newest version at or
+// below the floor. Found once per key and pass.
+func (c *NoLostWriteChecker) excusedBelow(k *keyMemo, id int32) hlc.TS {
+	if !k.excusedDone {
+		k.excused, k.excusedDone = 0, true
+		if k.stamp.owned {
+			if v, ok := c.oracle.byID[id].newestAtOrBelow(k.stamp.floor); ok {
+				k.excused = v.TS
+			}
+		}
 	}
-	if *above == 0 || *above > floor {
-		*above = c.oracle.byID[id].oldestAbove(ts)
-	}
-	return *above != 0 && *above <= floor
+	return k.excused
 }
 
-// stillPasses reports whether a write of key at ts, which read
-// back under stamp old, reads back under its key's stamp in this pass as
-// well, though the two differ:
-//   - the floor only matters to a write below it (readBack looks at it
-//     only when ts < floor), so a write at or above both floors may ignore
-//     a change of it;
-//   - what the owner's read answers depends on nothing but the content of
-//     the key's view (live and staged versions, staging on or off), so
-//     another store, or another staging job, whose view holds the same
-//     versions answers the same. The content it read back under is still in
-//     old's store if that store's generations are still old's: then the two
-//     views are compared version by version.
-//
-// Both rules hold for every write at ts or later if they hold at ts (the
-// first only gets easier as ts grows; the second does not look at ts): so
-// it answers for a set of writes read back under old when asked at their
-// oldest timestamp.
-func (c *NoLostWriteChecker) stillPasses(k *keyMemo, key string, ts hlc.TS, old *readStamp) bool {
+// sameView reports whether reading under stamp old, whose key had an owner,
+// reads what the key's view in this pass reads, the floor aside: the key
+// has an owner now too, and old's source is this pass's or holds the same
+// versions (sameContent).
+func (c *NoLostWriteChecker) sameView(k *keyMemo, key string, old *readStamp) bool {
 	now := &k.stamp
 	if !old.valid || !old.owned || !now.owned {
-		return false
-	}
-	if old.floor != now.floor && (ts < old.floor || ts < now.floor) {
 		return false
 	}
 	return old.src.equal(&now.src) || c.sameContent(k, key, old.src)

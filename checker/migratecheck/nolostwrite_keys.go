@@ -1,7 +1,6 @@
 package migratecheck
 
 import (
-	"math"
 	"slices"
 	"unsafe"
 
@@ -61,7 +60,6 @@ func (c *NoLostWriteChecker) growAcks(acked []AckedWrite) {
 // of key, unless key is empty).
 func (c *NoLostWriteChecker) register(ack int32, key string, m *ackMemo) {
 	ws := m.writes.ws
-	c.growMemos(m, len(ws))
 	for j := m.registered; j < len(ws); j++ {
 		if key != "" && ws[j].Key != key {
 			continue
@@ -81,10 +79,10 @@ func (c *NoLostWriteChecker) register(ack int32, key string, m *ackMemo) {
 func (c *NoLostWriteChecker) dropIndex() {
 	for _, id := range c.keyed {
 		k := c.keys.at(id)
-		k.refs, k.settled, k.settledN, k.settledMin = nil, readStamp{}, 0, 0
+		k.refs, k.settled, k.settledN = nil, readStamp{}, 0
 		for i := range k.seen {
 			m := &k.seen[i]
-			m.passed, m.n, m.min = readStamp{}, 0, 0
+			m.passed, m.n = readStamp{}, 0
 		}
 	}
 	c.keyed = c.keyed[:0]
@@ -95,9 +93,9 @@ func (c *NoLostWriteChecker) dropIndex() {
 
 // checkKeys judges the indexed versions key by key and returns a violation
 // if it meets one (not necessarily the first in CheckNoLostWrite's order).
-// A key whose stamp is the one its first settledN versions all read back
-// under, or one they all still read back under (stillPasses asked at the
-// oldest of them), judges only the versions indexed since.
+// Of the versions known to read back under an earlier stamp (carried), it
+// judges again only those whose answer the change of floor can touch;
+// then those indexed since.
 func (c *NoLostWriteChecker) checkKeys(owners Owners, when string, spans []keys.Span) *property.Violation {
 	for _, id := range c.keyed {
 		k := c.keys.at(id)
@@ -106,30 +104,56 @@ func (c *NoLostWriteChecker) checkKeys(owners Owners, when string, spans []keys.
 		if !c.inPass(k, id, key, owners, spans) {
 			continue
 		}
-		from, oldest := 0, hlc.TS(math.MaxUint64)
-		same := k.settled.equal(&k.stamp)
-		if same || c.stillPasses(k, key, k.settledMin, &k.settled) {
-			from, oldest = k.settledN, k.settledMin
-		} else if sm := k.cur; sm != nil && sm.n > 0 && (sm.passed.equal(&k.stamp) || c.stillPasses(k, key, sm.min, &sm.passed)) {
-			from, oldest = sm.n, sm.min
+		old, n := c.carried(k, key)
+		// refs[:n] read back under old, whose content is this pass's.
+		// At the same floor they all still do. At another floor, those
+		// at or above both floors do (read where they were), and so do
+		// those readBack now excuses (older than excusedBelow); the rest,
+		// with timestamps in [lo, hi), are judged again.
+		from, lo, hi := n, hlc.TS(0), hlc.TS(0)
+		if old != nil && old.floor != k.stamp.floor {
+			from, lo, hi = 0, c.excusedBelow(k, id), max(old.floor, k.stamp.floor)
 		}
-		for _, r := range k.refs[from:] {
+		for i, r := range k.refs[from:] {
 			m := &c.acks[r.ack]
 			w := &m.writes.ws[r.j]
-			if v := c.judgeWrite(k, id, w, &m.ws[r.j], when); v != nil {
+			if from+i < n && (w.TS < lo || w.TS >= hi) {
+				continue
+			}
+			if v := c.judgeWrite(k, id, w, when); v != nil {
 				return v
 			}
-			oldest = min(oldest, w.TS)
 		}
-		if !same {
-			k.settled = k.stamp
-		}
-		k.settledN, k.settledMin = len(k.refs), oldest
+		k.settled, k.settledN = k.stamp, len(k.refs)
 		if sm := k.cur; sm != nil {
-			sm.passed, sm.n, sm.min = k.stamp, len(k.refs), oldest
+			sm.passed, sm.n = k.stamp, len(k.refs)
 		}
 	}
 	return nil
+}
+
+// carried returns an earlier stamp under which the key's first n indexed
+// versions all read back and whose content (store's versions, staging)
+// reads as this pass's view: the key's last stamp (settled), or the stamp
+// last settled in this pass's store (its memo). nil, 0: none. The memo is
+// asked first when it covers as many versions and its source is this
+// pass's (the key is back on a store that did not change): that takes no
+// comparison of contents.
+func (c *NoLostWriteChecker) carried(k *keyMemo, key string) (*readStamp, int) {
+	if k.settled.equal(&k.stamp) {
+		return &k.settled, k.settledN
+	}
+	sm := k.cur
+	if sm != nil && sm.n == k.settledN && sm.passed.valid && sm.passed.owned && sm.passed.src.equal(&k.stamp.src) {
+		return &sm.passed, sm.n
+	}
+	if c.sameView(k, key, &k.settled) {
+		return &k.settled, k.settledN
+	}
+	if sm != nil && sm.n > 0 && c.sameView(k, key, &sm.passed) {
+		return &sm.passed, sm.n
+	}
+	return nil, 0
 }
 
 // sameString reports whether a == b, without a call when both share their

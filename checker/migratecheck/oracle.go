@@ -43,15 +43,14 @@ type oracleKey struct {
 	byOne [1]opWrite      // by's array meanwhile
 }
 
-// oldestAbove returns the timestamp of the key's oldest version newer than
-// ts (0: none is).
-func (k *oracleKey) oldestAbove(ts hlc.TS) hlc.TS {
-	// vs is newest first: the versions newer than ts are vs[:i].
-	i := sort.Search(len(k.vs), func(i int) bool { return k.vs[i].TS <= ts })
-	if i == 0 {
-		return 0
+// newestAtOrBelow returns the key's newest version at or below ts.
+func (k *oracleKey) newestAtOrBelow(ts hlc.TS) (mvcc.Version, bool) {
+	vs := k.vs // newest first
+	i := sort.Search(len(vs), func(i int) bool { return vs[i].TS <= ts })
+	if i < len(vs) {
+		return vs[i], true
 	}
-	return k.vs[i-1].TS
+	return mvcc.Version{}, false
 }
 
 // versions returns key's versions, newest first (shared).
