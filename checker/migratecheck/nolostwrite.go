@@ -350,28 +350,55 @@ func (c *NoLostWriteChecker) checkWrites(key string, m *ackMemo, ws []AppliedWri
 // it lies in spans, if there are any. When it does, k holds the key's
 // view and stamp for the pass.
 func (c *NoLostWriteChecker) inPass(k *keyMemo, id int32, key string, owners Owners, spans []keys.Span) bool {
-	if k.pass != c.pass {
-		// A new pass: forget what the last one found (what it
-		// computed is overwritten before it is read again).
-		k.pass, k.spansDone, k.stampComputed, k.nsame, k.excusedDone = c.pass, false, false, 0, false
-	}
-	if len(spans) > 0 {
-		if !k.spansDone {
-			if !k.routeKnown {
-				k.routeKey, k.routeKeyed = routeKeyOf(key)
-				k.routeKnown = true
-			}
-			k.inSpans, k.spansDone = k.routeKeyed && routeInAny(k.routeKey, spans), true
-		}
-		if !k.inSpans {
-			return false
-		}
+	if !c.inSpans(k, key, spans) {
+		return false
 	}
 	if !k.stampComputed {
 		c.resolve(k, id, key, owners)
 		k.stampComputed = true
 	}
 	return true
+}
+
+// inSpans reports whether this pass judges key (memo k): whether it lies in
+// spans, if there are any. A key first met in a pass forgets what the last
+// one found (what that computed is overwritten before it is read again).
+func (c *NoLostWriteChecker) inSpans(k *keyMemo, key string, spans []keys.Span) bool {
+	if k.pass != c.pass {
+		k.pass, k.spansDone, k.stampComputed, k.nsame, k.excusedDone = c.pass, false, false, 0, false
+	}
+	if len(spans) == 0 {
+		return true
+	}
+	if !k.spansDone {
+		if !k.routeKnown {
+			k.routeKey, k.routeKeyed = routeKeyOf(key)
+			k.routeKnown = true
+		}
+		k.inSpans, k.spansDone = k.routeKeyed && routeInAny(k.routeKey, spans), true
+	}
+	return k.inSpans
+}
+
+// untouched reports, before the key is resolved, whether this pass would
+// find exactly the stamp all its indexed versions were settled under, so
+// that it has nothing to judge: no version was indexed since, the routing
+// table is the same (so is the route), and the route's owner is the
+// settled stamp's store, at its floor and staging, whose memo's probe is
+// still current at the settled generations. That is what resolve would
+// compute (memoIn returns that memo), and checkKeys would then carry every
+// version; the key is left unresolved in this pass (a later inPass
+// resolves it if needed).
+func (c *NoLostWriteChecker) untouched(k *keyMemo, owners Owners) bool {
+	s, m := &k.settled, k.cur
+	if m == nil || !s.valid || !s.owned || k.settledN != len(k.refs) || !k.routed || k.routingGen != owners.RoutingGen || !k.hasRoute {
+		return false
+	}
+	own := owners.Owner(k.route)
+	src := &s.src
+	return own.Store == src.store && own.Floor == s.floor && own.Staging.Active == src.staging && own.Staging.Job == src.job &&
+		m.store == own.Store && m.staging == own.Staging &&
+		m.probe.View.LiveGen == src.live && m.probe.View.StagedGen == src.staged && own.Store.Current(&m.probe)
 }
 
 // judgeWrite judges version w of an acknowledged write on key k (number

@@ -101,9 +101,11 @@ func (c *NoLostWriteChecker) checkKeys(owners Owners, when string, spans []keys.
 		k := c.keys.at(id)
 		first := k.refs[0]
 		key := c.acks[first.ack].writes.ws[first.j].Key
-		if !c.inPass(k, id, key, owners, spans) {
+		if !c.inSpans(k, key, spans) || c.untouched(k, owners) {
 			continue
 		}
+		c.resolve(k, id, key, owners)
+		k.stampComputed = true
 		old, n := c.carried(k, key)
 		// refs[:n] read back under old, whose content is this pass's.
 		// At the same floor they all still do. At another floor, those
