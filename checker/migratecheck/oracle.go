@@ -2,7 +2,6 @@ package migratecheck
 
 import (
 	"shardsim/property"
-	"slices"
 	"sort"
 
 	"shardsim/model/migrate/hlc"
@@ -126,8 +125,18 @@ func (o *VersionOracle) Add(w AppliedWrite) {
 	// before it, so At finds the last one added.
 	vs := k.vs
 	i := sort.Search(len(vs), func(i int) bool { return vs[i].TS <= w.TS })
-	k.vs = slices.Insert(vs, i, w.Version)
-	k.by = slices.Insert(k.by, i, opWrite{op, int32(len(op.ws) - 1)})
+	k.vs = insertAt(vs, i, w.Version)
+	k.by = insertAt(k.by, i, opWrite{op, int32(len(op.ws) - 1)})
+}
+
+// insertAt inserts v at s[i]: slices.Insert of one value, which takes it
+// as a variadic slice that escapes (an allocation per call: two per
+// version the oracle learns), written as one append and one shift.
+func insertAt[T any](s []T, i int, v T) []T {
+	s = append(s, v)
+	copy(s[i+1:], s[i:len(s)-1])
+	s[i] = v
+	return s
 }
 
 // newKey returns a new key record, numbered next, from the slab.
