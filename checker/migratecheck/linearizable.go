@@ -247,10 +247,65 @@ func permute(hist []keyCall, dest []int) {
 // writes certainly were not; ambiguous ones the oracle proves either way),
 // and an applied ambiguous write takes effect by its first apply. Each
 // key's history is judged in segments (judgeKey): only the segments that
-// do not decide themselves go to porcupine.
+// do not decide themselves go to porcupine, all of them in one call
+// (checkBatched); only when that call does not answer OK are the keys
+// judged one by one (checkKeysInOrder), which names the first key (in key
+// order) that fails.
 func CheckLinearizable(ops []KeyOp, oracle *VersionOracle, timeout time.Duration) (property.Verdict, *property.Violation) {
+	parts := byKey(keyCalls(ops, oracle))
+	start := time.Now() // wall time bounds the checker only; it never feeds the world
+	verdict, failing := checkBatched(parts, timeout)
+	switch {
+	case verdict == property.VerdictOK:
+		return property.VerdictOK, nil
+	case verdict == property.VerdictViolation && failing >= 0:
+		return property.VerdictViolation, noLinearization(parts[failing])
+	}
+	return checkKeysInOrder(parts, timeout-time.Since(start))
+}
+
+// noLinearization is the violation of a key whose history part does not
+// linearize.
+func noLinearization(part []keyCall) *property.Violation {
+	return property.Violated(property.MLinearizable, "the %d operations on %q have no linearization", len(part), part[0].key())
+}
+
+// checkBatched judges the keys' histories as checkKeysInOrder does, up to
+// the first key a segment judged alone fails, with every segment that
+// needs porcupine checked in one porcupine call (one partition each;
+// porcupine's set-up, timer and wait per call cost several times what
+// most segments' searches do). It returns OK when every key linearizes;
+// Violation and the index of the failing key when the only failure is
+// that key's segment judged alone and porcupine found every segment
+// before it (in key order, and in that key before it) linearizable; else
+// Violation or Unknown with index -1, for checkKeysInOrder to settle. The
+// segments are cut and judged alone exactly as judgeKey does (judgeKey
+// sorts each part in place; checkBatched does the same, so a later
+// judgeKey finds it sorted).
+func checkBatched(parts [][]keyCall, timeout time.Duration) (property.Verdict, int) {
+	var b segmentBatch
+	failing := -1
+	for i, part := range parts {
+		if !b.addKey(part) {
+			failing = i
+			break
+		}
+	}
+	if verdict := b.check(timeout); verdict != property.VerdictOK {
+		return verdict, -1
+	}
+	if failing >= 0 {
+		return property.VerdictViolation, failing
+	}
+	return property.VerdictOK, -1
+}
+
+// checkKeysInOrder judges the keys one by one, in key order, each key's
+// undecided segments in porcupine calls of their own, and reports the first
+// key that fails (or runs out of time).
+func checkKeysInOrder(parts [][]keyCall, timeout time.Duration) (property.Verdict, *property.Violation) {
 	spent := time.Duration(0)
-	for _, part := range byKey(keyCalls(ops, oracle)) {
+	for _, part := range parts {
 		if timeout-spent <= 0 {
 			return property.VerdictUnknown, property.Violated(property.MLinearizable, "porcupine ran out of time")
 		}
@@ -258,7 +313,7 @@ func CheckLinearizable(ops []KeyOp, oracle *VersionOracle, timeout time.Duration
 		spent += used
 		switch verdict {
 		case property.VerdictViolation:
-			return property.VerdictViolation, property.Violated(property.MLinearizable, "the %d operations on %q have no linearization", len(part), part[0].key())
+			return property.VerdictViolation, noLinearization(part)
 		case property.VerdictUnknown:
 			return property.VerdictUnknown, property.Violated(property.MLinearizable, "porcupine ran out of time")
 		}
@@ -317,6 +372,111 @@ func judgeKey(part []keyCall, left time.Duration) (property.Verdict, time.Durati
 		state, order = next, order[n:]
 	}
 	return property.VerdictOK, spent, sent
+}
+
+// segmentBatch collects segments that need porcupine, each with the state
+// it starts in, as porcupine operations to check in one call (check).
+type segmentBatch struct {
+	segs   [][]keyCall
+	states []mState // states[i] is where segs[i] starts
+	n      int      // operations in all segments
+}
+
+// addKey sorts part by call (in place, as judgeKey does) and cuts it into
+// segments as judgeKey does, adding those that do not decide alone; it
+// reports false when one of them decides alone that the key does not
+// linearize (the segments after it are not added).
+func (b *segmentBatch) addKey(part []keyCall) bool {
+	order := part
+	slices.SortStableFunc(order, func(a, b keyCall) int { return cmp.Compare(a.call, b.call) })
+	for _, c := range order {
+		if c.ret < c.call {
+			b.add(mState{}, order) // no segments in a history that runs backwards
+			return true
+		}
+	}
+	state := mState{}
+	for len(order) > 0 {
+		n, next := firstSegment(order, state)
+		verdict, ok := judgeAlone(order[:n], state)
+		switch {
+		case !ok:
+			b.add(state, order[:n])
+		case verdict != property.VerdictOK:
+			return false
+		}
+		state, order = next, order[n:]
+	}
+	return true
+}
+
+// add adds one segment that starts in state.
+func (b *segmentBatch) add(state mState, seg []keyCall) {
+	b.segs = append(b.segs, seg)
+	b.states = append(b.states, state)
+	b.n += len(seg)
+}
+
+// check runs porcupine once over the collected segments (OK if there are
+// none), each its own partition, within timeout, and maps its answer as
+// checker.CheckWithin does.
+func (b *segmentBatch) check(timeout time.Duration) property.Verdict {
+	if len(b.segs) == 0 {
+		return property.VerdictOK
+	}
+	if timeout <= 0 {
+		return property.VerdictUnknown // porcupine would take it as no timeout at all
+	}
+	model, history := b.model()
+	return checker.CheckWithin(model, history, timeout)
+}
+
+// model is what check gives porcupine: segmentCheck's model and
+// operations for every segment, with a partition per segment. Porcupine
+// starts every partition in the model's one initial state; here that is a
+// marker (nil) that the first step of a partition reads as its segment's
+// own start state, which the operation carries (segmentOp.start). Only the
+// initial state is nil, so the marker stands for exactly that state.
+func (b *segmentBatch) model() (porcupine.Model, []porcupine.Operation) {
+	segOps := make([]segmentOp, 0, b.n)
+	history := make([]porcupine.Operation, 0, b.n)
+	parts := make([][]porcupine.Operation, len(b.segs))
+	for s, seg := range b.segs {
+		at := len(history)
+		for _, c := range seg {
+			segOps = append(segOps, segmentOp{in: c.in(), out: c.out(), start: &b.states[s]})
+			o := &segOps[len(segOps)-1]
+			if o.in.write {
+				_, o.after = stepKey(mState{}, o.in, o.out)
+			}
+			history = append(history, porcupine.Operation{ClientId: c.op.Client, Call: c.call, Return: c.ret, Input: o, Output: o})
+		}
+		parts[s] = history[at:len(history):len(history)]
+	}
+	model := porcupine.Model{
+		Partition: func([]porcupine.Operation) [][]porcupine.Operation { return parts },
+		Init:      func() any { return (*mState)(nil) },
+		Step: func(st, input, _ any) (bool, any) {
+			op := input.(*segmentOp)
+			if op.in.write {
+				return true, &op.after
+			}
+			s := st.(*mState)
+			if s == nil {
+				s = op.start
+			}
+			ok, _ := stepKey(*s, op.in, op.out)
+			return ok, s
+		},
+		Equal: func(a, b any) bool {
+			x, y := a.(*mState), b.(*mState)
+			if x == nil || y == nil {
+				return x == y
+			}
+			return *x == *y
+		},
+	}
+	return model, history
 }
 
 // firstSegment returns how many operations of order (sorted by call) form
@@ -407,6 +567,7 @@ type segmentOp struct {
 	in    mInput
 	out   mOutput
 	after mState
+	start *mState // the state its segment starts in (segmentBatch only)
 }
 
 // segmentCheck is what checkFrom gives porcupine: KeyModel's sequential

@@ -124,11 +124,16 @@ func keysOracle() *VersionOracle {
 // randomKeyOps is a random history over keys k1..k3 as the recorder
 // gives it: writes of a, b, c or a never-applied ghost, some ambiguous,
 // and reads, with times from randomKeyHistory.
-func randomKeyOps(r *rand.Rand) []KeyOp {
+func randomKeyOps(r *rand.Rand) []KeyOp { return randomKeyOpsOf(r, 5, 2) }
+
+// randomKeyOpsOf is randomKeyOps with up to most operations per key and
+// one read in oneIn (at least 2) seeing a random value, the others what
+// the last write left.
+func randomKeyOpsOf(r *rand.Rand, most, oneIn int) []KeyOp {
 	var ops []KeyOp
 	for _, k := range []string{"k1", "k2", "k3"} {
 		var last KeyOp
-		for _, c := range randomKeyHistory(r, 1+r.Intn(5)) {
+		for _, c := range randomKeyHistory(r, 1+r.Intn(most)) {
 			op := KeyOp{Client: c.op.Client, Key: k, Call: simclock.Time(c.call), Return: simclock.Time(c.ret)}
 			switch {
 			case c.write():
@@ -138,7 +143,7 @@ func randomKeyOps(r *rand.Rand) []KeyOp {
 				}
 				op.Ambiguous = r.Intn(4) == 0
 				last = op
-			case r.Intn(2) == 0:
+			case r.Intn(oneIn) != oneIn-1:
 				// Mostly right: what the last write generated left.
 				op.ReadTS, op.Found, op.Value = c.op.ReadTS, last.Write && !last.Delete, last.Op
 			default:
@@ -179,6 +184,50 @@ func TestCheckLinearizableAgreesWithPorcupine(t *testing.T) {
 	t.Logf("verdicts %v", verdicts)
 	if verdicts[property.VerdictOK] < 500 || verdicts[property.VerdictViolation] < 500 {
 		t.Fatalf("too little of each verdict: %v", verdicts)
+	}
+}
+
+// CheckLinearizable, which sends every undecided segment of every key to
+// one porcupine call (checkBatched), answers exactly as the keys judged one
+// by one in key order (checkKeysInOrder), verdict and message, over many
+// random multi-key histories: those whose batch holds several segments
+// (some starting in a state other than the initial one) and passes, those
+// the batch fails, and those a segment judged alone fails.
+func TestCheckLinearizableBatchedAgreesInOrder(t *testing.T) {
+	o := keysOracle()
+	r := rand.New(rand.NewSource(5))
+	var batchedOK, batchFailed, aloneFailed int
+	for i := 0; i < 5000; i++ {
+		ops := randomKeyOps(r)
+		if i%2 == 0 { // longer histories whose reads are mostly right: more linearize
+			ops = randomKeyOpsOf(r, 12, 12)
+		}
+		got, gv := CheckLinearizable(ops, o, time.Minute)
+		parts := byKey(keyCalls(ops, o))
+		want, wv := checkKeysInOrder(parts, time.Minute)
+		if got != want || (gv == nil) != (wv == nil) || gv != nil && *gv != *wv {
+			t.Fatalf("history %+v: batched %s %v, in order %s %v", ops, got, gv, want, wv)
+		}
+		var b segmentBatch
+		alone := false
+		for _, part := range parts {
+			if !b.addKey(part) {
+				alone = true
+				break
+			}
+		}
+		switch verdict := b.check(time.Minute); {
+		case verdict != property.VerdictOK:
+			batchFailed++
+		case alone:
+			aloneFailed++
+		case len(b.segs) > 1 && slices.ContainsFunc(b.states, func(s mState) bool { return s != mState{} }):
+			batchedOK++
+		}
+	}
+	t.Logf("%d passed batches of several segments, %d failed batches, %d failed alone", batchedOK, batchFailed, aloneFailed)
+	if batchedOK < 100 || batchFailed < 100 || aloneFailed < 100 {
+		t.Fatal("the histories did not exercise every path")
 	}
 }
 
