@@ -137,6 +137,7 @@ type keyMemo struct {
 	excused     hlc.TS // readBack excuses the key's writes older than this in the pass (excusedBelow)
 	excusedDone bool   // excused is set for the pass
 
+	key      string     // the raw key (set with its first indexed version)
 	refs     []writeRef // the key's versions of acknowledged writes
 	settled  readStamp  // the stamp refs[:settledN] all read back under
 	settledN int

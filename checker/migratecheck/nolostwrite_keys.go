@@ -68,6 +68,7 @@ func (c *NoLostWriteChecker) register(ack int32, key string, m *ackMemo) {
 		k := c.keys.at(id)
 		if len(k.refs) == 0 {
 			c.keyed = append(c.keyed, id)
+			k.key = ws[j].Key
 		}
 		k.refs = append(k.refs, writeRef{ack: ack, j: int32(j)})
 	}
@@ -99,8 +100,7 @@ func (c *NoLostWriteChecker) dropIndex() {
 func (c *NoLostWriteChecker) checkKeys(owners Owners, when string, spans []keys.Span) *property.Violation {
 	for _, id := range c.keyed {
 		k := c.keys.at(id)
-		first := k.refs[0]
-		key := c.acks[first.ack].writes.ws[first.j].Key
+		key := k.key
 		if !c.inSpans(k, key, spans) || c.untouched(k, owners) {
 			continue
 		}
