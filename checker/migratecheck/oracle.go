@@ -193,16 +193,27 @@ func (o *VersionOracle) OpWrites(op string) []AppliedWrite {
 // At returns the write that created key's version at ts (the last one
 // added, if several had that timestamp).
 func (o *VersionOracle) At(key string, ts hlc.TS) (AppliedWrite, bool) {
-	k := o.keys[key]
-	if k == nil {
-		return AppliedWrite{}, false
+	if w := o.keys[key].writerAt(ts); w != nil {
+		return *w, true
 	}
-	i := sort.Search(len(k.vs), func(i int) bool { return k.vs[i].TS <= ts })
-	if i == len(k.vs) || k.vs[i].TS != ts {
-		return AppliedWrite{}, false
+	return AppliedWrite{}, false
+}
+
+// writerAt returns the write that created the key's version at ts (the
+// last one added, if several had that timestamp), nil if none did; k nil
+// is a key with no versions. Shared: At for a caller that already holds
+// the key's record and wants no copy.
+func (k *oracleKey) writerAt(ts hlc.TS) *AppliedWrite {
+	if k == nil {
+		return nil
+	}
+	vs := k.vs
+	i := sort.Search(len(vs), func(i int) bool { return vs[i].TS <= ts })
+	if i == len(vs) || vs[i].TS != ts {
+		return nil
 	}
 	w := k.by[i]
-	return w.op.ws[w.i], true
+	return &w.op.ws[w.i]
 }
 
 // Versions returns key's versions, newest first (shared).

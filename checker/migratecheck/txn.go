@@ -8,6 +8,7 @@ import (
 
 	"shardsim/model/migrate/hlc"
 	"shardsim/model/migrate/keys"
+	"shardsim/model/migrate/mvcc"
 	"shardsim/simclock"
 )
 
@@ -162,10 +163,15 @@ func (g *depGraph) edge(from, to, kind string) {
 // (wr), to the writer of the next version of each key it read (rw), and on
 // the writer of the version before each it wrote (ww).
 func (g *depGraph) txnEdges(t TxnObs, oracle *VersionOracle) {
+	// Each key's record is looked up once (writerAt is oracle.At on it).
 	for _, r := range t.Reads {
-		vs := oracle.Versions(r.Key) // newest first
+		kr := oracle.keys[r.Key]
+		var vs []mvcc.Version // newest first
+		if kr != nil {
+			vs = kr.vs
+		}
 		if r.Chosen {
-			if w, ok := oracle.At(r.Key, r.TS); ok {
+			if w := kr.writerAt(r.TS); w != nil {
 				g.edge(w.Op, t.ID, "wr")
 			}
 		}
@@ -175,7 +181,7 @@ func (g *depGraph) txnEdges(t TxnObs, oracle *VersionOracle) {
 		}
 		for i := len(vs) - 1; i >= 0; i-- {
 			if vs[i].TS > seen {
-				if w, ok := oracle.At(r.Key, vs[i].TS); ok {
+				if w := kr.writerAt(vs[i].TS); w != nil {
 					g.edge(t.ID, w.Op, "rw")
 				}
 				break
@@ -183,14 +189,18 @@ func (g *depGraph) txnEdges(t TxnObs, oracle *VersionOracle) {
 		}
 	}
 	for _, k := range t.Keys {
-		vs := oracle.Versions(k)
+		kr := oracle.keys[k]
+		if kr == nil {
+			continue
+		}
+		vs := kr.vs
 		for i, v := range vs {
-			w, ok := oracle.At(k, v.TS)
-			if !ok || w.Op != t.ID {
+			w := kr.writerAt(v.TS)
+			if w == nil || w.Op != t.ID {
 				continue
 			}
 			if i+1 < len(vs) {
-				if p, ok := oracle.At(k, vs[i+1].TS); ok {
+				if p := kr.writerAt(vs[i+1].TS); p != nil {
 					g.edge(p.Op, t.ID, "ww")
 				}
 			}
