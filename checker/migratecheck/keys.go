@@ -1,6 +1,10 @@
 package migratecheck
 
-import "strings"
+import (
+	"cmp"
+	"slices"
+	"strings"
+)
 
 // The checker's own reading of the migrating store's key layout, written
 // from MIGRATION.md ("Route key": internal families map back to the user
@@ -27,6 +31,19 @@ var familyPrefixes = []string{
 	"!hs|", "!st|", "!zs|",
 }
 
+// prefixesBySecond are familyPrefixes by their second byte (the one after
+// internalMark), longest first: familyOf tries only those a key's second
+// byte allows, and the first that matches is the longest that does.
+var prefixesBySecond = func() (by [256][]string) {
+	for _, p := range familyPrefixes {
+		by[p[1]] = append(by[p[1]], p)
+	}
+	for i := range by {
+		slices.SortStableFunc(by[i], func(a, b string) int { return cmp.Compare(len(b), len(a)) })
+	}
+	return by
+}()
+
 // internalMark is the first byte of localPrefix and of every family
 // prefix (TestPrefixesStartWithMark): a key that does not start with it is
 // a user key.
@@ -46,12 +63,15 @@ func familyOf(raw string) (prefix string, routed bool) {
 	if strings.HasPrefix(raw, localPrefix) {
 		return localPrefix, false
 	}
-	for _, p := range familyPrefixes {
-		if strings.HasPrefix(raw, p) && len(p) > len(prefix) {
-			prefix = p
+	if len(raw) < 2 {
+		return "", true // no prefix is this short
+	}
+	for _, p := range prefixesBySecond[raw[1]] {
+		if strings.HasPrefix(raw, p) {
+			return p, true
 		}
 	}
-	return prefix, true
+	return "", true
 }
 
 // routeKeyOf returns the user key raw belongs to, and whether it has one.
