@@ -41,8 +41,23 @@ func (o *keyOrder) seek(key string) pos {
 	if lo == len(o.blocks) {
 		return pos{b: lo}
 	}
-	i, _ := slices.BinarySearch(o.blocks[lo].keys, key)
-	return pos{b: lo, i: i}
+	return pos{b: lo, i: lowerBound(o.blocks[lo].keys, key)}
+}
+
+// lowerBound returns the index of the first of the sorted keys at or after
+// key (slices.BinarySearch's position, with one string comparison per
+// probe where its generic compare makes two).
+func lowerBound(keys []string, key string) int {
+	lo, hi := 0, len(keys)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if keys[m] < key {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
 }
 
 // valid reports whether p is at a key.

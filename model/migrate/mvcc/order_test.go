@@ -156,3 +156,28 @@ func TestAtOrBelowMatchesSearch(t *testing.T) {
 		}
 	}
 }
+
+// lowerBound finds slices.BinarySearch's position on random sorted key
+// lists (duplicates, the empty key, keys before, among and after them).
+func TestLowerBoundIsBinarySearch(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 4))
+	word := func(letters string) string {
+		b := make([]byte, r.IntN(4))
+		for i := range b {
+			b[i] = letters[r.IntN(len(letters))]
+		}
+		return string(b)
+	}
+	for range 20000 {
+		keys := make([]string, r.IntN(12))
+		for i := range keys {
+			keys[i] = word("abc")
+		}
+		slices.Sort(keys)
+		key := word("abcd")
+		want, _ := slices.BinarySearch(keys, key)
+		if got := lowerBound(keys, key); got != want {
+			t.Fatalf("lowerBound(%q, %q) = %d, want %d", keys, key, got, want)
+		}
+	}
+}
