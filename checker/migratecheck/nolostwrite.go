@@ -497,7 +497,9 @@ func (c *NoLostWriteChecker) sameView(k *keyMemo, key string, old *readStamp) bo
 // still holds it) reads as the key's view in this pass; remembered per
 // pass. A source on the store and staging of this pass's view, with other
 // generations, no longer holds its content: its store now reads as the
-// view, at the view's generations.
+// view, at the view's generations. Another store's view comes from the
+// key's memo of it while that memo's probe is current (no lookup), else
+// from the store.
 func (c *NoLostWriteChecker) sameContent(k *keyMemo, key string, src viewSource) bool {
 	now := &k.stamp.src
 	if src.store == now.store && src.staging == now.staging && src.job == now.job {
