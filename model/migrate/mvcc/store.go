@@ -109,7 +109,9 @@ func New() *Store { return &Store{vers: make(map[string]*keyVersions, newStoreKe
 
 // Clone returns a deep copy of the store.
 func (s *Store) Clone() *Store {
-	n := &Store{vers: make(map[string]*keyVersions, len(s.vers)), n: s.n, gen: s.gen}
+	// The copy keeps taking keys (a voter's store grows): its map starts
+	// with at least a new store's room, not rehashing on its next key.
+	n := &Store{vers: make(map[string]*keyVersions, max(len(s.vers), newStoreKeys)), n: s.n, gen: s.gen}
 	// One array of records and one of versions for all keys (a snapshot
 	// copies every key at once); each key's versions are a full slice of
 	// the array, so its next Put reallocates rather than running into the
@@ -119,7 +121,7 @@ func (s *Store) Clone() *Store {
 	r := 0
 	n.order.blocks = make([]*block, 0, len(s.order.blocks))
 	for _, bl := range s.order.blocks {
-		nb := newBlock(len(bl.keys), bl.keys, bl.recs)
+		nb := newBlock(max(len(bl.keys), firstBlockRoom), bl.keys, bl.recs)
 		for i, kv := range bl.recs {
 			c := &recs[r]
 			r++
