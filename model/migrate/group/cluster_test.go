@@ -9,6 +9,8 @@ import (
 
 	"shardsim/model/bugs"
 	"shardsim/model/migrate/fsm"
+	"shardsim/model/migrate/hlc"
+	"shardsim/model/migrate/mvcc"
 	"shardsim/simclock"
 )
 
@@ -363,5 +365,71 @@ func (w *testWorld) checkLogMatching(rt *rapid.T) {
 				}
 			}
 		}
+	}
+}
+
+// bootstrapObs records every OnApply call Bootstrap makes.
+type bootstrapObs struct{ calls []string }
+
+func (o *bootstrapObs) OnApply(g, node int, e fsm.Entry, r fsm.Result, first bool, f *fsm.FSM) {
+	o.calls = append(o.calls, fmt.Sprintf("g%d n%d i%d first=%v puts=%v applied=%d err=%v horizon=%v", g, node, e.Index, first, r.Puts, f.Applied, r.Err, r.Horizon))
+}
+
+func (o *bootstrapObs) OnLeader(int, int, uint64, bool) {}
+
+// bootstrapWrites are writes of a few keys, some of one key, with
+// tombstones and TTLs, as a world's bootstrap loads.
+func bootstrapWrites() []fsm.Entry {
+	var out []fsm.Entry
+	for i := 0; i < 40; i++ {
+		w := &fsm.Write{Key: fmt.Sprintf("k%02d", i%7), Value: fmt.Sprintf("v%d", i), Tombstone: i%5 == 3,
+			TS: hlc.TS(uint64(1000+i) << hlc.LogicalBits), Op: fmt.Sprintf("pre-%d", i)}
+		if i%4 == 1 {
+			w.TTLms = uint64(100 * i)
+		}
+		out = append(out, fsm.Entry{Kind: fsm.KindWrite, Write: w})
+	}
+	return out
+}
+
+// Bootstrap leaves every voter with the state applying the entries one by
+// one gives (it applies them on one voter and copies that state), the
+// observers see each voter's apply of each entry in order, and each
+// voter's state is its own: a later write to one changes no other.
+func TestBootstrapGivesEveryVoterTheAppliedState(t *testing.T) {
+	w := newWorld(1, 4, []int{1, 2, 3})
+	obs := &bootstrapObs{}
+	w.c.Observe(obs)
+	w.c.Bootstrap(0, bootstrapWrites())
+
+	want := fsm.New(0, bugs.None)
+	var wantCalls []string
+	for _, e := range bootstrapWrites() {
+		e.Index = want.Applied + 1
+		r := want.Apply(e)
+		for _, n := range []int{1, 2, 3} {
+			wantCalls = append(wantCalls, fmt.Sprintf("g0 n%d i%d first=%v puts=%v applied=%d err=%v horizon=%v", n, e.Index, n == 1, r.Puts, want.Applied, r.Err, r.Horizon))
+		}
+	}
+	if fmt.Sprint(obs.calls) != fmt.Sprint(wantCalls) {
+		t.Fatalf("observers saw\n%v\nwant\n%v", obs.calls, wantCalls)
+	}
+	dump := func(f *fsm.FSM) string {
+		s := fmt.Sprintf("applied=%d last=%v ceiling=%d horizon=%v keys=%d versions=%d:", f.Applied, f.LastCommit, f.Ceiling, f.Horizon(), f.Store.Keys(), f.Store.Len())
+		f.Store.EachWithHistory(func(key string, vs []mvcc.Version) { s += fmt.Sprintf(" %s%v gen=%d", key, vs, f.Store.Gen(key)) })
+		return s
+	}
+	for _, n := range []int{1, 2, 3} {
+		if got := dump(w.c.Voter(0, n)); got != dump(want) {
+			t.Fatalf("voter n%d holds\n%s\nwant\n%s", n, got, dump(want))
+		}
+		if w.c.CommitIndex(0, n) != want.Applied || w.c.LastIndex(0, n) != want.Applied {
+			t.Fatalf("voter n%d: commit %d, last %d, want %d", n, w.c.CommitIndex(0, n), w.c.LastIndex(0, n), want.Applied)
+		}
+	}
+	next := fsm.Entry{Kind: fsm.KindWrite, Index: want.Applied + 1, Write: &fsm.Write{Key: "k00", Value: "late", TS: hlc.TS(5000 << hlc.LogicalBits), Op: "late"}}
+	w.c.Voter(0, 2).Apply(next)
+	if dump(w.c.Voter(0, 1)) != dump(want) || dump(w.c.Voter(0, 3)) != dump(want) {
+		t.Fatal("a write to one voter's state changed another's")
 	}
 }
