@@ -53,6 +53,19 @@ func (ks *keyspace) own() {
 	ks.keys, ks.hist, ks.cow = append([]string(nil), ks.keys...), maps.Clone(ks.hist), false
 }
 
+// fork returns a copy of the index of its own, reading ks only (see
+// Store.Fork): the histories are the same values without their tails, so
+// the copy's next write to a key copies its entries.
+func (ks keyspace) fork() keyspace {
+	c := keyspace{keys: slices.Clone(ks.keys), hist: make(map[string]history, len(ks.hist))}
+	for _, k := range ks.keys {
+		h := ks.hist[k]
+		h.tail = nil
+		c.hist[k] = h
+	}
+	return c
+}
+
 // at returns the version of key visible at revision rev, and false when
 // the key did not exist then (never written, or its last write was a
 // delete). Its key and value share the store's bytes.

@@ -271,14 +271,18 @@ func (h *harness) finish() {
 			h.t.Fatalf("watch from a compacted revision: %+v", ws)
 		}
 	}
-	// A clone answers like the original.
-	c := h.s.Clone()
+	// A clone answers like the original, and so does a fork.
+	c, f := h.s.Clone(), h.s.Fork()
 	req := Request{Txn: &TxnRequest{Success: []RequestOp{h.writeOp()}, Failure: []RequestOp{h.writeOp()},
 		Compare: []Compare{{Key: h.key(), Target: CompareValue, Value: h.value()}}}}
 	r1, e1 := h.s.Apply(h.now, req)
 	r2, e2 := c.Apply(h.now, req)
 	if diff := cmp.Diff(r1, r2, equate); diff != "" || e1 != e2 || h.s.Fingerprint() != c.Fingerprint() {
 		h.t.Fatalf("clone answered differently: %v %v\n%s", e1, e2, diff)
+	}
+	r3, e3 := f.Apply(h.now, req)
+	if diff := cmp.Diff(r1, r3, equate); diff != "" || e1 != e3 || h.s.Fingerprint() != f.Fingerprint() {
+		h.t.Fatalf("fork answered differently: %v %v\n%s", e1, e3, diff)
 	}
 }
 

@@ -92,6 +92,28 @@ func (s *Store) Clone() *Store {
 	return &c
 }
 
+// Fork returns a copy of the store, as Clone does, for a store that is
+// a template: one built once and then only forked (a world's initial
+// metadata, the same in many runs). Unlike Clone, Fork writes nothing in
+// s, so any number of goroutines may fork one s at once while nothing
+// changes it. The copy owns its key index, leases and watch state and
+// shares only what is never written once made: the histories' entries
+// and the logged events, with no tail (appendShared), so its first write
+// to a key or to the log copies that slice rather than appending into
+// the array the template and its other forks hold.
+func (s *Store) Fork() *Store {
+	c := *s
+	c.ks = s.ks.fork()
+	c.leases = make(map[int64]*lease, len(s.leases))
+	for id, l := range s.leases {
+		c.leases[id] = l.clone()
+	}
+	c.leasesCOW = false
+	c.log, c.logTail = s.log[:len(s.log):len(s.log)], nil
+	c.watch = s.watch.clone()
+	return &c
+}
+
 // ownLeases makes the leases this store's own before it changes one.
 func (s *Store) ownLeases() {
 	if !s.leasesCOW {
