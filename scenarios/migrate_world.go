@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"shardsim/checker/migratecheck"
@@ -156,11 +157,8 @@ func newMigrateWorld(name string, kind migrateKind, cfg Config) (*migrateWorld, 
 func (m *migrateWorld) build(cfg Config) error {
 	w, o := m.w, m.opts
 	cat := initialCatalog()
-	store := simkv.NewStore(simkv.StoreConfig{})
-	if _, err := store.Apply(0, simkv.Request{Put: &simkv.PutRequest{Key: catalogKey, Value: initialCatalogValue}}); err != nil {
-		return err
-	}
-	if err := loadPriorJobs(store, o.priorJobs); err != nil {
+	store, err := initialMeta(o.priorJobs)
+	if err != nil {
 		return err
 	}
 	m.meta = simkv.NewServer(w.Loop, store, o.metaFaults, w.Choices.Fork("meta.net"))
@@ -380,6 +378,44 @@ func (m *migrateWorld) reserveRecords(wl *migrateWorkload) {
 	hint := 23 + 4*len(wl.userKeys) + m.opts.clients*m.opts.opsPer
 	m.rec.ops = slices.Grow(m.rec.ops, hint)
 	m.rec.acked = slices.Grow(m.rec.acked, hint)
+}
+
+// initialMeta returns the metadata store a world starts with: the catalog,
+// then priorJobs terminal jobs (loadPriorJobs). For the counts a run
+// draws, the store is made once, by the first world that needs it, and
+// every world gets a fork of it (simkv.Store.Fork: worlds running at once
+// may fork it together, and none can change it); larger counts, which
+// only -opt asks for, are made afresh.
+func initialMeta(priorJobs int) (*simkv.Store, error) {
+	if priorJobs < 0 || priorJobs > maxPriorJobs {
+		return newInitialMeta(priorJobs)
+	}
+	t := &metaTemplates[priorJobs]
+	t.once.Do(func() { t.store, t.err = newInitialMeta(priorJobs) })
+	if t.err != nil {
+		return nil, t.err
+	}
+	return t.store.Fork(), nil
+}
+
+// metaTemplates[n] is the initial metadata store with n prior jobs, made
+// on first use (initialMeta) and then only forked.
+var metaTemplates [maxPriorJobs + 1]struct {
+	once  sync.Once
+	store *simkv.Store
+	err   error
+}
+
+// newInitialMeta makes initialMeta's store.
+func newInitialMeta(priorJobs int) (*simkv.Store, error) {
+	store := simkv.NewStore(simkv.StoreConfig{})
+	if _, err := store.Apply(0, simkv.Request{Put: &simkv.PutRequest{Key: catalogKey, Value: initialCatalogValue}}); err != nil {
+		return nil, err
+	}
+	if err := loadPriorJobs(store, priorJobs); err != nil {
+		return nil, err
+	}
+	return store, nil
 }
 
 // loadPriorJobs puts n terminal jobs of an earlier life of the cluster into
