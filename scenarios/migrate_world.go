@@ -306,8 +306,9 @@ func (m *migrateWorld) bootstrap(ch *simclock.Choices, wl *migrateWorkload) {
 	n := 0
 	cat := initialCatalog()
 	var writes []fsm.Write // the entries' writes, allocated a chunk at a time
-	add := func(raw string, del bool, ttl uint64) {
-		r, _ := cat.Lookup(keys.RouteKey(raw))
+	// add loads a write of raw into group, the group of raw's route (looked
+	// up once per user key, for all of its writes and rows).
+	add := func(raw string, group int, del bool, ttl uint64) {
 		ts += hlc.TS(1 + ch.Intn(3)<<hlc.LogicalBits)
 		n++
 		op := bootstrapOp(n)
@@ -315,28 +316,34 @@ func (m *migrateWorld) bootstrap(ch *simclock.Choices, wl *migrateWorkload) {
 			writes = make([]fsm.Write, 0, 32)
 		}
 		writes = append(writes, fsm.Write{Key: raw, Value: op, Tombstone: del, TTLms: ttl, TS: ts, Op: op})
-		perGroup[r.Group] = append(perGroup[r.Group], &writes[len(writes)-1])
+		perGroup[group] = append(perGroup[group], &writes[len(writes)-1])
 		// Loaded one after another before any client starts.
 		at := simclock.Time(n - 1_000_000)
 		m.rec.ops = append(m.rec.ops, migratecheck.KeyOp{Client: 99, Key: raw, Write: true, Delete: del, Op: op, Call: at, Return: at})
 		m.rec.acked = append(m.rec.acked, migratecheck.AckedWrite{Op: op, Key: raw, TS: ts, Return: at})
 	}
+	groupOf := func(uk string) int { // the group of uk's route, which holds uk's rows too
+		r, _ := cat.Lookup(keys.RouteKey(uk))
+		return r.Group
+	}
 	m.reserveRecords(wl)
 	hotKey := simclock.Pick(ch, wl.userKeys[3:])
+	hotGroup := groupOf(hotKey)
 	for i, hot := 0, 8+ch.Intn(16); i < hot; i++ {
-		add(hotKey, ch.Chance(0.1), 0)
+		add(hotKey, hotGroup, ch.Chance(0.1), 0)
 	}
 	for _, uk := range wl.userKeys {
+		g := groupOf(uk)
 		for i, v := 0, 1+ch.Intn(3); i < v; i++ {
 			var ttl uint64
 			if ch.Chance(0.15) {
 				ttl = uint64(ch.Between(1, 30_000))
 			}
-			add(uk, ch.Chance(0.15), ttl)
+			add(uk, g, ch.Chance(0.15), ttl)
 		}
 		if ch.Chance(0.6) {
 			f := simclock.Pick(ch, wl.rowFamilies())
-			add(keys.Encode(f, uk, "0"), ch.Chance(0.2), 0)
+			add(keys.Encode(f, uk, "0"), g, ch.Chance(0.2), 0)
 		}
 	}
 	// One array of entries, group after group, sized once: the entries are
