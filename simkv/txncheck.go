@@ -29,7 +29,7 @@ func checkTxn(t *TxnRequest, maxOps int) error {
 // field set is what etcd's protobuf calls an empty union; etcd answers
 // ErrKeyNotFound for it.
 func checkOp(op *RequestOp, maxOps int) error {
-	switch countSet(op.Range != nil, op.Put != nil, op.DeleteRange != nil, op.Txn != nil) {
+	switch one(op.Range != nil) + one(op.Put != nil) + one(op.DeleteRange != nil) + one(op.Txn != nil) {
 	case 0:
 		return ErrKeyNotFound
 	case 1:

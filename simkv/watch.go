@@ -189,8 +189,7 @@ func (s *Store) filter(w *watcher, rev int64, events []Event) []Event {
 	var out []Event
 	shared := !w.prevKv // the events so far can be handed on as logged
 	for i := range events {
-		ev := events[i]
-		if !w.wants(&ev) {
+		if !w.wants(&events[i]) { // read in place: most events are handed on as logged
 			if shared {
 				out, shared = append(out, events[:i]...), false
 			}
@@ -199,6 +198,7 @@ func (s *Store) filter(w *watcher, rev int64, events []Event) []Event {
 		if shared {
 			continue
 		}
+		ev := events[i]
 		if w.prevKv && !(ev.Type == EventPut && ev.Kv.CreateRevision == ev.Kv.ModRevision) && rev-1 >= s.compactRev {
 			if prev, ok := s.ks.atBytes(ev.Kv.Key, rev-1); ok {
 				ev.PrevKv = &prev
