@@ -1,6 +1,8 @@
 package simkv
 
 import (
+	"slices"
+
 	"shardsim/simclock"
 )
 
@@ -194,12 +196,17 @@ func one(b bool) int {
 
 func (s *Store) header() ResponseHeader { return ResponseHeader{Revision: s.rev} }
 
-// clone copies b so the store never aliases a caller's slice; empty stays nil.
+// cloneBytes copies b so the store never aliases a caller's slice; empty
+// stays nil. The copy has no spare room (cap == len): keys and values go
+// out to readers as they are stored, and a reader's append to one then
+// copies it instead of writing past its end into an array that the store's
+// clones and forks share (Fork's templates are shared by worlds that run
+// at once).
 func cloneBytes(b []byte) []byte {
 	if len(b) == 0 {
 		return nil
 	}
-	return append([]byte(nil), b...)
+	return slices.Clip(append([]byte(nil), b...))
 }
 
 // applyCompact compacts the key space at the given revision. Like etcd, a

@@ -479,6 +479,13 @@ func TestForkConcurrently(t *testing.T) {
 	if f.logTail != nil || cap(f.log) != len(f.log) {
 		t.Fatal("the fork's watch log appends into the template's array")
 	}
+	// Nor may a reader's append to a key or value it read: they have no
+	// spare room.
+	for _, kv := range get(t, f, RangeRequest{Key: b("k"), RangeEnd: b("l")}).Kvs {
+		if cap(kv.Key) != len(kv.Key) || cap(kv.Value) != len(kv.Value) {
+			t.Fatalf("%q=%q has spare room a reader's append would write into", kv.Key, kv.Value)
+		}
+	}
 	done := make(chan string)
 	for g := 0; g < 4; g++ {
 		go func() {
