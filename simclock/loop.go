@@ -285,7 +285,7 @@ func (l *Loop) gatherDue() bool {
 	clear(l.due[len(live):])
 	l.due = live
 	for len(l.queue) > 0 {
-		e := l.queue[0]
+		e := l.queue.first()
 		if e.cancelled {
 			l.queue.pop()
 			l.cancelled--
