@@ -101,7 +101,7 @@ const minCancelledToDrop = 16
 // the same total (at, seq) order, and gatherDue never lets a cancelled
 // event count among the due ones whose order is drawn.
 func (l *Loop) dropCancelledIfMost() {
-	if l.cancelled >= minCancelledToDrop && 2*l.cancelled > len(l.queue) {
+	if l.cancelled >= minCancelledToDrop && 2*l.cancelled > l.queue.len() {
 		l.queue.dropCancelled(&l.free)
 		l.cancelled = 0
 	}
@@ -157,7 +157,7 @@ func (l *Loop) Events() uint64 {
 // yet discarded (see dropCancelledIfMost): how many of those it counts is
 // an artefact of the queue, so a world must not let the number steer it.
 func (l *Loop) Pending() int {
-	n := len(l.queue) + len(l.due)
+	n := l.queue.len() + len(l.due)
 	if l.st != nil {
 		l.st.read(uint64(n))
 	}
@@ -262,7 +262,7 @@ func (l *Loop) takeNext() (*event, StopReason) {
 		if l.headCancelled() {
 			l.skipCancelled()
 		}
-		if len(l.queue) == 0 {
+		if l.queue.len() == 0 {
 			return nil, Idle
 		}
 		e := l.queue.first()
@@ -276,13 +276,13 @@ func (l *Loop) takeNext() (*event, StopReason) {
 		if l.headCancelled() {
 			l.skipCancelled()
 		}
-		if len(l.queue) == 0 || l.queue.first().at != e.at {
+		if l.queue.len() == 0 || l.queue.first().at != e.at {
 			return e, Idle // the only event due: no order to draw
 		}
 		l.due = append(l.due, e)
 	}
 	if !l.gatherDue() {
-		if len(l.due) > 0 || len(l.queue) > 0 {
+		if len(l.due) > 0 || l.queue.len() > 0 {
 			return nil, TimeBudget
 		}
 		return nil, Idle
@@ -308,7 +308,7 @@ func (l *Loop) takeNext() (*event, StopReason) {
 
 // headCancelled reports whether the queue's next event was cancelled.
 func (l *Loop) headCancelled() bool {
-	return len(l.queue) > 0 && l.queue.first().cancelled
+	return l.queue.len() > 0 && l.queue.first().cancelled
 }
 
 // skipCancelled discards the cancelled events at the head of the queue.
@@ -339,7 +339,7 @@ func (l *Loop) gatherDue() bool {
 	l.due = live
 	for {
 		l.skipCancelled()
-		if len(l.queue) == 0 {
+		if l.queue.len() == 0 {
 			break
 		}
 		e := l.queue.first()

@@ -1,21 +1,40 @@
 package simclock
 
-import "sort"
+import (
+	"slices"
+	"sort"
+)
 
-// eventQueue holds the queued events sorted by (at, seq), latest first: the
-// next event is the last one, so taking it is a slice shrink. Every event
-// has a distinct seq, so the order is total and the queue pops the same
-// sequence as any other correct priority queue: the loop's behaviour does
-// not depend on how the queue is built, nor on which cancelled events it
-// still holds.
+// eventQueue holds the queued events in (at, seq) order. Every event has a
+// distinct seq, so the order is total and the queue pops the same sequence
+// whichever way it keeps them: the loop's behaviour does not depend on how
+// the queue is built, nor on which cancelled events it still holds.
 //
-// A sorted slice replaced a binary heap (whose sift-down on every pop was
-// about 4% of a migrate world's instructions): a world's queue is short
-// (a migrate world's holds 23 events on average, at most about 80) and a
-// new event is mostly due soon, so it lands near the end, past 5 events
-// on average. push walks back over those few; a long way (a timer far
-// ahead in a large queue) is found by binary search and made with one copy.
-type eventQueue []*event
+// A world's queue is short (a migrate world's holds 23 events on average,
+// at most about 80) and a new event is mostly due soon: it is kept as a
+// slice sorted latest first, so the next event is the last one and taking
+// it is a slice shrink, and a new event lands near the end, past 5 events
+// on average. That replaced a binary heap whose sift-down on every pop was
+// about 4% of a migrate world's instructions. A queue longer than
+// maxSorted (a world built far larger than the drawn sizes) turns into a
+// binary min-heap, where a push costs log(n) rather than a copy of up to n
+// pointers, and back into a sorted slice once it is short again.
+type eventQueue struct {
+	h    []*event
+	heap bool // h is a binary min-heap, not sorted latest first
+}
+
+// maxSorted is the longest queue kept sorted; minSorted the length at
+// which a heap is sorted again (well below, so that a queue near the
+// limit does not switch back and forth).
+const (
+	maxSorted = 256
+	minSorted = maxSorted / 4
+)
+
+// walkLimit is how many events a sorted push steps over one at a time
+// before it looks for the place by binary search instead.
+const walkLimit = 8
 
 // before reports whether a runs before b.
 func before(a, b *event) bool {
@@ -25,49 +44,117 @@ func before(a, b *event) bool {
 	return a.seq < b.seq
 }
 
-// walkLimit is how many events push steps over one at a time before it
-// looks for the place by binary search instead.
-const walkLimit = 8
+// len returns how many events the queue holds, cancelled ones included.
+func (q *eventQueue) len() int { return len(q.h) }
+
+// events returns the queued events, in no particular order.
+func (q *eventQueue) events() []*event { return q.h }
 
 // push adds e, which must have a larger seq than every queued event (the
 // loop's events are numbered as they are made, and each is queued once):
 // an event queued earlier then runs before e exactly when it is not due
-// later, so finding e's place compares times alone.
+// later, so finding e's place in a sorted queue compares times alone.
 func (q *eventQueue) push(e *event) {
+	if q.heap || len(q.h) == maxSorted {
+		q.pushHeap(e)
+		return
+	}
 	e.queued = true
-	h := append(*q, e)
+	h := append(q.h, e)
 	i := len(h) - 1
 	for stop := max(i-walkLimit, 0); i > stop && h[i-1].at <= e.at; i-- {
 		h[i] = h[i-1]
 	}
 	if i > 0 && h[i-1].at <= e.at { // still earlier events below: a long way
-		j := sort.Search(i, func(k int) bool { return h[k].at <= e.at })
-		copy(h[j+1:i+1], h[j:i])
-		i = j
+		i = insertFar(h, i, e)
 	}
 	h[i] = e
-	*q = h
+	q.h = h
+}
+
+// insertFar makes room for e in h[:i+1], sorted latest first but for the
+// free slot i, where e belongs below i: it finds e's place by binary
+// search, moves the events from there up by one and returns the place.
+func insertFar(h []*event, i int, e *event) int {
+	j := sort.Search(i, func(k int) bool { return h[k].at <= e.at })
+	copy(h[j+1:i+1], h[j:i])
+	return j
+}
+
+// pushHeap is push for a heap, or for a sorted queue that is full, which
+// it turns into a heap first.
+func (q *eventQueue) pushHeap(e *event) {
+	if !q.heap {
+		q.toHeap()
+	}
+	e.queued = true
+	q.h = append(q.h, e)
+	heapUp(q.h, len(q.h)-1, e)
 }
 
 // first returns the next event without taking it; the queue must not be
 // empty.
-func (q eventQueue) first() *event { return q[len(q)-1] }
+func (q *eventQueue) first() *event {
+	if q.heap {
+		return q.h[0]
+	}
+	return q.h[len(q.h)-1]
+}
 
 // pop removes and returns the next event; the queue must not be empty.
 func (q *eventQueue) pop() *event {
-	h := *q
-	n := len(h) - 1
-	e := h[n]
-	h[n] = nil
-	*q = h[:n]
+	if q.heap {
+		return q.popHeap()
+	}
+	h := q.h
+	e := h[len(h)-1]
+	h[len(h)-1] = nil
+	q.h = h[:len(h)-1]
 	e.queued = false
 	return e
+}
+
+// popHeap is pop for a heap, which it sorts once it is short.
+func (q *eventQueue) popHeap() *event {
+	h := q.h
+	n := len(h) - 1
+	e := h[0]
+	last := h[n]
+	h[n] = nil
+	h = h[:n]
+	if n > 0 {
+		heapFillRoot(h, last)
+	}
+	q.h = h
+	if n <= minSorted {
+		q.toSorted()
+	}
+	e.queued = false
+	return e
+}
+
+// toHeap turns a sorted queue into a heap: reversed, earliest first, it
+// already is one.
+func (q *eventQueue) toHeap() {
+	slices.Reverse(q.h)
+	q.heap = true
+}
+
+// toSorted turns a heap back into a sorted queue.
+func (q *eventQueue) toSorted() {
+	slices.SortFunc(q.h, func(a, b *event) int {
+		if before(a, b) {
+			return 1
+		}
+		return -1
+	})
+	q.heap = false
 }
 
 // dropCancelled removes the cancelled events, returning them to free, and
 // keeps the rest in order. It returns how many it kept.
 func (q *eventQueue) dropCancelled(free *eventPool) int {
-	h := *q
+	h := q.h
 	kept := h[:0]
 	for _, e := range h {
 		if e.cancelled {
@@ -78,8 +165,67 @@ func (q *eventQueue) dropCancelled(free *eventPool) int {
 		kept = append(kept, e)
 	}
 	clear(h[len(kept):])
-	*q = kept
+	q.h = kept
+	if q.heap {
+		for i := len(kept)/2 - 1; i >= 0; i-- {
+			heapDown(kept, i, kept[i])
+		}
+		if len(kept) <= minSorted {
+			q.toSorted()
+		}
+	}
 	return len(kept)
+}
+
+// heapFillRoot refills the empty root of heap h with the earlier child,
+// level by level down to a leaf, then puts e in the hole left there and
+// sifts it up. e was the heap's last leaf, so it seldom rises far: this
+// compares once per level where sifting e down from the root compares
+// twice.
+func heapFillRoot(h []*event, e *event) {
+	i := 0
+	for child := earlierChild(h, i); child >= 0; child = earlierChild(h, i) {
+		h[i] = h[child]
+		i = child
+	}
+	heapUp(h, i, e)
+}
+
+// earlierChild returns the slot of the earlier of slot i's children in
+// heap h, or -1 when slot i is a leaf.
+func earlierChild(h []*event, i int) int {
+	child := 2*i + 1
+	if child >= len(h) {
+		return -1
+	}
+	if right := child + 1; right < len(h) && before(h[right], h[child]) {
+		child = right
+	}
+	return child
+}
+
+// heapUp puts e in slot i of heap h, or above it, where the heap order
+// holds.
+func heapUp(h []*event, i int, e *event) {
+	for i > 0 {
+		parent := (i - 1) / 2
+		if !before(e, h[parent]) {
+			break
+		}
+		h[i] = h[parent]
+		i = parent
+	}
+	h[i] = e
+}
+
+// heapDown puts e in slot i of heap h, or below it, where the heap order
+// holds.
+func heapDown(h []*event, i int, e *event) {
+	for child := earlierChild(h, i); child >= 0 && before(h[child], e); child = earlierChild(h, i) {
+		h[i] = h[child]
+		i = child
+	}
+	h[i] = e
 }
 
 // eventPool keeps the events that have run or were discarded, for At to

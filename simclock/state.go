@@ -227,7 +227,7 @@ func (l *Loop) AppendState(b []byte) []byte {
 		}
 	}
 	n := len(pend)
-	for _, e := range l.queue {
+	for _, e := range l.queue.events() {
 		if !e.cancelled && e.pending {
 			pend = append(pend, e)
 		}

@@ -295,7 +295,7 @@ func TestDroppingCancelledTimersChangesNoRun(t *testing.T) {
 			}
 		}
 		queued := -1
-		l.At(Time(50*time.Millisecond), func() { queued = len(l.queue) })
+		l.At(Time(50*time.Millisecond), func() { queued = l.queue.len() })
 		// A live event before the cancelled ones: the loop discards a
 		// cancelled event that reaches the queue's head, so without it the
 		// run would drop them all at 50ms whatever the rule.
