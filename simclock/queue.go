@@ -34,7 +34,7 @@ const (
 
 // walkLimit is how many events a sorted push steps over one at a time
 // before it looks for the place by binary search instead.
-const walkLimit = 8
+const walkLimit = 32
 
 // before reports whether a runs before b.
 func before(a, b *event) bool {
@@ -106,10 +106,12 @@ func (q *eventQueue) pop() *event {
 	if q.heap {
 		return q.popHeap()
 	}
-	h := q.h
-	e := h[len(h)-1]
-	h[len(h)-1] = nil
-	q.h = h[:len(h)-1]
+	// The slot past the end keeps its pointer: the event stays in use
+	// (run, then pooled by the loop) whatever the queue holds, and the
+	// next push overwrites it, so clearing it would only cost a store.
+	n := len(q.h) - 1
+	e := q.h[n]
+	q.h = q.h[:n]
 	e.queued = false
 	return e
 }
