@@ -111,7 +111,7 @@ func (t *Trace) Rec(at Time, kind, actor string) *Detail {
 	b = append(b, kind...)
 	b = binary.AppendUvarint(b, uint64(len(actor)))
 	b = append(b, actor...)
-	*slot = tailRecord{enc: b[:0]} // seq 0: not a finished record until end
+	slot.seq = 0 // not a finished record until end, which fills in the rest
 	t.rec = Detail{b: b, start: len(b), tr: t, at: at, kind: kind, actor: actor}
 	return &t.rec
 }
