@@ -1,6 +1,7 @@
 package simclock
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -282,5 +283,115 @@ func TestEqualTimeOrderRespectsTimeBudget(t *testing.T) {
 	}
 	if r := l.Run(); r != Idle || n != 4 {
 		t.Fatalf("Run = %v, ran %d", r, n)
+	}
+}
+
+// refEvent is an event as refLoop sees it.
+type refEvent struct {
+	at        Time
+	seq       int
+	cancelled bool
+}
+
+// refLoop is the loop's contract written out plainly, for
+// TestStepAgreesWithItsContract: the next event is a live one at the
+// earliest time; among k > 1 of them, in scheduling order, one draw below
+// k picks it.
+type refLoop struct {
+	events []*refEvent
+	order  *Choices
+}
+
+// next removes and returns the event the loop must run next, or nil when
+// no live event is due at or before limit (no limit when it is 0).
+func (r *refLoop) next(limit Time) *refEvent {
+	var due []*refEvent
+	for _, e := range r.events {
+		switch {
+		case e.cancelled || limit > 0 && e.at > limit:
+		case len(due) == 0 || e.at < due[0].at:
+			due = []*refEvent{e}
+		case e.at == due[0].at:
+			due = append(due, e) // events are kept in scheduling order
+		}
+	}
+	if len(due) == 0 {
+		return nil
+	}
+	i := 0
+	if len(due) > 1 {
+		i = r.order.Intn(len(due))
+	}
+	e := due[i]
+	for j, x := range r.events {
+		if x == e {
+			r.events = append(r.events[:j], r.events[j+1:]...)
+			break
+		}
+	}
+	return e
+}
+
+// The loop runs events in the order its contract gives, on random
+// workloads: many equal times (events scheduled for now among them),
+// timers cancelled at random, while queued or already gathered among the
+// due ones, and runs cut by time budgets. It is the check of Step's fast
+// path for a lone due event against the gathering and the order draw that
+// it skips: the run and its draws must be the same either way.
+func TestStepAgreesWithItsContract(t *testing.T) {
+	total := 0
+	for seed := uint64(1); seed <= 200; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		l := NewLoop(nil, Budget{})
+		l.OrderBy(NewSeeded(seed))
+		ref := &refLoop{order: NewSeeded(seed)}
+		var timers []Timer
+		var refs []*refEvent
+		var schedule func(d time.Duration)
+		ran, limit := 0, Time(0)
+		schedule = func(d time.Duration) {
+			var me *refEvent
+			timer := l.After(d, func() {
+				ran++
+				if me.at > limit {
+					t.Fatalf("seed %d: event %d due at %d ran under RunUntil(%d)", seed, me.seq, me.at, limit)
+				}
+				want := ref.next(0)
+				if want != me {
+					t.Fatalf("seed %d: event %d ran at %d, the contract runs event %d at %d", seed, me.seq, me.at, want.seq, want.at)
+				}
+				for n := rng.IntN(4); n > 0 && ran < 400; n-- {
+					schedule(time.Duration(rng.IntN(4)))
+				}
+				if rng.IntN(4) == 0 {
+					i := rng.IntN(len(timers))
+					if timers[i].Cancel() {
+						refs[i].cancelled = true
+					}
+				}
+			})
+			me = &refEvent{at: l.Now().Add(d), seq: len(refs)}
+			ref.events = append(ref.events, me)
+			timers, refs = append(timers, timer), append(refs, me)
+		}
+		for i := 0; i < 16; i++ {
+			schedule(time.Duration(rng.IntN(4)))
+		}
+		for limit = 2; ; limit += Time(1 + rng.IntN(3)) {
+			l.RunUntil(limit)
+			if e := ref.next(limit); e != nil {
+				t.Fatalf("seed %d: RunUntil(%d) left event %d due at %d", seed, limit, e.seq, e.at)
+			}
+			if l.Pending() == 0 {
+				break
+			}
+		}
+		if left := ref.next(0); left != nil {
+			t.Fatalf("seed %d: the loop emptied with event %d still due at %d", seed, left.seq, left.at)
+		}
+		total += ran
+	}
+	if total < 200*300 {
+		t.Fatalf("%d events ran in all; the workloads are too small to test much", total)
 	}
 }
