@@ -281,6 +281,13 @@ func (l *Loop) takeNext() (*event, StopReason) {
 		}
 		l.due = append(l.due, e)
 	}
+	return l.takeDue()
+}
+
+// takeDue gathers the events due at the earliest time (see gatherDue) and
+// takes the one the order stream picks among them, or returns nil and why
+// there is none.
+func (l *Loop) takeDue() (*event, StopReason) {
 	if !l.gatherDue() {
 		if len(l.due) > 0 || l.queue.len() > 0 {
 			return nil, TimeBudget

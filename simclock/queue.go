@@ -10,8 +10,9 @@ import (
 // whichever way it keeps them: the loop's behaviour does not depend on how
 // the queue is built, nor on which cancelled events it still holds.
 //
-// A world's queue is short (a migrate world's holds 23 events on average,
-// at most about 80) and a new event is mostly due soon: it is kept as a
+// A world's queue is short (a migrate world's holds 23 events on average;
+// the longest in the first 30 seeds of migrate, coord, kv, hotspot, lists
+// and keymove held 76) and a new event is mostly due soon: it is kept as a
 // slice sorted latest first, so the next event is the last one and taking
 // it is a slice shrink, and a new event lands near the end, past 5 events
 // on average. That replaced a binary heap whose sift-down on every pop was
@@ -33,7 +34,8 @@ const (
 )
 
 // walkLimit is how many events a sorted push steps over one at a time
-// before it looks for the place by binary search instead.
+// before it looks for the place by binary search instead (on migrate,
+// 32 cost fewer instructions than 8, 16, 64 or no search at all).
 const walkLimit = 32
 
 // before reports whether a runs before b.
