@@ -49,8 +49,35 @@ func before(a, b *event) bool {
 // len returns how many events the queue holds, cancelled ones included.
 func (q *eventQueue) len() int { return len(q.h) }
 
-// events returns the queued events, in no particular order.
-func (q *eventQueue) events() []*event { return q.h }
+// appendLive appends the queued events that are live (pending and not
+// cancelled) to dst, in the order they run. A sorted queue is read
+// backwards; only a heap is sorted, which a sorted queue, latest first,
+// must not be: pdqsort sorts a short slice by insertion, and reversed
+// input is its worst case (it made the coord small search 1.5% slower,
+// state digests being taken at every step).
+func (q *eventQueue) appendLive(dst []*event) []*event {
+	if !q.heap {
+		for i := len(q.h) - 1; i >= 0; i-- {
+			if e := q.h[i]; !e.cancelled && e.pending {
+				dst = append(dst, e)
+			}
+		}
+		return dst
+	}
+	n := len(dst)
+	for _, e := range q.h {
+		if !e.cancelled && e.pending {
+			dst = append(dst, e)
+		}
+	}
+	slices.SortFunc(dst[n:], func(a, b *event) int {
+		if before(a, b) {
+			return -1
+		}
+		return 1
+	})
+	return dst
+}
 
 // push adds e, which must have a larger seq than every queued event (the
 // loop's events are numbered as they are made, and each is queued once):

@@ -68,7 +68,8 @@ func TestEventQueuePopsInTimeThenSeqOrder(t *testing.T) {
 
 // Dropping the cancelled events at any moment leaves the live ones popping
 // in the same (at, seq) order, and frees exactly the cancelled ones, in a
-// sorted queue and in a heap (which a drop can make short enough to sort).
+// sorted queue and in a heap (which a drop can make short enough to sort);
+// before each drop, appendLive lists the live ones in that order.
 func TestEventQueueDropCancelledKeepsOrder(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	sawHeapDrop, sawDropSorts := false, false
@@ -93,6 +94,10 @@ func TestEventQueueDropCancelledKeepsOrder(t *testing.T) {
 				live[i].cancelled = true
 				live = slices.Delete(live, i, i+1)
 			case r < 0.9:
+				slices.SortFunc(live, byTimeThenSeq)
+				if got := q.appendLive(nil); !slices.Equal(got, live) {
+					t.Fatalf("round %d op %d: appendLive gave %d events out of order or not all live (heap %v), want the %d live ones in (at, seq) order", round, op, len(got), q.heap, len(live))
+				}
 				wasHeap := q.heap
 				before := len(free)
 				kept := q.dropCancelled(&free)

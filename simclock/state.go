@@ -2,7 +2,6 @@ package simclock
 
 import (
 	"encoding/binary"
-	"slices"
 
 	"github.com/zeebo/blake3"
 )
@@ -226,24 +225,7 @@ func (l *Loop) AppendState(b []byte) []byte {
 			pend = append(pend, e)
 		}
 	}
-	n := len(pend)
-	for _, e := range l.queue.events() {
-		if !e.cancelled && e.pending {
-			pend = append(pend, e)
-		}
-	}
-	slices.SortFunc(pend[n:], func(x, y *event) int {
-		if x.at != y.at {
-			if x.at < y.at {
-				return -1
-			}
-			return 1
-		}
-		if x.seq < y.seq {
-			return -1
-		}
-		return 1
-	})
+	pend = l.queue.appendLive(pend)
 	b = binary.AppendUvarint(b, uint64(len(pend)))
 	for _, e := range pend {
 		b = binary.AppendVarint(b, int64(e.at-l.now))
