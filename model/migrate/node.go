@@ -52,7 +52,7 @@ type leader struct {
 	raising   bool
 	onCeiling []func(ok bool)
 	reads     []openRead
-	access    map[uint64]*routeAccess
+	access    map[uint64]*routeAccess // the detector's counters (count); nil until the window's first
 	promoting bool
 }
 
@@ -306,7 +306,7 @@ func (n *Node) becomeLeader(g int, term uint64) {
 	if old := n.lead[g]; old != nil {
 		n.stepDown(old)
 	}
-	ls := &leader{g: g, term: term, access: map[uint64]*routeAccess{}}
+	ls := &leader{g: g, term: term}
 	n.lead[g] = ls
 	n.ctx.Go(groupTaskName(leadTask, g), func(t *simclock.Task) {
 		first := n.nowMs() + uint64(n.env.Cfg.CeilingWindow.Milliseconds())

@@ -204,8 +204,13 @@ func (n *Node) serveOwner(in *rpc.Inbound, req OwnerReq) {
 	})
 }
 
-// count records one access for the hotspot detector.
+// count records one access for the hotspot detector. Without a detector
+// nothing asks for the counters (AccessReq is the detector's), so none are
+// kept.
 func (n *Node) count(ls *leader, raw string, write bool) {
+	if !n.env.Cfg.Detect {
+		return
+	}
 	rk := keys.RouteKey(raw)
 	r, ok := n.eng.View.Lookup(rk)
 	if !ok {
@@ -214,6 +219,9 @@ func (n *Node) count(ls *leader, raw string, write bool) {
 	a := ls.access[r.ID]
 	if a == nil {
 		a = &routeAccess{keys: map[string]int{}}
+		if ls.access == nil {
+			ls.access = map[uint64]*routeAccess{}
+		}
 		ls.access[r.ID] = a
 	}
 	if write {
@@ -241,7 +249,7 @@ func (n *Node) accessReport(ls *leader) AccessResp {
 		sort.Slice(ra.Keys, func(i, j int) bool { return ra.Keys[i].Key < ra.Keys[j].Key })
 		out.Routes = append(out.Routes, ra)
 	}
-	ls.access = map[uint64]*routeAccess{}
+	ls.access = nil // made again by the window's first count
 	return out
 }
 
