@@ -54,7 +54,7 @@ func (c Catalog) Encode() []byte {
 // the rest: a reader that only wants a newer catalog than its own can skip
 // the full decode (the rest may still be malformed; Decode says).
 func DecodeVersion(b []byte) (uint64, error) {
-	rd := wire.NewReader(b, codecTag, codecVersion)
+	rd := wire.MakeReader(b, codecTag, codecVersion)
 	v := rd.Uint()
 	if err := rd.Err(); err != nil {
 		return 0, fmt.Errorf("catalog: decode: %w", err)
@@ -64,7 +64,7 @@ func DecodeVersion(b []byte) (uint64, error) {
 
 // Decode parses a stored catalog.
 func Decode(b []byte) (Catalog, error) {
-	rd := wire.NewReader(b, codecTag, codecVersion)
+	rd := wire.MakeReader(b, codecTag, codecVersion)
 	c := Catalog{Version: rd.Uint(), NextRouteID: rd.Uint(), LastCutover: rd.Uint()}
 	n := rd.Count()
 	if n > 0 && n <= presizeMax {

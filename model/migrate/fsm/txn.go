@@ -37,7 +37,7 @@ func encodeLock(l lockInfo) string {
 }
 
 func decodeLock(s string) (lockInfo, bool) {
-	r := wire.NewReader([]byte(s), lockTag, 1)
+	r := wire.MakeReader([]byte(s), lockTag, 1)
 	l := lockInfo{txn: r.String(), primary: r.String(), start: hlc.TS(r.Uint()), commit: hlc.TS(r.Uint())}
 	return l, r.Close() == nil
 }

@@ -77,7 +77,7 @@ func (j SplitJob) Encode() []byte {
 
 // Decode parses a stored job.
 func Decode(b []byte) (SplitJob, error) {
-	r := wire.NewReader(b, codecTag, codecVersion)
+	r := wire.MakeReader(b, codecTag, codecVersion)
 	j := SplitJob{ID: r.Uint(), SourceRouteID: r.Uint(), SourceGroup: int(r.Int()), TargetGroup: int(r.Int()),
 		SplitKey: r.String(), SourceStart: r.String(), MovingEnd: r.String(), MovingRouteID: r.Uint()}
 	j.Phase = Phase(r.Uint())
@@ -117,7 +117,7 @@ func Decode(b []byte) (SplitJob, error) {
 	if j.ReadFence > FenceClearing {
 		return SplitJob{}, fmt.Errorf("job: decode: %w: read fence state %d", wire.ErrMalformed, j.ReadFence)
 	}
-	if _, ok := phaseNames[j.Phase]; !ok {
+	if !j.Phase.valid() {
 		return SplitJob{}, fmt.Errorf("job: decode: %w: phase %d", wire.ErrMalformed, j.Phase)
 	}
 	return j, nil

@@ -34,16 +34,21 @@ const (
 	Abandoned
 )
 
-var phaseNames = map[Phase]string{
+// phaseNames names the phases by number (an array, not a map: every
+// decoded record and every phase line looks its phase up).
+var phaseNames = [...]string{
 	Planned: "PLANNED", Backfill: "BACKFILL", Fence: "FENCE", DeltaCopy: "DELTA_COPY",
 	Cutover: "CUTOVER", Cleanup: "CLEANUP", Done: "DONE", Failed: "FAILED",
 	Abandoning: "ABANDONING", Abandoned: "ABANDONED",
 }
 
+// valid reports whether p is one of the phases.
+func (p Phase) valid() bool { return p >= Planned && p <= Abandoned }
+
 // String names the phase as the design does.
 func (p Phase) String() string {
-	if s, ok := phaseNames[p]; ok {
-		return s
+	if p.valid() {
+		return phaseNames[p]
 	}
 	return fmt.Sprintf("Phase(%d)", uint8(p))
 }

@@ -67,22 +67,31 @@ type Reader struct {
 
 // NewReader checks the tag and version and returns a reader of the rest.
 func NewReader(b []byte, tag, version byte) *Reader {
-	// Kept small enough to inline (the checks are made elsewhere), so a
-	// decoder's reader need not live on the heap.
-	r := &Reader{b: b}
-	r.header(tag, version)
+	r := MakeReader(b, tag, version)
+	return &r
+}
+
+// MakeReader is NewReader for a decoder that keeps the reader in a local
+// variable: it never lives on the heap, whether or not the compiler
+// inlines the decoder's calls (a NewReader that is not inlined allocates
+// its reader).
+func MakeReader(b []byte, tag, version byte) Reader {
+	r := Reader{b: b}
+	if len(b) < 2 || b[0] != tag || b[1] != version {
+		r.badHeader(tag, version) // the error is made out of line
+	} else {
+		r.b = b[2:]
+	}
 	return r
 }
 
-// header consumes the tag and version, or records why they are wrong.
-func (r *Reader) header(tag, version byte) {
+// badHeader records why the record's tag or version is wrong.
+func (r *Reader) badHeader(tag, version byte) {
 	switch b := r.b; {
 	case len(b) < 2 || b[0] != tag:
 		r.b, r.err = nil, fmt.Errorf("%w: not a %q record", ErrMalformed, tag)
-	case b[1] != version:
-		r.b, r.err = nil, fmt.Errorf("%w: unknown version %d of %q", ErrMalformed, b[1], tag)
 	default:
-		r.b = b[2:]
+		r.b, r.err = nil, fmt.Errorf("%w: unknown version %d of %q", ErrMalformed, b[1], tag)
 	}
 }
 
@@ -94,11 +103,14 @@ func (r *Reader) fail(what string) {
 
 // Uint reads an unsigned integer.
 func (r *Reader) Uint() uint64 {
-	if b := r.b; len(b) > 0 && b[0] < 0x80 {
+	if len(r.b) > 0 && r.b[0] < 0x80 {
 		// One byte, as most fields are: small enough to inline. (After an
-		// error r.b is empty, so this never reads past one.)
-		r.b = b[1:]
-		return uint64(b[0])
+		// error r.b is empty, so this never reads past one.) Written as a
+		// self-assignment of r.b, so that reading does not make the
+		// record's bytes escape.
+		v := r.b[0]
+		r.b = r.b[1:]
+		return uint64(v)
 	}
 	return r.uintSlow()
 }
