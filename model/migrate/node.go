@@ -1,6 +1,8 @@
 package migrate
 
 import (
+	"time"
+
 	"shardsim/model/migrate/errs"
 	"shardsim/model/migrate/fsm"
 	"shardsim/model/migrate/group"
@@ -31,6 +33,10 @@ type Node struct {
 	// applied is applyTick's buffer of applied entries, kept between ticks
 	// (nil while a tick uses it).
 	applied []group.Applied
+	// clock is the node's clock (afterLocal), once clockKnown (a nil clock
+	// is virtual time itself).
+	clock      *simclock.NodeClock
+	clockKnown bool
 }
 
 // NewNode returns node id's actor value (a fresh one after every restart).
@@ -147,6 +153,16 @@ func (n *Node) Receive(ctx *simclock.Context, msg any) {
 func (n *Node) leads(g int) *leader { return n.lead[g] }
 
 func (n *Node) voter(g int) *fsm.FSM { return n.env.Cluster.Voter(g, n.id) }
+
+// afterLocal runs cb as an event of the node after d measured on its own
+// clock: the event a task's Sleep(d) wakes it with, for a loop that needs
+// no task.
+func (n *Node) afterLocal(d time.Duration, cb simclock.Callback) {
+	if !n.clockKnown {
+		n.clock, n.clockKnown = n.ctx.Loop().Clock(n.ctx.Self()), true
+	}
+	n.ctx.DeferCall(n.clock.RealDuration(d), cb)
+}
 
 // nowMs is the node's clock in HLC physical milliseconds.
 func (n *Node) nowMs() uint64 {

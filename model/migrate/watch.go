@@ -58,16 +58,33 @@ func (n *Node) adopt(ctx *simclock.Context, cat catalog.Catalog, rev int64) {
 // network's loss rate). A deposed leader that has not learned it keeps
 // sending: harmless, the watermark only rises.
 func (n *Node) startHeartbeats(ls *leader) {
-	n.ctx.Go("heartbeats", func(t *simclock.Task) {
-		for n.leads(0) == ls {
-			for node := 0; node < n.env.Cluster.Nodes(); node++ {
-				if node != n.id {
-					n.env.Net.Notify(node, Heartbeat{Watermark: n.eng.Watermark})
-				}
-			}
-			t.Sleep(n.env.Cfg.HeartbeatEvery)
+	(&heartbeats{n: n, ls: ls}).beat()
+}
+
+// heartbeats is the group-0 leader's heartbeat round, as the callback of
+// its own next round: a loop that only sends and sleeps needs no task (a
+// task's every wake-up switches coroutines), and the timer of its Sleep
+// is the same event as this one's.
+type heartbeats struct {
+	n  *Node
+	ls *leader
+}
+
+// Fire runs the next round (simclock.Callback).
+func (h *heartbeats) Fire(*simclock.Context) { h.beat() }
+
+// beat sends one round, while ls leads group 0, and schedules the next.
+func (h *heartbeats) beat() {
+	n := h.n
+	if n.leads(0) != h.ls {
+		return
+	}
+	for node := 0; node < n.env.Cluster.Nodes(); node++ {
+		if node != n.id {
+			n.env.Net.Notify(node, Heartbeat{Watermark: n.eng.Watermark})
 		}
-	})
+	}
+	n.afterLocal(n.env.Cfg.HeartbeatEvery, h)
 }
 
 // startCompactor makes a leader compact its group every CompactEvery,
