@@ -93,26 +93,47 @@ func (n *Node) startCompactor(ls *leader) {
 	if n.env.Cfg.CompactEvery <= 0 {
 		return
 	}
-	n.ctx.Go(groupTaskName(compactTask, ls.g), func(t *simclock.Task) {
-		for {
-			t.Sleep(n.env.Cfg.CompactEvery)
-			if n.leads(ls.g) != ls {
-				return
-			}
-			keep := uint64(n.env.Cfg.Retention.Milliseconds())
-			phys := ls.clock.Last().Phys()
-			if phys <= keep {
-				continue
-			}
-			ts := hlc.Make(phys-keep, 0)
-			if ts <= n.voter(ls.g).CompactedTS {
-				continue
-			}
-			if _, err := n.proposeWait(t, ls, fsm.Entry{Kind: fsm.KindCompact, TS: ts}); err != nil {
-				return
-			}
+	(&compactor{n: n, ls: ls}).sleep()
+}
+
+// compactor is a leader's compaction loop, as the callback of its own
+// timer and the outcome of its proposals: a loop that sleeps between
+// rounds needs no task (each wake-up of a task switches coroutines), and
+// its timers and proposals are the events and entries a task's Sleep and
+// proposeWait make, at the same points.
+type compactor struct {
+	n  *Node
+	ls *leader
+}
+
+// sleep waits CompactEvery on the node's clock for the next round.
+func (c *compactor) sleep() { c.n.afterLocal(c.n.env.Cfg.CompactEvery, c) }
+
+// Fire runs a round (simclock.Callback): while ls leads, it proposes a
+// compaction below the retention, if that raises the watermark, and
+// sleeps again once it applied (or at once, when there is none to make).
+func (c *compactor) Fire(*simclock.Context) {
+	n, ls := c.n, c.ls
+	if n.leads(ls.g) != ls {
+		return
+	}
+	keep := uint64(n.env.Cfg.Retention.Milliseconds())
+	if phys := ls.clock.Last().Phys(); phys > keep {
+		if ts := hlc.Make(phys-keep, 0); ts > n.voter(ls.g).CompactedTS {
+			n.proposeThen(ls, fsm.Entry{Kind: fsm.KindCompact, TS: ts}, waiter{then: c})
+			return
 		}
-	})
+	}
+	c.sleep()
+}
+
+// applied takes the compaction's outcome: the loop ends with the
+// leadership (outcome).
+func (c *compactor) applied(_ fsm.Result, applied bool, err error) {
+	if proposalErr(applied, err) != nil {
+		return
+	}
+	c.sleep()
 }
 
 // startLockResolver makes a leader roll back, every LockTTL, the
@@ -123,22 +144,53 @@ func (n *Node) startLockResolver(ls *leader) {
 	if n.env.Cfg.LockTTL <= 0 {
 		return
 	}
-	n.ctx.Go(groupTaskName(resolveTask, ls.g), func(t *simclock.Task) {
-		for {
-			t.Sleep(n.env.Cfg.LockTTL)
-			if n.leads(ls.g) != ls {
-				return
-			}
-			old := hlc.Make(n.nowMs()-uint64(n.env.Cfg.LockTTL.Milliseconds()), 0)
-			for _, tx := range staleTxns(n.voter(ls.g).Locks(keys.Span{}), old) {
-				tx := tx
-				if _, err := n.proposeWait(t, ls, fsm.Entry{Kind: fsm.KindRollback, Txn: &tx}); err != nil {
-					return
-				}
-				n.env.Counters.LocksResolved++
-			}
-		}
-	})
+	(&lockResolver{n: n, ls: ls}).sleep()
+}
+
+// lockResolver is a leader's lock-resolving loop, as the callback of its
+// own timer and the outcome of its proposals (see compactor): each round
+// rolls back the round's stale transactions one after another.
+type lockResolver struct {
+	n     *Node
+	ls    *leader
+	stale []fsm.Txn // the round's rollbacks (a fresh list each round: the log keeps the entries')
+	next  int       // the next of them to propose
+}
+
+// sleep waits LockTTL on the node's clock for the next round.
+func (r *lockResolver) sleep() { r.n.afterLocal(r.n.env.Cfg.LockTTL, r) }
+
+// Fire runs a round (simclock.Callback) while ls leads.
+func (r *lockResolver) Fire(*simclock.Context) {
+	n, ls := r.n, r.ls
+	if n.leads(ls.g) != ls {
+		return
+	}
+	old := hlc.Make(n.nowMs()-uint64(n.env.Cfg.LockTTL.Milliseconds()), 0)
+	r.stale, r.next = staleTxns(n.voter(ls.g).Locks(keys.Span{}), old), 0
+	r.rollBack()
+}
+
+// rollBack proposes the round's next rollback, or sleeps when none is left.
+func (r *lockResolver) rollBack() {
+	if r.next == len(r.stale) {
+		r.stale = nil
+		r.sleep()
+		return
+	}
+	tx := &r.stale[r.next]
+	r.next++
+	r.n.proposeThen(r.ls, fsm.Entry{Kind: fsm.KindRollback, Txn: tx}, waiter{then: r})
+}
+
+// applied takes a rollback's outcome: the loop ends with the leadership
+// (outcome).
+func (r *lockResolver) applied(_ fsm.Result, applied bool, err error) {
+	if proposalErr(applied, err) != nil {
+		return
+	}
+	r.n.env.Counters.LocksResolved++
+	r.rollBack()
 }
 
 // staleTxns groups locks started before old by transaction, in order of
