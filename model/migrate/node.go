@@ -49,6 +49,7 @@ func (n *Node) ID() int { return n.id }
 
 // leader is the state of one leadership term of one group on this node.
 type leader struct {
+	node      *Node
 	g         int
 	term      uint64
 	ready     bool
@@ -322,29 +323,41 @@ func (n *Node) becomeLeader(g int, term uint64) {
 	if old := n.lead[g]; old != nil {
 		n.stepDown(old)
 	}
-	ls := &leader{g: g, term: term}
+	ls := &leader{node: n, g: g, term: term}
 	n.lead[g] = ls
-	n.ctx.Go(groupTaskName(leadTask, g), func(t *simclock.Task) {
-		first := n.nowMs() + uint64(n.env.Cfg.CeilingWindow.Milliseconds())
-		if _, err := n.proposeWait(t, ls, fsm.Entry{Kind: fsm.KindCeiling, Ceiling: first}); err != nil || n.leads(g) != ls {
-			return
+	first := n.nowMs() + uint64(n.env.Cfg.CeilingWindow.Milliseconds())
+	n.proposeThen(ls, fsm.Entry{Kind: fsm.KindCeiling, Ceiling: first}, waiter{then: (*takeOver)(ls)})
+}
+
+// takeOver is a new term's leader as the outcome of the term's first
+// entry: once its voter applied it, the leader serves (no task waits for
+// it: a task's wake-up switches coroutines, and the entry is proposed at
+// the point a task's proposeWait made it).
+type takeOver leader
+
+// applied rebuilds the leader-local state from the voter's applied state
+// and starts the leader's loops, unless the term ended first (outcome).
+func (to *takeOver) applied(_ fsm.Result, applied bool, err error) {
+	ls := (*leader)(to)
+	n := ls.node
+	if proposalErr(applied, err) != nil || n.leads(ls.g) != ls {
+		return
+	}
+	v := n.voter(ls.g)
+	ls.clock = hlc.Start(v.LastCommit, v.Ceiling)
+	ls.ts = newTSCache(ls.clock.Last())
+	ls.ready = true
+	n.env.Cluster.MarkReady(ls.g, ls.term)
+	n.kickPromoter(ls)
+	n.startCompactor(ls)
+	n.startLockResolver(ls)
+	if ls.g == 0 {
+		n.startMigrator(ls)
+		n.startHeartbeats(ls)
+		if n.env.Cfg.Detect {
+			n.startDetector(ls)
 		}
-		v := n.voter(g)
-		ls.clock = hlc.Start(v.LastCommit, v.Ceiling)
-		ls.ts = newTSCache(ls.clock.Last())
-		ls.ready = true
-		n.env.Cluster.MarkReady(g, term)
-		n.kickPromoter(ls)
-		n.startCompactor(ls)
-		n.startLockResolver(ls)
-		if g == 0 {
-			n.startMigrator(ls)
-			n.startHeartbeats(ls)
-			if n.env.Cfg.Detect {
-				n.startDetector(ls)
-			}
-		}
-	})
+	}
 }
 
 func (n *Node) ceilingTarget(ls *leader) uint64 {

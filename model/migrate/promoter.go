@@ -33,23 +33,55 @@ func (n *Node) kickPromoter(ls *leader) {
 		return
 	}
 	ls.promoting = true
-	n.ctx.Go(groupTaskName(promoteTask, ls.g), func(t *simclock.Task) {
-		defer func() { ls.promoting = false }()
-		for n.leads(ls.g) == ls {
-			job, ok := n.stagedJob(ls.g)
-			if !ok {
-				return
-			}
-			r, err := n.proposeWait(t, ls, fsm.Entry{Kind: fsm.KindPromote, Promote: &fsm.Promote{Job: job, Max: n.env.Cfg.PromoteBatch}})
-			if err != nil {
-				return
-			}
-			if r.Done {
-				var line [48]byte // "g<g> j<job>"
-				b := strconv.AppendInt(append(line[:0], 'g'), int64(ls.g), 10)
-				t.Context().Rec("promote.done").TextBytes(strconv.AppendUint(append(b, " j"...), job, 10)).End()
-			}
-			t.Sleep(n.env.Cfg.PromotePace)
-		}
-	})
+	(&promoter{n: n, ls: ls}).promote()
 }
+
+// promoter is a running promoter, as the outcome of its proposals and the
+// callback of its pacing timer: a loop of proposals and sleeps needs no
+// task (each wake-up of a task switches coroutines), and its entries and
+// timers are the ones a task's proposeWait and Sleep make, at the same
+// points.
+type promoter struct {
+	n   *Node
+	ls  *leader
+	job uint64 // the job of the batch being promoted
+}
+
+// promote proposes the next batch while ls leads and staged data is left;
+// otherwise the promoter stops.
+func (p *promoter) promote() {
+	n, ls := p.n, p.ls
+	if n.leads(ls.g) != ls {
+		p.stop()
+		return
+	}
+	job, ok := n.stagedJob(ls.g)
+	if !ok {
+		p.stop()
+		return
+	}
+	p.job = job
+	n.proposeThen(ls, fsm.Entry{Kind: fsm.KindPromote, Promote: &fsm.Promote{Job: job, Max: n.env.Cfg.PromoteBatch}}, waiter{then: p})
+}
+
+// applied takes a batch's outcome (outcome): the promoter records a job
+// whose promotion completed and paces itself before the next batch, or
+// stops with the leadership.
+func (p *promoter) applied(r fsm.Result, applied bool, err error) {
+	if proposalErr(applied, err) != nil {
+		p.stop()
+		return
+	}
+	if r.Done {
+		var line [48]byte // "g<g> j<job>"
+		b := strconv.AppendInt(append(line[:0], 'g'), int64(p.ls.g), 10)
+		p.n.ctx.Rec("promote.done").TextBytes(strconv.AppendUint(append(b, " j"...), p.job, 10)).End()
+	}
+	p.n.afterLocal(p.n.env.Cfg.PromotePace, p)
+}
+
+// Fire promotes the next batch once the pace has passed (simclock.Callback).
+func (p *promoter) Fire(*simclock.Context) { p.promote() }
+
+// stop lets a later kick start a promoter again.
+func (p *promoter) stop() { p.ls.promoting = false }
