@@ -42,7 +42,7 @@ func (m *migrator) clearStaged(j job.SplitJob, rev int64) (job.SplitJob, int64, 
 	if !r.(StatusResp).Promoted {
 		return j, rev, errNotYet
 	}
-	cat, catRev, err := LoadCatalog(m.kv)
+	cat, catRev, err := m.n.env.loadCatalog(m.kv)
 	if err != nil {
 		return j, rev, err
 	}
@@ -129,7 +129,7 @@ func (m *migrator) abandon(j job.SplitJob, rev int64) (job.SplitJob, int64, erro
 		}
 		return m.transition(j, rev, job.Abandoning, nil, 0, func(x *job.SplitJob) { x.ReadFence = job.FenceNone })
 	}
-	cat, catRev, err := LoadCatalog(m.kv)
+	cat, catRev, err := m.n.env.loadCatalog(m.kv)
 	if err != nil {
 		return j, rev, err
 	}

@@ -85,6 +85,8 @@ type Env struct {
 	Cfg      Config
 	Hooks    Hooks
 	Counters *Counters
+
+	catalogs catalogCache // the world's decoded catalog snapshots
 }
 
 // Counters count how often each guard of the protocol acted (reachability:

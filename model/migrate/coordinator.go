@@ -66,7 +66,7 @@ func (c *Coordinator) watch(ctx *simclock.Context) {
 					continue
 				}
 				c.lastRev = e.Kv.ModRevision
-				cat, err := catalog.Decode(e.Kv.Value)
+				cat, err := c.env.catalogs.decode(e.Kv.Value)
 				if err != nil {
 					continue
 				}
@@ -96,7 +96,7 @@ func (c *Coordinator) refresh(t *simclock.Task) {
 	}
 	// A catalog no newer than the view adopt would ignore: no need to
 	// decode its routes.
-	if cat, _, ok, err := loadCatalogFrom(c.kvIn(t), c.view.Version+1); err == nil && ok {
+	if cat, _, ok, err := loadCatalogFrom(c.kvIn(t), c.view.Version+1, &c.env.catalogs); err == nil && ok {
 		c.adopt(cat)
 	}
 }

@@ -49,14 +49,20 @@ func getKeyBytes(kv simkv.KV, key []byte) ([]byte, int64, error) {
 
 // LoadCatalog reads the catalog and its mod revision.
 func LoadCatalog(kv simkv.KV) (catalog.Catalog, int64, error) {
-	c, rev, _, err := loadCatalogFrom(kv, 0)
+	c, rev, _, err := loadCatalogFrom(kv, 0, nil)
+	return c, rev, err
+}
+
+// loadCatalog is LoadCatalog decoding through the world's catalog cache.
+func (e *Env) loadCatalog(kv simkv.KV) (catalog.Catalog, int64, error) {
+	c, rev, _, err := loadCatalogFrom(kv, 0, &e.catalogs)
 	return c, rev, err
 }
 
 // loadCatalogFrom is LoadCatalog for a reader that needs only a catalog of
 // version min or later: ok is false, and the routes are not decoded, when
-// the stored one is older.
-func loadCatalogFrom(kv simkv.KV, min uint64) (c catalog.Catalog, rev int64, ok bool, err error) {
+// the stored one is older. It decodes through cache (nil: none).
+func loadCatalogFrom(kv simkv.KV, min uint64, cache *catalogCache) (c catalog.Catalog, rev int64, ok bool, err error) {
 	b, rev, err := getKeyBytes(kv, catalogKey)
 	if err != nil {
 		return catalog.Catalog{}, 0, false, err
@@ -67,7 +73,7 @@ func loadCatalogFrom(kv simkv.KV, min uint64) (c catalog.Catalog, rev int64, ok 
 	if v, err := catalog.DecodeVersion(b); err == nil && v < min {
 		return catalog.Catalog{}, rev, false, nil
 	}
-	c, err = catalog.Decode(b)
+	c, err = cache.decode(b)
 	return c, rev, err == nil, err
 }
 

@@ -39,7 +39,7 @@ func (m *migrator) plan(j job.SplitJob, rev int64) (job.SplitJob, int64, error) 
 	if m.bugs.Has(bugs.MigrateOverlappingRoutes) {
 		// The wrong variant publishes the target route at once, while the
 		// source route still covers the moving span.
-		c, cr, err := LoadCatalog(m.kv)
+		c, cr, err := m.n.env.loadCatalog(m.kv)
 		if err != nil {
 			return j, rev, err
 		}
@@ -66,7 +66,7 @@ func (m *migrator) plan(j job.SplitJob, rev int64) (job.SplitJob, int64, error) 
 // fence publishes the split: the source route keeps the left part, the
 // moving part becomes a new WriteFenced route, in one catalog CAS.
 func (m *migrator) fence(j job.SplitJob, rev int64) (job.SplitJob, int64, error) {
-	cat, catRev, err := LoadCatalog(m.kv)
+	cat, catRev, err := m.n.env.loadCatalog(m.kv)
 	if err != nil {
 		return j, rev, err
 	}
@@ -217,7 +217,7 @@ func (m *migrator) prepareCutover(j job.SplitJob, rev int64) (job.SplitJob, int6
 // startArming records the intent to arm (ARMING, with the catalog version
 // CUTOVER will have) before any source voter is armed.
 func (m *migrator) startArming(j job.SplitJob, rev int64) (job.SplitJob, int64, error) {
-	cat, _, err := LoadCatalog(m.kv)
+	cat, _, err := m.n.env.loadCatalog(m.kv)
 	if err != nil {
 		return j, rev, err
 	}
@@ -271,7 +271,7 @@ func (m *migrator) cutover(j job.SplitJob, rev int64, floor hlc.TS) (job.SplitJo
 			return j, rev, err
 		}
 	}
-	cat, catRev, err := LoadCatalog(m.kv)
+	cat, catRev, err := m.n.env.loadCatalog(m.kv)
 	if err != nil {
 		return j, rev, err
 	}

@@ -195,7 +195,7 @@ func (r *readOnly) applied(_ fsm.Result, _ bool, err error) {
 // leader reads the catalog there, authoritatively).
 func (n *Node) serveOwner(in *rpc.Inbound, req OwnerReq) {
 	n.ctx.Go("owner", func(t *simclock.Task) {
-		cat, _, err := LoadCatalog(n.meta.In(t))
+		cat, _, err := n.env.loadCatalog(n.meta.In(t))
 		if err != nil {
 			in.Reply(nil, errs.ErrBusy)
 			return

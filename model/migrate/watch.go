@@ -24,7 +24,7 @@ func (n *Node) watch(ctx *simclock.Context) {
 				if e.Type != simkv.EventPut {
 					continue
 				}
-				cat, err := catalog.Decode(e.Kv.Value)
+				cat, err := n.env.catalogs.decode(e.Kv.Value)
 				if err != nil {
 					continue
 				}
