@@ -133,8 +133,21 @@ func (c Catalog) Lookup(rk string) (Route, bool) {
 // LookupIndex returns the position in Routes of the route whose span holds
 // route key rk, for callers that keep something per route.
 func (c Catalog) LookupIndex(rk string) (int, bool) {
-	i := sort.Search(len(c.Routes), func(i int) bool { return c.Routes[i].Start > rk }) - 1
-	if i >= 0 && c.Routes[i].Span().Contains(rk) {
+	// The last route starting at or before rk (sort.Search's answer, less
+	// one, written out: routes are looked up for every request and every
+	// applied write a checker judges, and the search's callback cost more
+	// than its few comparisons). It holds rk unless rk lies past its end.
+	lo, hi := 0, len(c.Routes)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if c.Routes[m].Start > rk {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	i := lo - 1
+	if i >= 0 && (c.Routes[i].End == "" || rk < c.Routes[i].End) {
 		return i, true
 	}
 	return 0, false

@@ -2,6 +2,9 @@ package catalog
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 
@@ -170,4 +173,55 @@ func TestStringMatchesFmt(t *testing.T) {
 			t.Fatalf("AppendTo = %q", got)
 		}
 	})
+}
+
+// TestLookupIndexAgreesWithSearch compares LookupIndex with the lookup it
+// replaced (sort.Search for the first route starting after the key, then
+// the span test) on random sorted route tables, gaps and an unbounded last
+// route included, and random keys.
+func TestLookupIndexAgreesWithSearch(t *testing.T) {
+	ref := func(c Catalog, rk string) (int, bool) {
+		i := sort.Search(len(c.Routes), func(i int) bool { return c.Routes[i].Start > rk }) - 1
+		if i >= 0 && c.Routes[i].Span().Contains(rk) {
+			return i, true
+		}
+		return 0, false
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	key := func() string {
+		b := make([]byte, rng.IntN(3))
+		for i := range b {
+			b[i] = byte('a' + rng.IntN(4))
+		}
+		return string(b)
+	}
+	for n := 0; n < 2000; n++ {
+		var points []string
+		for range rng.IntN(9) {
+			points = append(points, key())
+		}
+		sort.Strings(points)
+		points = slices.Compact(points)
+		var c Catalog
+		for i := 0; i < len(points); i++ {
+			r := Route{ID: uint64(len(c.Routes) + 1), Start: points[i]}
+			if i+1 < len(points) {
+				r.End = points[i+1]
+				if rng.IntN(3) == 0 {
+					i++ // a gap: the next route starts at the point after this one's end
+				}
+			} else if rng.IntN(2) == 0 {
+				break // no unbounded last route
+			}
+			c.Routes = append(c.Routes, r)
+		}
+		for range 20 {
+			rk := key()
+			gi, gok := c.LookupIndex(rk)
+			wi, wok := ref(c, rk)
+			if gi != wi || gok != wok {
+				t.Fatalf("%v: LookupIndex(%q) = %d, %v; search gives %d, %v", c.Routes, rk, gi, gok, wi, wok)
+			}
+		}
+	}
 }
