@@ -39,6 +39,10 @@ func (q *waitQueue) insert(w waiter) {
 		q.ws, q.head = q.ws[:n], 0
 	}
 	live := q.ws[q.head:]
+	if n := len(live); n == 0 || live[n-1].index <= w.index {
+		q.ws = append(q.ws, w) // the common case: proposals come in index order
+		return
+	}
 	i := sort.Search(len(live), func(i int) bool { return live[i].index > w.index })
 	q.ws = append(q.ws, waiter{})
 	live = q.ws[q.head:]
