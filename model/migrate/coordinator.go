@@ -249,7 +249,7 @@ func (c *Coordinator) Read(t *simclock.Task, key string, ts hlc.TS) (ReadResp, e
 	if err != nil {
 		return ReadResp{}, err
 	}
-	return resp.(ReadResp), nil
+	return *resp.(*ReadResp), nil
 }
 
 // Scan scans family fam over route keys in span at ts, as far as the group
@@ -262,7 +262,7 @@ func (c *Coordinator) Scan(t *simclock.Task, fam keys.Family, span keys.Span, ts
 	if err != nil {
 		return ScanResp{}, span, err
 	}
-	return resp.(ScanResp), part, nil
+	return *resp.(*ScanResp), part, nil
 }
 
 // ScanRaw is Scan narrowed to raw keys in raw (ScanReq.Raw): a prefix scan
@@ -274,7 +274,7 @@ func (c *Coordinator) ScanRaw(t *simclock.Task, fam keys.Family, span, raw keys.
 	if err != nil {
 		return ScanResp{}, err
 	}
-	return resp.(ScanResp), nil
+	return *resp.(*ScanResp), nil
 }
 
 // Prepare prepares tx (its keys must share a group in the view): it

@@ -21,7 +21,8 @@ type ReadReq struct {
 }
 
 // ReadResp is a read's answer; TS is the timestamp it was served at and
-// Group the group that served it.
+// Group the group that served it. It travels as a *ReadResp (the serving
+// read keeps it).
 type ReadResp struct {
 	Read  mvcc.Read
 	TS    hlc.TS
@@ -42,7 +43,8 @@ type ScanReq struct {
 	Raw        keys.Span
 }
 
-// ScanResp is a scan's answer.
+// ScanResp is a scan's answer. It travels as a *ScanResp (the serving
+// read keeps it).
 type ScanResp struct {
 	Rows  []mvcc.ScanRow
 	TS    hlc.TS

@@ -76,6 +76,10 @@ type readOp struct {
 	// Room for the parts of a read that one route serves (every point
 	// read, most scans).
 	partBuf [1]readPart
+	// The answer, which the read hands the network by pointer (answerRead):
+	// a response value boxed for the network was an allocation of its own.
+	readResp ReadResp
+	scanResp ScanResp
 }
 
 // fence runs the read fence once the voter caught up.
@@ -125,7 +129,7 @@ func (op *readOp) answer(err error) {
 		op.reply(nil, err)
 		return
 	}
-	op.reply(op.n.answerRead(op.ls, op.in.Req, op.parts, op.ts))
+	op.reply(op.n.answerRead(op))
 }
 
 // reply closes the admitted read and answers it.
@@ -145,15 +149,19 @@ func readQueryOf(req any) (readQuery, string, hlc.TS) {
 	panic("migrate: not a read")
 }
 
-// answerRead serves the read from the voter's applied state.
-func (n *Node) answerRead(ls *leader, req any, parts []readPart, ts hlc.TS) (any, error) {
+// answerRead serves op from the voter's applied state: the answer is a
+// *ReadResp or *ScanResp in op.
+func (n *Node) answerRead(op *readOp) (any, error) {
+	ls, parts, ts := op.ls, op.parts, op.ts
 	v := n.voter(ls.g)
-	switch r := req.(type) {
+	switch r := op.in.Req.(type) {
 	case ReadReq:
 		rd, err := v.Read(r.Key, ts, parts[0].opts)
-		return ReadResp{Read: rd, TS: ts, Group: ls.g}, err
+		op.readResp = ReadResp{Read: rd, TS: ts, Group: ls.g}
+		return &op.readResp, err
 	case ScanReq:
-		out := ScanResp{TS: ts, Group: ls.g}
+		out := &op.scanResp
+		*out = ScanResp{TS: ts, Group: ls.g}
 		for _, p := range parts {
 			left := 0
 			if r.Limit > 0 {
