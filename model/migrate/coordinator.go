@@ -143,7 +143,7 @@ func pointTarget(raw string) target {
 }
 
 // overlaps reports whether route x holds a key tg addresses.
-func (tg target) overlaps(x catalog.Route) bool {
+func (tg target) overlaps(x *catalog.Route) bool {
 	if tg.point {
 		return x.Span().Contains(tg.span.Start)
 	}
@@ -156,12 +156,16 @@ func (tg target) overlaps(x catalog.Route) bool {
 // point's is of no use). With fenced, a write-fenced route among them
 // refuses the request.
 func (c *Coordinator) route(tg target, fenced bool) (int, keys.Span, error) {
-	r, ok := c.view.Lookup(tg.span.Start)
+	i, ok := c.view.LookupIndex(tg.span.Start)
 	if !ok {
 		return 0, tg.span, errs.ErrWrongGroup
 	}
-	g, part := r.Group, tg.span
-	for _, x := range c.view.Routes {
+	// The routes are read in place: a request is routed on every attempt,
+	// and copying each route (a dozen words) cost more than testing it.
+	routes := c.view.Routes
+	g, part := routes[i].Group, tg.span
+	for j := range routes {
+		x := &routes[j]
 		if !tg.overlaps(x) {
 			continue
 		}
