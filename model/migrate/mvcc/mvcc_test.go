@@ -485,3 +485,31 @@ func TestCloneKeysStayApart(t *testing.T) {
 		t.Fatalf("clone and original hold %d versions alike", s.Len())
 	}
 }
+
+// TestUnwrittenStore: a new store has no key map until its first Put (see
+// New); until then every read, delete, walk and clone answers as for an
+// empty store, and its clone and itself take keys afterwards.
+func TestUnwrittenStore(t *testing.T) {
+	s := New()
+	if s.vers != nil {
+		t.Fatal("New made the key map up front")
+	}
+	if s.Len() != 0 || s.Keys() != 0 || s.Gen("k") != 0 || s.Versions("k") != nil {
+		t.Fatal("an unwritten store is not empty")
+	}
+	if _, ok := s.Newest("k", 10); ok {
+		t.Fatal("Newest found a version in an unwritten store")
+	}
+	if s.Delete("k", 10) || s.DeleteBelow("k", 10) != 0 || len(s.KeysIn("", "\xff")) != 0 {
+		t.Fatal("an unwritten store deleted or listed something")
+	}
+	c := s.Clone()
+	for _, st := range []*Store{s, c} {
+		if !st.Put("k", Version{TS: 5, Value: "v"}) {
+			t.Fatal("the first Put replaced a version")
+		}
+		if v, ok := st.Newest("k", 10); !ok || v.Value != "v" || st.Keys() != 1 || st.Len() != 1 {
+			t.Fatalf("after Put: %v %v keys %d len %d", v, ok, st.Keys(), st.Len())
+		}
+	}
+}

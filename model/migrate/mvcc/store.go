@@ -59,7 +59,7 @@ type Row struct {
 // observer tell in O(1) that a key is exactly as it last saw it (Gen).
 type Store struct {
 	order  keyOrder                // the keys in order with their records (ordered walks look nothing up)
-	vers   map[string]*keyVersions // the same records by key; never empty
+	vers   map[string]*keyVersions // the same records by key, none empty; nil until the first key (see New)
 	n      int                     // number of versions
 	gen    uint64                  // the last generation handed out
 	added  uint64                  // how many times a key the store did not hold was added (see Probe)
@@ -104,8 +104,11 @@ func (s *Store) newRecord() *keyVersions {
 	return kv
 }
 
-// New returns an empty store.
-func New() *Store { return &Store{vers: make(map[string]*keyVersions, newStoreKeys)} }
+// New returns an empty store. Its key map is made by the first Put: a
+// migrate world builds a store for every voter, and Bootstrap replaces all
+// but the first voter's of each group with a copy before any is written,
+// so making the map up front would be wasted (about 12 KB a world).
+func New() *Store { return &Store{} }
 
 // Clone returns a deep copy of the store.
 func (s *Store) Clone() *Store {
@@ -204,6 +207,9 @@ func (s *Store) changed(kv *keyVersions) {
 func (s *Store) Put(key string, v Version) bool {
 	kv := s.vers[key]
 	if kv == nil {
+		if s.vers == nil {
+			s.vers = make(map[string]*keyVersions, newStoreKeys)
+		}
 		kv = s.newRecord()
 		s.order.insert(key, kv)
 		s.vers[key] = kv
