@@ -226,7 +226,9 @@ func (s *Store) Put(key string, v Version) bool {
 		vs = grow(vs)
 	}
 	vs = vs[:len(vs)+1]
-	copy(vs[i+1:], vs[i:])
+	if i < len(vs)-1 { // older versions to shift (a key's first version moves none)
+		copy(vs[i+1:], vs[i:])
+	}
 	vs[i] = v
 	kv.vs = vs
 	s.n++
