@@ -24,7 +24,9 @@ func (c Cursor) Encode() []byte {
 	if !c.Set {
 		return nil
 	}
-	b := binary.AppendUvarint(nil, uint64(len(c.Key)))
+	// Sized once: growing from the varint reallocated for the key.
+	b := make([]byte, 0, binary.MaxVarintLen64+len(c.Key)+8)
+	b = binary.AppendUvarint(b, uint64(len(c.Key)))
 	b = append(b, c.Key...)
 	return binary.BigEndian.AppendUint64(b, uint64(c.TS))
 }
@@ -125,7 +127,7 @@ func (s *Store) Export(req ExportRequest) ExportResult {
 			res.Scanned++
 			if match {
 				if v, ok := s.Newest(k, req.High); ok && v.TS > req.Low && v.VisibleAt(req.High) {
-					res.Rows = append(res.Rows, Row{Key: k, Version: v})
+					res.addRow(Row{Key: k, Version: v}, maxRows)
 				}
 			}
 			res.Next = Cursor{Set: true, Key: k, TS: 0}
@@ -139,7 +141,7 @@ func (s *Store) Export(req ExportRequest) ExportResult {
 			v := vs[j]
 			res.Scanned++
 			if match && v.TS > req.Low && v.TS <= req.High {
-				res.Rows = append(res.Rows, Row{Key: k, Version: v})
+				res.addRow(Row{Key: k, Version: v}, maxRows)
 			}
 			res.Next = Cursor{Set: true, Key: k, TS: v.TS}
 			if len(res.Rows) >= maxRows || res.Scanned >= budget {
@@ -156,6 +158,21 @@ func (s *Store) Export(req ExportRequest) ExportResult {
 		res.Next.TS = 0
 	}
 	return res
+}
+
+// maxChunkRoom caps the room a chunk's first row makes (see addRow), so a
+// huge -opt export_rows does not allocate for rows that never come.
+const maxChunkRoom = 64
+
+// addRow appends r to the chunk. The first row makes room for a full chunk
+// (maxRows, at most maxChunkRoom): a chunk that has one row mostly fills up,
+// and growing from one reallocated at 2, 4 and 8 rows. An empty chunk
+// allocates nothing.
+func (res *ExportResult) addRow(r Row, maxRows int) {
+	if res.Rows == nil {
+		res.Rows = make([]Row, 0, min(maxRows, maxChunkRoom))
+	}
+	res.Rows = append(res.Rows, r)
 }
 
 // exhaustedAfter reports whether nothing in raw follows version j of the
