@@ -125,6 +125,20 @@ func (c *JobChecker) Imported(jobID uint64, pass uint8, rows []mvcc.Row) {
 	}
 }
 
+// Fenced reports whether a write group applies could violate
+// M.FencedWritesRejected: some job with group as its source recorded
+// fence_ts and no abandon lifted that fence. When it is false, SourceWrite
+// returns nil for every key, timestamp and ownsNow, so an observer may skip
+// working out ownsNow (a catalog lookup per write) and the call.
+func (c *JobChecker) Fenced(group int) bool {
+	for _, id := range c.order {
+		if f := c.jobs[id]; f.rec.SourceGroup == group && f.fenceInForce && f.unfenceVersion == 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // SourceWrite checks M.FencedWritesRejected for a write-like step group
 // applied (first apply) creating key's version at ts: once a job recorded
 // fence_ts, and unless an abandon lifted the fence, the source takes no
