@@ -43,6 +43,7 @@ type migrateChecks struct {
 	nlwWhen    string                   // what triggered it ("after ...")
 	afterPhase [16]string               // "after job <phase>", made once per phase
 	puts       []simkv.PutRequest       // metaApplied's buffer
+	ownersBuf  []routeOwner             // owners' buffer
 	openReads  []openRead
 
 	imported, promoted, cleaned int64
@@ -334,12 +335,17 @@ func (c *migrateChecks) observeJob(j job.SplitJob, cat *catalog.Catalog) {
 // changes, so what each route's owner is (voter, floor, staging) is found
 // once per route rather than once per write; which route serves a key
 // changes only with the catalog (catalogGen).
+//
+// The per-route answers live in a buffer the checks keep (one allocation
+// per run rather than per pass), cleared here: what was found in an
+// earlier pass is stale, and no pass uses an Owners after the next is made.
 func (c *migrateChecks) owners() migratecheck.Owners {
-	type owner struct {
-		known bool
-		migratecheck.Owner
+	n := len(c.latest.Routes)
+	if cap(c.ownersBuf) < n {
+		c.ownersBuf = make([]routeOwner, n)
 	}
-	owners := make([]owner, len(c.latest.Routes))
+	owners := c.ownersBuf[:n]
+	clear(owners)
 	return migratecheck.Owners{
 		RoutingGen: c.catalogGen,
 		Route:      func(key string) (int, bool) { return c.latest.LookupIndex(keys.RouteKey(key)) },
@@ -348,11 +354,17 @@ func (c *migrateChecks) owners() migratecheck.Owners {
 			if !o.known {
 				r := c.latest.Routes[i]
 				v := c.m.cluster.MostApplied(r.Group)
-				*o = owner{known: true, Owner: migratecheck.Owner{Store: v.Store, Floor: max(v.CompactedTS, r.MinReadTS), Staging: mvcc.StagingOf(r.StagedVisible, r.MigrationJob)}}
+				*o = routeOwner{known: true, Owner: migratecheck.Owner{Store: v.Store, Floor: max(v.CompactedTS, r.MinReadTS), Staging: mvcc.StagingOf(r.StagedVisible, r.MigrationJob)}}
 			}
 			return o.Owner
 		},
 	}
+}
+
+// routeOwner is what owners found out about one route in this pass.
+type routeOwner struct {
+	known bool
+	migratecheck.Owner
 }
 
 // checkNoLostWrite runs one M.NoLostWrite pass (spans: only the writes
