@@ -29,6 +29,10 @@ type VersionOracle struct {
 	// (records never move: they are cut from an array, never appended).
 	keySlab []oracleKey
 	opSlab  []opWrites
+	// Room for keys' version lists beyond their first version (vsSlab
+	// and bySlab are cut in step).
+	vsSlab []mvcc.Version
+	bySlab []opWrite
 }
 
 // oracleKey is a raw key's versions, newest first, the write that created
@@ -98,6 +102,11 @@ const oracleSizeHint = 128
 const (
 	keySlabChunk = 16
 	opSlabChunk  = 32
+	// A key that gets a second version gets room for versionRoomMin
+	// (most keys of a run have a few); the version slabs hold
+	// versionSlabChunk at a time.
+	versionRoomMin   = 4
+	versionSlabChunk = 64
 )
 
 // NewVersionOracle returns an empty oracle.
@@ -125,8 +134,29 @@ func (o *VersionOracle) Add(w AppliedWrite) {
 	// before it, so At finds the last one added.
 	vs := k.vs
 	i := sort.Search(len(vs), func(i int) bool { return vs[i].TS <= w.TS })
-	k.vs = insertAt(vs, i, w.Version)
+	if len(k.vs) == cap(k.vs) || len(k.by) == cap(k.by) {
+		o.moveVersions(k)
+	}
+	k.vs = insertAt(k.vs, i, w.Version)
 	k.by = insertAt(k.by, i, opWrite{op, int32(len(op.ws) - 1)})
+}
+
+// moveVersions gives key k's full version lists twice the room (at least
+// versionRoomMin), cut from the oracle's slabs rather than grown by append
+// (a growslice per doubling of each list was a quarter of Add's cost). As
+// with append, lists handed out before stay shared only until the next
+// version of their key moves them (Versions says shared).
+func (o *VersionOracle) moveVersions(k *oracleKey) {
+	n := max(versionRoomMin, 2*len(k.vs))
+	if len(o.vsSlab) < n {
+		o.vsSlab = make([]mvcc.Version, max(n, versionSlabChunk))
+		o.bySlab = make([]opWrite, max(n, versionSlabChunk))
+	}
+	// Three-index slices: a list that fills its room must move again, never
+	// append into the next key's room.
+	k.vs = append(o.vsSlab[:0:n], k.vs...)
+	k.by = append(o.bySlab[:0:n], k.by...)
+	o.vsSlab, o.bySlab = o.vsSlab[n:], o.bySlab[n:]
 }
 
 // insertAt inserts v at s[i]: slices.Insert of one value, which takes it

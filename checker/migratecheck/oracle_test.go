@@ -41,3 +41,35 @@ func TestOracleAtAgreesWithMap(t *testing.T) {
 		}
 	}
 }
+
+// Every key's versions, and the write that created each, are exactly all
+// the writes added to it ordered by timestamp, newest first, and among
+// writes at one timestamp the later added first: over random oracles whose
+// keys grow their lists at once, several times each (moveVersions).
+func TestOracleVersionsAgreeWithSortedWrites(t *testing.T) {
+	r := rand.New(rand.NewSource(5))
+	for run := 0; run < 2000; run++ {
+		o := NewVersionOracle()
+		added := map[string][]AppliedWrite{}
+		for i := 0; i < 1+r.Intn(120); i++ {
+			w := AppliedWrite{Op: fmt.Sprint("op", r.Intn(50)), Key: fmt.Sprint("k", r.Intn(8)), Group: i,
+				Version: mvcc.Version{TS: hlc.TS(r.Intn(30)), Value: fmt.Sprint(i)}}
+			o.Add(w)
+			added[w.Key] = append(added[w.Key], w)
+		}
+		for key, ws := range added {
+			want := slices.Clone(ws)
+			slices.Reverse(want) // later added first among equal timestamps (stable sort)
+			slices.SortStableFunc(want, func(a, b AppliedWrite) int { return cmp.Compare(b.TS, a.TS) })
+			k := o.keys[key]
+			if len(k.vs) != len(want) || len(k.by) != len(want) {
+				t.Fatalf("run %d: key %s has %d versions and %d writers, want %d", run, key, len(k.vs), len(k.by), len(want))
+			}
+			for i, w := range want {
+				if by := k.by[i]; k.vs[i] != w.Version || by.op.ws[by.i] != w {
+					t.Fatalf("run %d: key %s version %d is %+v by %+v, want %+v", run, key, i, k.vs[i], by.op.ws[by.i], w)
+				}
+			}
+		}
+	}
+}
