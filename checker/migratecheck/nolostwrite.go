@@ -232,9 +232,14 @@ type sameAs struct {
 	ok  bool
 }
 
-// ackMemo is what earlier passes found about one acknowledged write.
+// ackMemo is what earlier passes found about one acknowledged write: the
+// entry it was found for (op, key, ts: what the verdict depends on; an
+// entry rewritten in place, even with its operation kept, is another
+// write) and the findings.
 type ackMemo struct {
 	op         string
+	key        string
+	ts         hlc.TS
 	writes     *opWrites
 	applied    bool // it passed ackApplied, which it then always passes
 	registered int  // writes.ws[:registered] are indexed under their keys
@@ -287,14 +292,22 @@ func (c *NoLostWriteChecker) Check(acked []AckedWrite, owners Owners, when strin
 	return c.checkOrdered(acked, owners, when, spans)
 }
 
+// newAckMemo returns the empty memo of entry a.
+func newAckMemo(a *AckedWrite) ackMemo { return ackMemo{op: a.Op, key: a.Key, ts: a.TS} }
+
+// isFor reports whether m was found for entry a as it is now.
+func (m *ackMemo) isFor(a *AckedWrite) bool {
+	return m.ts == a.TS && sameString(m.op, a.Op) && sameString(m.key, a.Key)
+}
+
 // checkOrdered is a pass in CheckNoLostWrite's order: acknowledged write
 // after acknowledged write, each one's versions in order, returning the
 // first violation.
 func (c *NoLostWriteChecker) checkOrdered(acked []AckedWrite, owners Owners, when string, spans []keys.Span) *property.Violation {
 	for i := range acked {
 		a, m := &acked[i], &c.acks[i]
-		if m.op != a.Op {
-			*m = ackMemo{op: a.Op} // registerAcks dropped the index
+		if !m.isFor(a) {
+			*m = newAckMemo(a) // registerAcks dropped the index
 		}
 		ws, skip, v := c.ackVersions(a, m)
 		if v != nil {

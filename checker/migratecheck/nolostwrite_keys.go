@@ -24,7 +24,7 @@ func (c *NoLostWriteChecker) registerAcks(acked []AckedWrite) bool {
 	memos := c.acks[:len(acked)] // one load of the memos for the loop
 	for i := range acked {
 		a, m := &acked[i], &memos[i]
-		if !sameString(m.op, a.Op) {
+		if !m.isFor(a) {
 			c.dropIndex()
 			return false
 		}
@@ -43,7 +43,7 @@ func (c *NoLostWriteChecker) registerAcks(acked []AckedWrite) bool {
 }
 
 // growAcks gives every acknowledged write a memo (new ones name their
-// operation). The memos get the capacity of acked at once: the list grows
+// entry). The memos get the capacity of acked at once: the list grows
 // pass by pass into the room its owner made for it.
 func (c *NoLostWriteChecker) growAcks(acked []AckedWrite) {
 	if len(acked) <= len(c.acks) {
@@ -51,7 +51,7 @@ func (c *NoLostWriteChecker) growAcks(acked []AckedWrite) {
 	}
 	c.acks = slices.Grow(c.acks, max(len(acked), cap(acked))-len(c.acks))
 	for i := len(c.acks); i < len(acked); i++ {
-		c.acks = append(c.acks, ackMemo{op: acked[i].Op})
+		c.acks = append(c.acks, newAckMemo(&acked[i]))
 	}
 }
 

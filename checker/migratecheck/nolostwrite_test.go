@@ -221,3 +221,38 @@ func TestSameString(t *testing.T) {
 		}
 	}
 }
+
+// An acknowledgement rewritten in place with its operation kept (here a
+// transaction's entry narrowed to one key, then to another the transaction
+// wrote later) is another write: the incremental checker must judge the new
+// key's version as the full check does. It once compared only the
+// operation and missed the lost version (found by rapid in
+// TestNoLostWriteCheckerMatchesFull).
+func TestNoLostWriteCheckerSeesRekeyedEntry(t *testing.T) {
+	o := NewVersionOracle()
+	store := mvcc.New()
+	owners := Owners{Route: func(string) (int, bool) { return 0, true }, Owner: func(int) Owner { return Owner{Store: store} }}
+	c := NewNoLostWriteChecker(o)
+	a := mvcc.Version{TS: 1, Value: "t0"}
+	o.Add(AppliedWrite{Op: "t0", Key: "a", Version: a})
+	store.Put("a", a)
+	acked := []AckedWrite{{Op: "t0", TS: 1}}
+	pass := func(step string) {
+		t.Helper()
+		full := o.CheckNoLostWrite(acked, ReadFrom(owners), "pass")
+		inc := c.Check(acked, owners, "pass")
+		if (inc == nil) != (full == nil) || inc != nil && *inc != *full {
+			t.Fatalf("%s: incremental %v, full %v", step, inc, full)
+		}
+	}
+	pass("transaction on a")
+	acked[0].Key = "a"
+	pass("entry narrowed to a")
+	o.Add(AppliedWrite{Op: "t0", Key: "k1", Version: mvcc.Version{TS: 2, Value: "t0"}}) // never reaches the store
+	pass("transaction grew to k1")
+	acked[0].Key = "k1"
+	pass("entry moved to k1")
+	if o.CheckNoLostWrite(acked, ReadFrom(owners), "pass") == nil {
+		t.Fatal("the rig lost nothing: the test judges nothing")
+	}
+}
