@@ -105,11 +105,17 @@ func (own Owner) Read(key string, ts hlc.TS) mvcc.Read {
 // acknowledged writes must only grow by appending between passes (a
 // changed entry is noticed and its memory dropped).
 type NoLostWriteChecker struct {
-	oracle *VersionOracle
-	pass   uint64
-	keys   keyMemos  // by the oracle's key number
-	acks   []ackMemo // by index into the acknowledged writes
-	keyed  []int32   // the keys with indexed versions, in the order they got their first
+	oracle  *VersionOracle
+	pass    uint64
+	keys    keyMemos   // by the oracle's key number
+	acks    []ackMemo  // by index into the acknowledged writes
+	keyed   []int32    // the keys with indexed versions, in the order they got their first
+	refSlab []writeRef // where keys' version indexes get their room (addRef)
+
+	// same remembers, while checkKeys judges one key, which other sources'
+	// content of it reads as its view in the pass (sameContent).
+	same  [2]sameAs
+	nsame int
 }
 
 // keyMemo is what the current pass found about one key, its route under
@@ -131,8 +137,6 @@ type keyMemo struct {
 	stampComputed bool
 	cur           *storeMemo // the owner's store in this pass; its probe's view is what reading the key there reads
 	stamp         readStamp
-	same          [2]sameAs // sources whose content was compared with the view
-	nsame         int
 
 	excused     hlc.TS // readBack excuses the key's writes older than this in the pass (excusedBelow)
 	excusedDone bool   // excused is set for the pass
@@ -206,26 +210,38 @@ func (k *keyMemo) currentIn(store *mvcc.Store, st mvcc.Staging) (mvcc.KeyView, b
 	return mvcc.KeyView{}, false
 }
 
-// keyMemos holds the key memos in chunks of keyChunk, so that a memo never
-// moves (no copying of them all as keys appear, pass after pass).
+// keyMemos holds the key memos of the keys the checker met, in chunks of
+// keyChunk, so that a memo never moves (no copying of them all as keys
+// appear, pass after pass), and only for those keys: a quarter of an
+// oracle's keys never have a version of an acknowledged write (bootstrap
+// rows, keys only read), and a memo is large (about 650 bytes).
 type keyMemos struct {
+	slot   []int32 // by key number: 1 + the memo's place, 0 while it has none
 	chunks []*[keyChunk]keyMemo
+	n      int32 // memos handed out
 }
 
 // keyChunk is how many key memos are allocated at once.
 const keyChunk = 16
 
-// grow makes room for memos 0..n-1 (new ones are zero).
-func (m *keyMemos) grow(n int) {
-	for len(m.chunks)*keyChunk < n {
-		m.chunks = append(m.chunks, new([keyChunk]keyMemo))
+// at returns memo id, a zero memo when the key is met first.
+func (m *keyMemos) at(id int32) *keyMemo {
+	if int(id) >= len(m.slot) {
+		m.slot = append(m.slot, make([]int32, int(id)+1-len(m.slot))...)
 	}
+	i := m.slot[id] - 1
+	if i < 0 {
+		i = m.n
+		if int(i) == len(m.chunks)*keyChunk {
+			m.chunks = append(m.chunks, new([keyChunk]keyMemo))
+		}
+		m.n++
+		m.slot[id] = i + 1
+	}
+	return &m.chunks[i/keyChunk][i%keyChunk]
 }
 
-// at returns memo id.
-func (m *keyMemos) at(id int32) *keyMemo { return &m.chunks[id/keyChunk][id%keyChunk] }
-
-// sameAs remembers, for one pass, whether a store's content of a key
+// sameAs remembers, while checkKeys judges a key, whether a store's content of a key
 // (src) reads as the key's view in the pass.
 type sameAs struct {
 	src viewSource
@@ -284,7 +300,6 @@ func NewNoLostWriteChecker(oracle *VersionOracle) *NoLostWriteChecker {
 // when, spans...) does.
 func (c *NoLostWriteChecker) Check(acked []AckedWrite, owners Owners, when string, spans ...keys.Span) *property.Violation {
 	c.pass++
-	c.keys.grow(len(c.oracle.keys))
 	c.growAcks(acked)
 	if c.registerAcks(acked) && c.checkKeys(owners, when, spans) == nil {
 		return nil
@@ -381,7 +396,7 @@ func (c *NoLostWriteChecker) inPass(k *keyMemo, id int32, key string, owners Own
 // one found (what that computed is overwritten before it is read again).
 func (c *NoLostWriteChecker) inSpans(k *keyMemo, key string, spans []keys.Span) bool {
 	if k.pass != c.pass {
-		k.pass, k.spansDone, k.stampComputed, k.nsame, k.excusedDone = c.pass, false, false, 0, false
+		k.pass, k.spansDone, k.stampComputed, k.excusedDone = c.pass, false, false, false
 	}
 	if len(spans) == 0 {
 		return true
@@ -507,8 +522,8 @@ func (c *NoLostWriteChecker) sameView(k *keyMemo, key string, old *readStamp) bo
 }
 
 // sameContent reports whether the key's content in src (if src's store
-// still holds it) reads as the key's view in this pass; remembered per
-// pass. A source on the store and staging of this pass's view, with other
+// still holds it) reads as the key's view in this pass; remembered while
+// checkKeys judges the key (carried forgets it). A source on the store and staging of this pass's view, with other
 // generations, no longer holds its content: its store now reads as the
 // view, at the view's generations. Another store's view comes from the
 // key's memo of it while that memo's probe is current (no lookup), else
@@ -518,8 +533,8 @@ func (c *NoLostWriteChecker) sameContent(k *keyMemo, key string, src viewSource)
 	if src.store == now.store && src.staging == now.staging && src.job == now.job {
 		return src.equal(now)
 	}
-	for i := range k.same[:k.nsame] {
-		if s := &k.same[i]; s.src.equal(&src) {
+	for i := range c.same[:c.nsame] {
+		if s := &c.same[i]; s.src.equal(&src) {
 			return s.ok
 		}
 	}
@@ -532,9 +547,9 @@ func (c *NoLostWriteChecker) sameContent(k *keyMemo, key string, src viewSource)
 	if then.LiveGen == src.live && then.StagedGen == src.staged {
 		ok = then.Same(k.cur.probe.View)
 	}
-	if k.nsame < len(k.same) {
-		k.same[k.nsame] = sameAs{src: src, ok: ok}
-		k.nsame++
+	if c.nsame < len(c.same) {
+		c.same[c.nsame] = sameAs{src: src, ok: ok}
+		c.nsame++
 	}
 	return ok
 }

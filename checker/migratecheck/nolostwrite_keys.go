@@ -70,9 +70,33 @@ func (c *NoLostWriteChecker) register(ack int32, key string, m *ackMemo) {
 			c.keyed = append(c.keyed, id)
 			k.key = ws[j].Key
 		}
-		k.refs = append(k.refs, writeRef{ack: ack, j: int32(j)})
+		c.addRef(k, writeRef{ack: ack, j: int32(j)})
 	}
 	m.registered = len(ws)
+}
+
+// Room of keys' version indexes: a key's full index moves to twice its
+// room, at least refRoomMin, cut from slabs of refSlabChunk, rather than
+// grown by append (a growslice per doubling of every key's index was
+// most of register's allocations).
+const (
+	refRoomMin   = 4
+	refSlabChunk = 256
+)
+
+// addRef appends r to key k's index of versions.
+func (c *NoLostWriteChecker) addRef(k *keyMemo, r writeRef) {
+	if len(k.refs) == cap(k.refs) {
+		n := max(refRoomMin, 2*len(k.refs))
+		if len(c.refSlab) < n {
+			c.refSlab = make([]writeRef, max(n, refSlabChunk))
+		}
+		// A three-index slice: an index that fills its room moves again,
+		// never appends into the next key's room.
+		k.refs = append(c.refSlab[:0:n], k.refs...)
+		c.refSlab = c.refSlab[n:]
+	}
+	k.refs = append(k.refs, r)
 }
 
 // dropIndex forgets the index of acknowledged versions by key (an entry of
@@ -142,6 +166,7 @@ func (c *NoLostWriteChecker) checkKeys(owners Owners, when string, spans []keys.
 // pass's (the key is back on a store that did not change): that takes no
 // comparison of contents.
 func (c *NoLostWriteChecker) carried(k *keyMemo, key string) (*readStamp, int) {
+	c.nsame = 0 // what sameContent found was of another key
 	if k.settled.equal(&k.stamp) {
 		return &k.settled, k.settledN
 	}
