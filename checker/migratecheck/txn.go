@@ -3,6 +3,7 @@ package migratecheck
 import (
 	"fmt"
 	"shardsim/property"
+	"slices"
 	"sort"
 	"strings"
 
@@ -60,7 +61,7 @@ type TxnRead struct {
 // M.SnapshotReads judge those).
 func CheckTxns(txns []TxnObs, oracle *VersionOracle) *property.Violation {
 	g := newDepGraph()
-	var applied []TxnObs
+	applied := make([]TxnObs, 0, len(txns))
 	for _, t := range txns {
 		ok, err := txnAtomic(t, oracle)
 		if err != nil {
@@ -73,13 +74,7 @@ func CheckTxns(txns []TxnObs, oracle *VersionOracle) *property.Violation {
 	for _, t := range applied {
 		g.txnEdges(t, oracle)
 	}
-	for _, a := range applied {
-		for _, b := range applied {
-			if a.Outcome == TxnCommitted && b.Outcome == TxnCommitted && a.Return < b.Call {
-				g.edge(a.ID, b.ID, "rt")
-			}
-		}
-	}
+	g.realTimeEdges(applied)
 	if cyc := g.cycle(); cyc != "" {
 		return property.Violated(property.MTxnSerializable, "the committed transactions' dependencies form a cycle: %s", cyc)
 	}
@@ -208,6 +203,33 @@ func (g *depGraph) txnEdges(t TxnObs, oracle *VersionOracle) {
 	}
 }
 
+// realTimeEdges adds an "rt" edge from each committed transaction of
+// applied to each committed one whose client called it after the first's
+// returned, in applied's order. A transaction's real-time edges are most
+// of its edges: its list of them gets its room once (counted first), not
+// by append after append.
+func (g *depGraph) realTimeEdges(applied []TxnObs) {
+	for _, a := range applied {
+		if a.Outcome != TxnCommitted {
+			continue
+		}
+		n := 0
+		for _, b := range applied {
+			if b.Outcome == TxnCommitted && a.Return < b.Call && a.ID != b.ID && a.ID != "" && b.ID != "" {
+				n++
+			}
+		}
+		if n > 0 {
+			g.out[a.ID] = slices.Grow(g.out[a.ID], n)
+		}
+		for _, b := range applied {
+			if b.Outcome == TxnCommitted && a.Return < b.Call {
+				g.edge(a.ID, b.ID, "rt")
+			}
+		}
+	}
+}
+
 // cycle returns one cycle of the graph, rendered, or "" (Tarjan's strongly
 // connected components, over sorted nodes so the report is deterministic).
 // Nodes are numbered in sorted order and the search keeps its marks in
@@ -222,12 +244,7 @@ func (g *depGraph) cycle() string {
 	for i, n := range nodes {
 		number[n] = i
 	}
-	adj := make([][]int, len(nodes)) // by node number: its edges' targets, in g.out's order
-	for i, n := range nodes {
-		for _, e := range g.out[n] {
-			adj[i] = append(adj[i], number[e.to]) // every target is a node (edge adds it)
-		}
-	}
+	adj := g.adjacency(nodes, number)
 	index, low := make([]int, len(nodes)), make([]int, len(nodes))
 	for i := range index {
 		index[i] = -1
@@ -253,19 +270,21 @@ func (g *depGraph) cycle() string {
 		if low[v] != index[v] {
 			return
 		}
-		var scc []string
+		top := len(stack)
 		for {
 			w := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
 			on[w] = false
-			scc = append(scc, nodes[w])
 			if w == v {
 				break
 			}
 		}
-		if len(scc) > 1 && found == nil {
-			sort.Strings(scc)
-			found = scc
+		// The component is stack[len(stack):top], popped newest first.
+		if top-len(stack) > 1 && found == nil {
+			for i := top - 1; i >= len(stack); i-- {
+				found = append(found, nodes[stack[:top][i]])
+			}
+			sort.Strings(found)
 		}
 	}
 	for i := range nodes {
@@ -274,6 +293,25 @@ func (g *depGraph) cycle() string {
 		}
 	}
 	return g.describe(found)
+}
+
+// adjacency returns each node's edge targets by number (nodes numbered as
+// number says), in g.out's order: all of them in one backing array.
+func (g *depGraph) adjacency(nodes []string, number map[string]int) [][]int {
+	total := 0
+	for _, n := range nodes {
+		total += len(g.out[n])
+	}
+	flat := make([]int, 0, total)
+	adj := make([][]int, len(nodes))
+	for i, n := range nodes {
+		start := len(flat)
+		for _, e := range g.out[n] {
+			flat = append(flat, number[e.to]) // every target is a node (edge adds it)
+		}
+		adj[i] = flat[start:len(flat):len(flat)]
+	}
+	return adj
 }
 
 // describe lists the edges among the nodes of cycle (a strongly connected

@@ -11,6 +11,7 @@ import (
 	"shardsim/model/migrate/keys"
 	"shardsim/model/migrate/mvcc"
 	"shardsim/property"
+	"shardsim/simclock"
 )
 
 // cycle (numbered nodes, marks in slices) reports exactly what the search
@@ -232,6 +233,47 @@ func TestTxnEdgesAgreesWithLookups(t *testing.T) {
 		}
 	}
 	if edges < 1000 {
+		t.Fatalf("only %d edges in all: the cases test little", edges)
+	}
+}
+
+// realTimeEdges adds exactly the edges, in the same order, that the
+// double loop over all pairs of transactions added through edge, on random
+// lists of transactions (outcomes mixed, equal and empty ids, calls and
+// returns that tie), with edges already in the graph.
+func TestRealTimeEdgesAgreesWithPairs(t *testing.T) {
+	r := rand.New(rand.NewSource(11))
+	edges := 0
+	for i := 0; i < 3000; i++ {
+		var txns []TxnObs
+		for n := r.Intn(10); n > 0; n-- {
+			id, call := fmt.Sprint("t", r.Intn(6)), simclock.Time(r.Intn(10))
+			if r.Intn(10) == 0 {
+				id = ""
+			}
+			txns = append(txns, TxnObs{ID: id, Call: call, Return: call + simclock.Time(r.Intn(4)), Outcome: TxnOutcome(r.Intn(3))})
+		}
+		got, want := newDepGraph(), newDepGraph()
+		for _, g := range []*depGraph{got, want} {
+			g.edge("t1", "t2", "wr")
+			g.edge("t3", "t1", "rw")
+		}
+		got.realTimeEdges(txns)
+		for _, a := range txns {
+			for _, b := range txns {
+				if a.Outcome == TxnCommitted && b.Outcome == TxnCommitted && a.Return < b.Call {
+					want.edge(a.ID, b.ID, "rt")
+				}
+			}
+		}
+		if fmt.Sprint(got.out) != fmt.Sprint(want.out) {
+			t.Fatalf("txns %+v: edges %v, want %v", txns, got.out, want.out)
+		}
+		for _, es := range want.out {
+			edges += len(es)
+		}
+	}
+	if edges < 5000 {
 		t.Fatalf("only %d edges in all: the cases test little", edges)
 	}
 }
