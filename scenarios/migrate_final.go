@@ -30,7 +30,7 @@ func (c *migrateChecks) final(cfg Config) {
 		c.m.w.Fail(property.Violated(property.MJobTerminates, "%s", msg))
 		return
 	}
-	w.Judge(migratecheck.CheckLinearizable(c.m.rec.history(c.oracle), c.oracle, cfg.checkTimeout()))
+	w.Judge(migratecheck.CheckLinearizableSplit(c.m.rec.ops, c.m.rec.derivedHistory(c.oracle), c.oracle, cfg.checkTimeout()))
 }
 
 func (c *migrateChecks) snapshotReads() *property.Violation {

@@ -27,6 +27,7 @@ type migrateRecorder struct {
 	counts [numRecCounts]int64 // by recCount
 
 	rowSlab []migratecheck.ServedRow // where point reads' served rows come from
+	derived []migratecheck.KeyOp     // derivedHistory's room when ops has too little spare room
 }
 
 type scanTimes struct {
@@ -161,17 +162,29 @@ func (r *migrateRecorder) txn(client int, obs migratecheck.TxnObs, tx fsm.Txn, t
 }
 
 // history returns the per-key operations: writes and latest reads as
-// recorded, each latest scan as one read per key it covered (among keys
-// the oracle knows), and each transaction and range delete as one write
-// per key it wrote (the oracle says which a range delete deleted; an
-// ambiguous one that never applied is dropped). The result is r.ops with
-// the derived operations appended in its spare room (grown once, to fit,
-// if it is short; r.ops keeps its length): no copy of the recorded ones is
-// made, and the result is valid until the next call, which rebuilds the
-// same in the same room.
+// recorded (r.ops), then those derivedHistory derives (a fresh list).
 func (r *migrateRecorder) history(oracle *migratecheck.VersionOracle) []migratecheck.KeyOp {
-	r.ops = slices.Grow(r.ops, r.derivedOps(oracle))
-	out := r.ops
+	return slices.Concat(r.ops, r.derivedHistory(oracle))
+}
+
+// derivedHistory returns the operations history adds to the recorded
+// ones: each latest scan as one read per key it covered (among keys the
+// oracle knows), and each transaction and range delete as one write per
+// key it wrote (the oracle says which a range delete deleted; an
+// ambiguous one that never applied is dropped). The list is made in the
+// spare room of r.ops (which keeps its length) when it fits there (the
+// world reserves room for about one operation per client call), else in
+// room of the recorder's made to fit (counted first): no copy of the
+// recorded operations is made (migratecheck.CheckLinearizableSplit judges
+// both lists). It is valid until the next call, which rebuilds the same in
+// the same room.
+func (r *migrateRecorder) derivedHistory(oracle *migratecheck.VersionOracle) []migratecheck.KeyOp {
+	n := r.derivedOps(oracle)
+	out := r.ops[len(r.ops):]
+	if cap(out) < n {
+		r.derived = slices.Grow(r.derived[:0], n)
+		out = r.derived
+	}
 	for i, s := range r.scans {
 		if r.latest[i] {
 			out = oracle.AppendScanReads(out, s, r.spans[i].client, r.spans[i].call, r.spans[i].ret)

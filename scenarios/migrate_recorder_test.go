@@ -12,11 +12,11 @@ import (
 	"shardsim/model/migrate/mvcc"
 )
 
-// history appends the derived operations (a latest scan's reads, a
-// transaction's and a range delete's writes) to the recorded ones in
-// r.ops's spare room: it gives what a fresh copy would, leaves r.ops as it
-// was, and a second call rebuilds the same in the same room, whether
-// r.ops had room to start with or had to grow.
+// history is the recorded operations followed by the derived ones (a
+// latest scan's reads, a transaction's and a range delete's writes); it
+// leaves r.ops as it was, whatever room r.ops has. derivedHistory gives
+// the derived ones, in r.ops's spare room when they fit there, and a
+// second call rebuilds the same in the same room.
 func TestRecorderHistoryReusesRoom(t *testing.T) {
 	oracle := migratecheck.NewVersionOracle()
 	for i, k := range []string{"k1", "k2", "k3"} {
@@ -40,7 +40,7 @@ func TestRecorderHistoryReusesRoom(t *testing.T) {
 			migratecheck.KeyOp{Client: 3, Key: "k1", Call: 7, Return: 8, Write: true, Op: "t"},
 			migratecheck.KeyOp{Client: 3, Key: "k3", Call: 7, Return: 8, Write: true, Delete: true, Op: "t"},
 			migratecheck.KeyOp{Client: 4, Key: "k2", Call: 9, Return: 10, Write: true, Delete: true, Op: "del"})
-		first := slices.Clone(r.history(oracle))
+		first := r.history(oracle)
 		again := r.history(oracle)
 		if !reflect.DeepEqual(first, want) || !reflect.DeepEqual(again, want) {
 			t.Fatalf("room %d: history %+v, then %+v, want %+v", room, first, again, want)
@@ -48,8 +48,15 @@ func TestRecorderHistoryReusesRoom(t *testing.T) {
 		if !reflect.DeepEqual(r.ops, recorded) {
 			t.Fatalf("room %d: history changed the recorded operations to %+v", room, r.ops)
 		}
-		if &again[0] != &r.ops[0] {
-			t.Fatalf("room %d: history did not build in r.ops's room", room)
+		derived := r.derivedHistory(oracle)
+		if !reflect.DeepEqual(derived, want[len(recorded):]) {
+			t.Fatalf("room %d: derived %+v, want %+v", room, derived, want[len(recorded):])
+		}
+		if again := r.derivedHistory(oracle); &again[0] != &derived[0] || !reflect.DeepEqual(again, want[len(recorded):]) {
+			t.Fatalf("room %d: derivedHistory did not rebuild %+v in its room", room, again)
+		}
+		if inOps := cap(r.ops) > len(r.ops) && &derived[0] == &r.ops[:len(r.ops)+1][len(r.ops)]; inOps != (room > 0) {
+			t.Fatalf("room %d: derived in r.ops's spare room: %v", room, inOps)
 		}
 	}
 }

@@ -156,25 +156,35 @@ func (c keyCall) operation() porcupine.Operation {
 // applied ambiguous write returns at its first apply (not before its
 // call), and an operation that never returns is dropped. The calls point
 // into ops.
-func keyCalls(ops []KeyOp, oracle *VersionOracle) []keyCall {
-	hist := make([]keyCall, 0, len(ops))
-	for i := range ops {
-		o := &ops[i]
-		c := keyCall{op: o, call: int64(o.Call), ret: int64(o.Return)}
-		if o.Write {
-			w, ok := oracle.OpOn(o.Op, o.Key)
-			if !ok {
+func keyCalls(ops []KeyOp, oracle *VersionOracle) []keyCall { return keyCallsOf(oracle, ops) }
+
+// keyCallsOf is keyCalls of the concatenation of lists, without making it
+// (the calls point into the lists).
+func keyCallsOf(oracle *VersionOracle, lists ...[]KeyOp) []keyCall {
+	n := 0
+	for _, ops := range lists {
+		n += len(ops)
+	}
+	hist := make([]keyCall, 0, n)
+	for _, ops := range lists {
+		for i := range ops {
+			o := &ops[i]
+			c := keyCall{op: o, call: int64(o.Call), ret: int64(o.Return)}
+			if o.Write {
+				w, ok := oracle.OpOn(o.Op, o.Key)
+				if !ok {
+					continue
+				}
+				c.expireAt = w.ExpireAt
+				if o.Ambiguous {
+					c.ret = max(int64(w.At), c.call)
+				}
+			}
+			if c.ret == math.MaxInt64 {
 				continue
 			}
-			c.expireAt = w.ExpireAt
-			if o.Ambiguous {
-				c.ret = max(int64(w.At), c.call)
-			}
+			hist = append(hist, c)
 		}
-		if c.ret == math.MaxInt64 {
-			continue
-		}
-		hist = append(hist, c)
 	}
 	return hist
 }
@@ -252,7 +262,20 @@ func permute(hist []keyCall, dest []int) {
 // judged one by one (checkKeysInOrder), which names the first key (in key
 // order) that fails.
 func CheckLinearizable(ops []KeyOp, oracle *VersionOracle, timeout time.Duration) (property.Verdict, *property.Violation) {
-	parts := byKey(keyCalls(ops, oracle))
+	return checkCalls(keyCalls(ops, oracle), timeout)
+}
+
+// CheckLinearizableSplit is CheckLinearizable of the history recorded
+// followed by derived, judged without that history being made (a world's
+// recorded operations and those derived from its scans, transactions and
+// range deletes need no copy into one list).
+func CheckLinearizableSplit(recorded, derived []KeyOp, oracle *VersionOracle, timeout time.Duration) (property.Verdict, *property.Violation) {
+	return checkCalls(keyCallsOf(oracle, recorded, derived), timeout)
+}
+
+// checkCalls is CheckLinearizable of the history hist (keyCalls).
+func checkCalls(hist []keyCall, timeout time.Duration) (property.Verdict, *property.Violation) {
+	parts := byKey(hist)
 	start := time.Now() // wall time bounds the checker only; it never feeds the world
 	verdict, failing := checkBatched(parts, timeout)
 	switch {

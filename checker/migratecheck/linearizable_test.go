@@ -340,3 +340,29 @@ func TestAppendScanReadsAgreesWithMap(t *testing.T) {
 		t.Fatalf("only %d of 5000 scans had rows out of order", unsorted)
 	}
 }
+
+// CheckLinearizableSplit answers exactly what CheckLinearizable answers on
+// the two lists joined, verdict and message, whatever the split: random
+// multi-key histories cut at random points (either part may be empty).
+func TestCheckLinearizableSplitAgrees(t *testing.T) {
+	o := keysOracle()
+	r := rand.New(rand.NewSource(8))
+	verdicts := map[property.Verdict]int{}
+	for i := 0; i < 3000; i++ {
+		ops := randomKeyOps(r)
+		if i%2 == 0 { // longer histories whose reads are mostly right: more linearize
+			ops = randomKeyOpsOf(r, 12, 12)
+		}
+		cut := r.Intn(len(ops) + 1)
+		got, gv := CheckLinearizableSplit(slices.Clone(ops[:cut]), slices.Clone(ops[cut:]), o, time.Minute)
+		want, wv := CheckLinearizable(ops, o, time.Minute)
+		if got != want || (gv == nil) != (wv == nil) || gv != nil && *gv != *wv {
+			t.Fatalf("history %+v cut at %d: split %s %v, joined %s %v", ops, cut, got, gv, want, wv)
+		}
+		verdicts[got]++
+	}
+	t.Logf("verdicts %v", verdicts)
+	if verdicts[property.VerdictOK] < 300 || verdicts[property.VerdictViolation] < 300 {
+		t.Fatalf("too little of each verdict: %v", verdicts)
+	}
+}
