@@ -35,9 +35,13 @@ type scanTimes struct {
 	call, ret simclock.Time
 }
 
+// txnRecord is what history needs of a transaction: its id, the keys it
+// wrote and which it deleted (not the whole fsm.Txn, about twice the size).
 type txnRecord struct {
 	client    int
-	tx        fsm.Txn
+	id        string
+	keys      []string
+	deletes   []bool
 	call, ret simclock.Time
 	outcome   migratecheck.TxnOutcome
 }
@@ -147,7 +151,7 @@ func (r *migrateRecorder) scan(client int, op string, fam keys.Family, span keys
 // when it committed, its writes as acknowledged.
 func (r *migrateRecorder) txn(client int, obs migratecheck.TxnObs, tx fsm.Txn, ts hlc.TS) {
 	r.txns = append(r.txns, obs)
-	r.txnOps = append(r.txnOps, txnRecord{client: client, tx: tx, call: obs.Call, ret: obs.Return, outcome: obs.Outcome})
+	r.txnOps = append(r.txnOps, txnRecord{client: client, id: tx.ID, keys: tx.Keys, deletes: tx.Deletes, call: obs.Call, ret: obs.Return, outcome: obs.Outcome})
 	switch obs.Outcome {
 	case migratecheck.TxnCommitted:
 		r.counts[txnsCommitted]++
@@ -194,9 +198,9 @@ func (r *migrateRecorder) derivedHistory(oracle *migratecheck.VersionOracle) []m
 		if t.outcome == migratecheck.TxnAborted {
 			continue
 		}
-		for i, k := range t.tx.Keys {
+		for i, k := range t.keys {
 			out = append(out, migratecheck.KeyOp{Client: t.client, Key: k, Call: t.call, Return: t.ret, Write: true,
-				Delete: t.tx.Deletes[i], Op: t.tx.ID, Ambiguous: t.outcome == migratecheck.TxnUnknown})
+				Delete: t.deletes[i], Op: t.id, Ambiguous: t.outcome == migratecheck.TxnUnknown})
 		}
 	}
 	for _, d := range r.ranges {
@@ -219,7 +223,7 @@ func (r *migrateRecorder) derivedOps(oracle *migratecheck.VersionOracle) int {
 	}
 	for _, t := range r.txnOps {
 		if t.outcome != migratecheck.TxnAborted {
-			n += len(t.tx.Keys)
+			n += len(t.keys)
 		}
 	}
 	for _, d := range r.ranges {

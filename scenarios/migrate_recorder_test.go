@@ -30,7 +30,7 @@ func TestRecorderHistoryReusesRoom(t *testing.T) {
 		r.ops = append(r.ops, migratecheck.KeyOp{Client: 1, Key: "k2", Call: 3, Return: 4, ReadTS: 12, Found: true, Value: "v"})
 		r.scans = []migratecheck.ScanObs{{Op: "s", Span: keys.Span{Start: "k"}, TS: 15, Rows: []mvcc.ScanRow{{Key: "k1"}, {Key: "k3"}}}}
 		r.latest, r.spans = []bool{true}, []scanTimes{{client: 2, call: 5, ret: 6}}
-		r.txnOps = []txnRecord{{client: 3, tx: fsm.Txn{ID: "t", Keys: []string{"k1", "k3"}, Deletes: []bool{false, true}}, call: 7, ret: 8, outcome: migratecheck.TxnCommitted}}
+		r.txn(3, migratecheck.TxnObs{ID: "t", Call: 7, Return: 8, Outcome: migratecheck.TxnCommitted}, fsm.Txn{ID: "t", Keys: []string{"k1", "k3"}, Deletes: []bool{false, true}}, 30)
 		r.ranges = []rangeRecord{{client: 4, op: "del", call: 9, ret: 10}}
 		recorded := slices.Clone(r.ops)
 

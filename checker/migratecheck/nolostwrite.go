@@ -123,23 +123,24 @@ type NoLostWriteChecker struct {
 // with the stamp they all last read back under.
 type keyMemo struct {
 	routingGen uint64
-	routed     bool // routingGen is set: route and hasRoute are known
 	route      int
-	hasRoute   bool
-
 	routeKey   string // the key's route key (routeKeyOf), found once
-	routeKnown bool   // routeKey and routeKeyed are set
-	routeKeyed bool   // the key has a route key
 
-	pass          uint64
-	spansDone     bool
+	// The flags sit together: one word, not a padded word for each group.
+	routed        bool // routingGen is set: route and hasRoute are known
+	hasRoute      bool
+	routeKnown    bool // routeKey and routeKeyed are set
+	routeKeyed    bool // the key has a route key
+	spansDone     bool // inSpans is set for the pass
 	inSpans       bool
 	stampComputed bool
-	cur           *storeMemo // the owner's store in this pass; its probe's view is what reading the key there reads
-	stamp         readStamp
+	excusedDone   bool // excused is set for the pass
 
-	excused     hlc.TS // readBack excuses the key's writes older than this in the pass (excusedBelow)
-	excusedDone bool   // excused is set for the pass
+	pass  uint64
+	cur   *storeMemo // the owner's store in this pass; its probe's view is what reading the key there reads
+	stamp readStamp
+
+	excused hlc.TS // readBack excuses the key's writes older than this in the pass (excusedBelow)
 
 	key      string     // the raw key (set with its first indexed version)
 	refs     []writeRef // the key's versions of acknowledged writes
@@ -214,7 +215,7 @@ func (k *keyMemo) currentIn(store *mvcc.Store, st mvcc.Staging) (mvcc.KeyView, b
 // keyChunk, so that a memo never moves (no copying of them all as keys
 // appear, pass after pass), and only for those keys: a quarter of an
 // oracle's keys never have a version of an acknowledged write (bootstrap
-// rows, keys only read), and a memo is large (about 650 bytes).
+// rows, keys only read), and a memo is large (about 600 bytes).
 type keyMemos struct {
 	slot   []int32 // by key number: 1 + the memo's place, 0 while it has none
 	chunks []*[keyChunk]keyMemo
