@@ -67,15 +67,19 @@ type leader struct {
 // also names the term it proposed in: an entry of another term at that
 // index means the proposal was lost.
 //
-// A waiter that answers a request (proposeReply) holds the request and
-// its conversion itself, so such a proposal costs no allocation; any
-// other is told the outcome through then.
+// A waiter that answers a request (proposeReply, afterRead) holds the
+// request and its conversion or read itself, so such a wait costs no
+// allocation; any other is told the outcome through then.
 type waiter struct {
 	index uint64
 	term  uint64 // 0: any entry will do
 	then  outcome
 	in    *rpc.Inbound                         // answered with conv(index, result) when set
 	conv  func(index uint64, r fsm.Result) any // in's answer
+	// read, when set with in, answers in with read(voter, in.Req) instead
+	// (afterRead: it looks at the outcome's err only, as afterApplied's
+	// waiters do).
+	read func(v *fsm.FSM, req any) (any, error)
 }
 
 // outcome is what a waiter tells: r is the result of the entry at the
@@ -88,8 +92,13 @@ type outcome interface {
 	applied(r fsm.Result, applied bool, err error)
 }
 
-// done tells w's outcome.
-func (w *waiter) done(r fsm.Result, applied bool, err error) {
+// done tells w's outcome; n is the node whose leader of group g w waited
+// on.
+func (w *waiter) done(n *Node, g int, r fsm.Result, applied bool, err error) {
+	if w.read != nil {
+		answerReadOnly(n, g, w.in, w.read, err)
+		return
+	}
 	if w.in != nil {
 		answerProposal(w.in, w.index, w.conv, r, proposalErr(applied, err))
 		return
@@ -179,7 +188,7 @@ func (n *Node) stepDown(ls *leader) {
 	ws, cs := ls.waiters.takeAll(), ls.onCeiling
 	ls.onCeiling = nil
 	for i := range ws {
-		ws[i].done(fsm.Result{}, false, errs.ErrLeaderChanged)
+		ws[i].done(n, ls.g, fsm.Result{}, false, errs.ErrLeaderChanged)
 	}
 	for _, c := range cs {
 		c(false)
@@ -209,15 +218,15 @@ func (n *Node) answerApplied(ls *leader, applied []group.Applied) {
 	for ls.waiters.len() > 0 && ls.waiters.front().index <= last {
 		w := ls.waiters.pop()
 		if w.index < first {
-			w.done(fsm.Result{}, false, nil)
+			w.done(n, ls.g, fsm.Result{}, false, nil)
 			continue
 		}
 		a := applied[w.index-first]
 		if w.term != 0 && a.Entry.Term != w.term {
-			w.done(fsm.Result{}, false, errs.ErrLeaderChanged)
+			w.done(n, ls.g, fsm.Result{}, false, errs.ErrLeaderChanged)
 			continue
 		}
-		w.done(a.Result, true, nil)
+		w.done(n, ls.g, a.Result, true, nil)
 	}
 }
 
@@ -254,7 +263,7 @@ func (f proposalFunc) applied(r fsm.Result, applied bool, err error) { f(r, prop
 func (n *Node) proposeThen(ls *leader, e fsm.Entry, w waiter) {
 	idx, err := n.env.Cluster.Propose(ls.g, n.id, ls.term, e)
 	if err != nil {
-		w.done(fsm.Result{}, true, errs.ErrNotLeader)
+		w.done(n, ls.g, fsm.Result{}, true, errs.ErrNotLeader)
 		return
 	}
 	w.index, w.term = idx, ls.term

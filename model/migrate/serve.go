@@ -165,30 +165,30 @@ func (n *Node) proposeReply(ls *leader, in *rpc.Inbound, e fsm.Entry, conv func(
 
 // afterRead serves a read-only request from this node's voter once a read
 // index round confirmed the leadership and the voter applied everything
-// proposed so far: it answers with serve(voter, request).
+// proposed so far: it answers with serve(voter, request). Its waiter holds
+// the request and serve itself (no allocation per read).
 func (n *Node) afterRead(ls *leader, in *rpc.Inbound, serve func(v *fsm.FSM, req any) (any, error)) {
 	if !n.env.Cluster.ConfirmLeader(ls.g, n.id, ls.term) {
 		in.Reply(nil, errs.ErrNotLeader)
 		return
 	}
-	n.afterApplied(ls, n.env.Cluster.LastIndex(ls.g, n.id), &readOnly{n: n, ls: ls, in: in, serve: serve})
-}
-
-// readOnly is one afterRead waiting for its voter to catch up (its
-// outcome).
-type readOnly struct {
-	n     *Node
-	ls    *leader
-	in    *rpc.Inbound
-	serve func(v *fsm.FSM, req any) (any, error)
-}
-
-func (r *readOnly) applied(_ fsm.Result, _ bool, err error) {
-	if err != nil {
-		r.in.Reply(nil, err)
+	index := n.env.Cluster.LastIndex(ls.g, n.id)
+	if n.voter(ls.g).Applied >= index {
+		answerReadOnly(n, ls.g, in, serve, nil)
 		return
 	}
-	r.in.Reply(r.serve(r.n.voter(r.ls.g), r.in.Req))
+	ls.waiters.insert(waiter{index: index, in: in, read: serve})
+}
+
+// answerReadOnly answers an afterRead's request once its wait ended: with err
+// if the leadership ended first, else with serve on node n's voter of
+// group g.
+func answerReadOnly(n *Node, g int, in *rpc.Inbound, serve func(v *fsm.FSM, req any) (any, error), err error) {
+	if err != nil {
+		in.Reply(nil, err)
+		return
+	}
+	in.Reply(serve(n.voter(g), in.Req))
 }
 
 // serveOwner answers an ownership query from the metadata store (group 0's
