@@ -166,7 +166,7 @@ func (n *Node) aboveFloor(ls *leader, ts, floor hlc.TS) (hlc.TS, error) {
 	return ts, nil
 }
 
-func (n *Node) serveWrite(ls *leader, in *rpc.Inbound, req WriteReq) {
+func (n *Node) serveWrite(ls *leader, in rpc.Inbound, req WriteReq) {
 	rks := [1]string{keys.RouteKey(req.Key)}
 	staging, floor, err := n.admitRoutes(ls, footprint{points: rks[:], hasVersion: req.HasVersion})
 	if err != nil {
@@ -184,7 +184,7 @@ func (n *Node) serveWrite(ls *leader, in *rpc.Inbound, req WriteReq) {
 }
 
 // proposeWrite proposes a write once it has its commit timestamp.
-func (n *Node) proposeWrite(ls *leader, in *rpc.Inbound, req *WriteReq, staging uint64, ts hlc.TS, err error) {
+func (n *Node) proposeWrite(ls *leader, in rpc.Inbound, req *WriteReq, staging uint64, ts hlc.TS, err error) {
 	if err != nil {
 		in.Reply(nil, err)
 		return
@@ -194,7 +194,7 @@ func (n *Node) proposeWrite(ls *leader, in *rpc.Inbound, req *WriteReq, staging 
 	n.proposeReply(ls, in, fsm.Entry{Kind: fsm.KindWrite, Write: w}, func(_ uint64, r fsm.Result) any { return WriteResp{TS: r.TS} })
 }
 
-func (n *Node) serveDeleteRange(ls *leader, in *rpc.Inbound, req DeleteRangeReq) {
+func (n *Node) serveDeleteRange(ls *leader, in rpc.Inbound, req DeleteRangeReq) {
 	staging, floor, err := n.admitRoutes(ls, footprint{spans: []keys.Span{req.Span}, hasVersion: req.HasVersion})
 	if err != nil {
 		in.Reply(nil, err)
@@ -267,7 +267,7 @@ func stamp(t *fsm.Txn) {
 // servePrepare admits a transaction's prepare: a write like any other (a
 // write-fenced route refuses new prepares), with a start timestamp and a
 // commit timestamp fixed now.
-func (n *Node) servePrepare(ls *leader, in *rpc.Inbound, req PrepareReq) {
+func (n *Node) servePrepare(ls *leader, in rpc.Inbound, req PrepareReq) {
 	fp := txnFootprint(req.Txn, req.HasVersion)
 	staging, floor, err := n.admitRoutes(ls, fp)
 	if err != nil {
@@ -300,7 +300,7 @@ func (n *Node) servePrepare(ls *leader, in *rpc.Inbound, req PrepareReq) {
 // state: the transaction's own locks (drained before fence_ts), or its
 // commit record (an idempotent retry). A one-phase commit is a new write
 // and is fenced like one.
-func (n *Node) serveCommit(ls *leader, in *rpc.Inbound, req CommitReq) {
+func (n *Node) serveCommit(ls *leader, in rpc.Inbound, req CommitReq) {
 	fp := txnFootprint(req.Txn, req.HasVersion)
 	t := req.Txn
 	t.OnePhase = req.OnePhase
@@ -347,7 +347,7 @@ func (n *Node) serveCommit(ls *leader, in *rpc.Inbound, req CommitReq) {
 // transaction still holds a lock there (resolving a prepared transaction,
 // the abort lane; a rollback record written afterwards would be lost with
 // the move), and it writes its rollback record at a fresh timestamp.
-func (n *Node) serveRollback(ls *leader, in *rpc.Inbound, req RollbackReq) {
+func (n *Node) serveRollback(ls *leader, in rpc.Inbound, req RollbackReq) {
 	fp := txnFootprint(req.Txn, false)
 	v := n.voter(ls.g)
 	t := req.Txn

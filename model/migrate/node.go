@@ -74,7 +74,7 @@ type waiter struct {
 	index uint64
 	term  uint64 // 0: any entry will do
 	then  outcome
-	in    *rpc.Inbound                         // answered with conv(index, result) when set
+	in    rpc.Inbound                          // answered with conv(index, result) when conv is set
 	conv  func(index uint64, r fsm.Result) any // in's answer
 	// read, when set with in, answers in with read(voter, in.Req) instead
 	// (afterRead: it looks at the outcome's err only, as afterApplied's
@@ -99,7 +99,7 @@ func (w *waiter) done(n *Node, g int, r fsm.Result, applied bool, err error) {
 		answerReadOnly(n, g, w.in, w.read, err)
 		return
 	}
-	if w.in != nil {
+	if w.conv != nil {
 		answerProposal(w.in, w.index, w.conv, r, proposalErr(applied, err))
 		return
 	}
@@ -108,7 +108,7 @@ func (w *waiter) done(n *Node, g int, r fsm.Result, applied bool, err error) {
 
 // answerProposal answers in with conv(index, r), or with the proposal's
 // error or the entry's.
-func answerProposal(in *rpc.Inbound, index uint64, conv func(uint64, fsm.Result) any, r fsm.Result, err error) {
+func answerProposal(in rpc.Inbound, index uint64, conv func(uint64, fsm.Result) any, r fsm.Result, err error) {
 	switch {
 	case err != nil:
 		in.Reply(nil, err)
@@ -153,7 +153,7 @@ func (n *Node) Receive(ctx *simclock.Context, msg any) {
 	case Heartbeat:
 		n.eng.SeeWatermark(m.Watermark)
 	case *rpc.Inbound:
-		n.serve(m)
+		n.serve(*m) // a copy: the network reuses m once the call ended
 	}
 }
 

@@ -36,7 +36,7 @@ type readQuery struct {
 //
 // The steps are methods of one readOp (see there), in this order:
 // serveRead, routed, timed, answer.
-func (n *Node) serveRead(ls *leader, in *rpc.Inbound) {
+func (n *Node) serveRead(ls *leader, in rpc.Inbound) {
 	q, key, ts := readQueryOf(in.Req)
 	if n.env.Bugs.Has(bugs.MigrateNoReadFence) {
 		q.hasVersion, q.observed = false, 0
@@ -67,7 +67,7 @@ func (op *readOp) applied(_ fsm.Result, _ bool, err error) { op.next(op, err) }
 type readOp struct {
 	n     *Node
 	ls    *leader
-	in    *rpc.Inbound
+	in    rpc.Inbound
 	q     readQuery
 	ts    hlc.TS // the requested timestamp (0: latest)
 	id    uint64 // the read's number among the leader's open reads

@@ -13,7 +13,7 @@ import (
 
 // serve handles one request addressed to a group this node may lead, or
 // to the node itself.
-func (n *Node) serve(in *rpc.Inbound) {
+func (n *Node) serve(in rpc.Inbound) {
 	if _, ok := in.NodeOf(); ok {
 		n.serveNode(in)
 		return
@@ -52,7 +52,7 @@ func (n *Node) serve(in *rpc.Inbound) {
 }
 
 // serveMigration handles the migrator's requests to a group leader.
-func (n *Node) serveMigration(ls *leader, in *rpc.Inbound) {
+func (n *Node) serveMigration(ls *leader, in rpc.Inbound) {
 	switch req := in.Req.(type) {
 	case ExportReq:
 		n.afterRead(ls, in, serveExport)
@@ -107,7 +107,7 @@ func serveLocks(v *fsm.FSM, req any) (any, error) {
 
 // serveNode answers the requests addressed to the node itself: the
 // all-voter barriers ask each voter's node what it holds.
-func (n *Node) serveNode(in *rpc.Inbound) {
+func (n *Node) serveNode(in rpc.Inbound) {
 	switch req := in.Req.(type) {
 	case ViewReq:
 		in.Reply(ViewResp{Version: n.eng.View.Version, Watermark: n.eng.Watermark}, nil)
@@ -159,7 +159,7 @@ func guardPresent(v *fsm.FSM, req GuardReq) bool {
 // proposeReply proposes e and answers with conv(e's index, result) once
 // applied. (The waiter holds in and conv: a proposal that answers a request
 // makes no closure.)
-func (n *Node) proposeReply(ls *leader, in *rpc.Inbound, e fsm.Entry, conv func(index uint64, r fsm.Result) any) {
+func (n *Node) proposeReply(ls *leader, in rpc.Inbound, e fsm.Entry, conv func(index uint64, r fsm.Result) any) {
 	n.proposeThen(ls, e, waiter{in: in, conv: conv})
 }
 
@@ -167,7 +167,7 @@ func (n *Node) proposeReply(ls *leader, in *rpc.Inbound, e fsm.Entry, conv func(
 // index round confirmed the leadership and the voter applied everything
 // proposed so far: it answers with serve(voter, request). Its waiter holds
 // the request and serve itself (no allocation per read).
-func (n *Node) afterRead(ls *leader, in *rpc.Inbound, serve func(v *fsm.FSM, req any) (any, error)) {
+func (n *Node) afterRead(ls *leader, in rpc.Inbound, serve func(v *fsm.FSM, req any) (any, error)) {
 	if !n.env.Cluster.ConfirmLeader(ls.g, n.id, ls.term) {
 		in.Reply(nil, errs.ErrNotLeader)
 		return
@@ -183,7 +183,7 @@ func (n *Node) afterRead(ls *leader, in *rpc.Inbound, serve func(v *fsm.FSM, req
 // answerReadOnly answers an afterRead's request once its wait ended: with err
 // if the leadership ended first, else with serve on node n's voter of
 // group g.
-func answerReadOnly(n *Node, g int, in *rpc.Inbound, serve func(v *fsm.FSM, req any) (any, error), err error) {
+func answerReadOnly(n *Node, g int, in rpc.Inbound, serve func(v *fsm.FSM, req any) (any, error), err error) {
 	if err != nil {
 		in.Reply(nil, err)
 		return
@@ -193,7 +193,7 @@ func answerReadOnly(n *Node, g int, in *rpc.Inbound, serve func(v *fsm.FSM, req 
 
 // serveOwner answers an ownership query from the metadata store (group 0's
 // leader reads the catalog there, authoritatively).
-func (n *Node) serveOwner(in *rpc.Inbound, req OwnerReq) {
+func (n *Node) serveOwner(in rpc.Inbound, req OwnerReq) {
 	n.ctx.Go("owner", func(t *simclock.Task) {
 		cat, _, err := n.env.loadCatalog(n.meta.In(t))
 		if err != nil {
@@ -256,7 +256,7 @@ func (n *Node) accessReport(ls *leader) AccessResp {
 // serveImport appends an import batch; the target's guards against
 // repeated, stale and out-of-order batches (the batch sequence, the
 // abandoned-job refusal) are counted as they act.
-func (n *Node) serveImport(ls *leader, in *rpc.Inbound, req ImportReq) {
+func (n *Node) serveImport(ls *leader, in rpc.Inbound, req ImportReq) {
 	im := &fsm.Import{Job: req.Job, Bracket: req.Bracket, Seq: req.Seq, Rows: req.Rows, Cursor: req.Cursor, Moving: req.Moving}
 	n.propose(ls, fsm.Entry{Kind: fsm.KindImport, Import: im}, func(r fsm.Result, err error) {
 		switch {

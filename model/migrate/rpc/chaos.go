@@ -30,7 +30,7 @@ func nodeAddr(node int) int { return -1 - node }
 
 // NodeOf returns which node a node-addressed Inbound was sent to, and
 // whether it was node-addressed at all.
-func (in *Inbound) NodeOf() (int, bool) { return -1 - in.Group, in.Group < 0 }
+func (in Inbound) NodeOf() (int, bool) { return -1 - in.Group, in.Group < 0 }
 
 // resolve finds the actor a request to group (or, negative, to a node)
 // goes to.

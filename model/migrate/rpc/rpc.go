@@ -36,19 +36,41 @@ type Stats struct {
 // Inbound is a request as the leader's node actor receives it. Group is
 // negative for a request addressed to a node itself (CallNode). Dup marks
 // the extra copy of a duplicated request: its answer goes nowhere.
+//
+// A receiver gets a *Inbound as its message and must copy the value at
+// once (in := *msg) and keep only the copy: the pointer is the call's
+// record, which the network reuses for another call once this one ended.
+// The copy remembers which use of the record it belongs to, so an answer
+// sent through it after the record was reused reaches nobody, as any
+// answer to an ended call does.
 type Inbound struct {
 	Group int
 	Req   any
 	From  string
 	Dup   bool
-	call  *pending
+	ret   returnPath
+}
+
+// returnPath is where an Inbound's answers go: the call's record as of the
+// use gen, and what an answer needs once the record has moved on (the
+// caller's context and whether the network loses the answers).
+type returnPath struct {
+	call     *pending // nil: nowhere (a duplicate's copy)
+	gen      uint32
+	loseResp bool
+	ctx      *simclock.Context
 }
 
 // Reply answers the request (at most once matters; later calls are
 // ignored by the caller).
-func (in *Inbound) Reply(resp any, err error) {
-	if in.call != nil {
-		in.call.reply(resp, err)
+func (in Inbound) Reply(resp any, err error) {
+	p := in.ret.call
+	switch {
+	case p == nil:
+	case p.gen != in.ret.gen:
+		p.n.replyToEnded(in.ret)
+	default:
+		p.reply(resp, err)
 	}
 }
 
@@ -61,6 +83,8 @@ type Network struct {
 	leaderOf func(group int) (simclock.ActorID, bool)
 	nodeOf   func(node int) simclock.ActorID
 	stats    Stats
+	free     []*pending // ended calls' records, for the next calls
+	noReuse  bool       // every call gets a new record (tests compare)
 }
 
 // New returns a network; leaderOf resolves a group's current leader actor.
@@ -78,11 +102,12 @@ func (n *Network) latency() time.Duration { return n.faults.Latency(n.choices) }
 
 // pending is one call in flight: the request as the leader receives it,
 // what the caller waits with, and the first answer on its way back, in one
-// allocation. It is the Waiter of the caller's Await and, as the
+// record. It is the Waiter of the caller's Await and, as the
 // pendingDeadline and pendingAnswer views of the same pointer, the
 // callback of its deadline and of the first answer's arrival, so a call
-// costs this one allocation (the resume function and three callbacks were
-// four more).
+// costs no allocation beyond it (the resume function and three callbacks
+// were four more), and none at all once the network has ended records to
+// reuse (see release).
 type pending struct {
 	n        *Network
 	ctx      *simclock.Context // the caller's
@@ -90,12 +115,17 @@ type pending struct {
 	to       simclock.ActorID
 	lat      time.Duration // the request's way there
 	timeout  time.Duration
+	gen      uint32 // which use of the record this is (Inbound.ret.gen)
 	loseReq  bool
 	loseResp bool
 	waiting  bool // the caller is parked and not yet resumed
 	replying bool // the leader's first answer is on its way (or arrived)
-	resume   simclock.Resumer
-	deadline simclock.Timer
+	// What still holds the record: release reuses it once none does.
+	returned        bool // the caller has taken its answer
+	deadlinePending bool // the deadline is scheduled and neither fired nor cancelled
+	arrivals        int  // answers on their way back
+	resume          simclock.Resumer
+	deadline        simclock.Timer
 	// The answer: the leader's first, from when it is sent while the
 	// caller waits (its arrival then delivers it, unless the deadline came
 	// first and put the timeout here), or the timeout. A further answer
@@ -103,6 +133,50 @@ type pending struct {
 	resp any
 	err  error
 }
+
+// record returns a record for a new call: an ended call's, or a new one.
+func (n *Network) record() *pending {
+	if k := len(n.free); k > 0 {
+		p := n.free[k-1]
+		n.free = n.free[:k-1]
+		return p
+	}
+	return &pending{n: n}
+}
+
+// release puts p on the free list once nothing holds it any more: the
+// caller took its answer, the deadline will not fire, no answer is on its
+// way, and the receiver either never got the request (lost) or has
+// answered it, so it holds a copy of the Inbound at most (a request
+// delivered and never answered keeps its record: its receiver may still
+// look at it). The next use gets another generation, so an answer sent
+// through an old copy goes to replyToEnded.
+func (p *pending) release() {
+	if !p.returned || p.deadlinePending || p.arrivals > 0 || !(p.loseReq || p.replying) || p.n.noReuse {
+		return
+	}
+	n, gen := p.n, p.gen+1
+	*p = pending{n: n, gen: gen}
+	n.free = append(n.free, p)
+}
+
+// replyToEnded is an answer sent through an Inbound whose call ended and
+// whose record was reused: what reply does for an ended call, without the
+// record. The network loses it or it arrives after a drawn latency to
+// nobody (the same draw and the same event as before the reuse).
+func (n *Network) replyToEnded(ret returnPath) {
+	if ret.loseResp {
+		n.stats.LostResponses++
+		return
+	}
+	ret.ctx.DeferCall(n.latency(), nobodyWaits{})
+}
+
+// nobodyWaits is the arrival of an answer to an ended call.
+type nobodyWaits struct{}
+
+// Fire does nothing: the caller took its answer long ago.
+func (nobodyWaits) Fire(*simclock.Context) {}
 
 // Call sends req to group's leader from inside task t and waits for the
 // answer or the deadline.
@@ -128,18 +202,23 @@ func (n *Network) CallWithin(t *simclock.Task, group int, req any, within time.D
 	if within > 0 {
 		timeout = within
 	}
-	p := &pending{n: n, ctx: ctx, to: to, lat: drawn.Latency, timeout: timeout,
-		loseReq: drawn.Fate == fate.LostRequest, loseResp: drawn.Fate == fate.LostResponse}
-	p.in = Inbound{Group: group, Req: req, From: ctx.Name(), call: p}
+	p := n.record()
+	p.ctx, p.to, p.lat, p.timeout = ctx, to, drawn.Latency, timeout
+	p.loseReq, p.loseResp = drawn.Fate == fate.LostRequest, drawn.Fate == fate.LostResponse
+	p.in = Inbound{Group: group, Req: req, From: ctx.Name(),
+		ret: returnPath{call: p, gen: p.gen, loseResp: p.loseResp, ctx: ctx}}
 	t.AwaitOn(p)
-	return p.resp, p.err
+	resp, err := p.resp, p.err
+	p.returned = true
+	p.release()
+	return resp, err
 }
 
 // Wait starts the call once the task has parked: the caller's deadline,
 // then the request, unless the network loses it.
 func (p *pending) Wait(r simclock.Resumer) {
 	p.resume, p.waiting = r, true
-	p.deadline = p.ctx.DeferCall(p.timeout, (*pendingDeadline)(p))
+	p.deadline, p.deadlinePending = p.ctx.DeferCall(p.timeout, (*pendingDeadline)(p)), true
 	if p.loseReq {
 		p.n.stats.LostRequests++
 		return
@@ -154,17 +233,22 @@ type pendingDeadline pending
 // Fire times the call out.
 func (d *pendingDeadline) Fire(*simclock.Context) {
 	p := (*pending)(d)
+	p.deadlinePending = false
 	p.n.stats.Timeouts++
 	p.answer(nil, errs.ErrTimeout)
+	p.release()
 }
 
 // reply carries the leader's answer back, unless the network loses it.
 func (p *pending) reply(resp any, err error) {
 	if p.loseResp {
 		p.n.stats.LostResponses++
+		p.replying = true // answered: the receiver is done with the record
+		p.release()
 		return
 	}
 	lat := p.n.latency()
+	p.arrivals++
 	if !p.replying {
 		p.replying = true
 		if p.waiting {
@@ -175,7 +259,11 @@ func (p *pending) reply(resp any, err error) {
 		p.ctx.DeferCall(lat, (*pendingAnswer)(p))
 		return
 	}
-	p.ctx.Defer(lat, func(*simclock.Context) { p.arrived(resp, err) })
+	p.ctx.Defer(lat, func(*simclock.Context) {
+		p.arrivals--
+		p.arrived(resp, err)
+		p.release()
+	})
 }
 
 // pendingAnswer is a call as the callback of its first answer's arrival.
@@ -185,12 +273,16 @@ type pendingAnswer pending
 // answer finds nobody waiting).
 func (a *pendingAnswer) Fire(*simclock.Context) {
 	p := (*pending)(a)
+	p.arrivals--
 	p.arrived(p.resp, p.err)
+	p.release()
 }
 
 // arrived is an answer reaching the caller: the deadline no longer matters.
 func (p *pending) arrived(resp any, err error) {
-	p.deadline.Cancel()
+	if p.deadline.Cancel() {
+		p.deadlinePending = false
+	}
 	p.answer(resp, err)
 }
 
