@@ -153,4 +153,12 @@ func TestTxnRowKeys(t *testing.T) {
 	check("copy with fewer keys", &c)
 	check("original", tx)
 	check("copy with a new key, again", &a)
+
+	// More keys than a txnKeys holds in its own room.
+	big := &Txn{ID: "t3", Primary: "k1", Keys: []string{"k1", "k2", "k3", "k4", "k5", "k6"}}
+	big.lockKey(5)
+	d := *big
+	d.Keys = []string{"k1", "k2", "k3", "k4", "k5", "kY"}
+	check("many keys, copy with a new key", &d)
+	check("many keys, original", big)
 }

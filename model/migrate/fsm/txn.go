@@ -114,6 +114,25 @@ type txnKeys struct {
 	primary, id      string   // what commit and rollback are made of
 	commit, rollback string   // CommitRecordKey and RollbackRecordKey ("": not made yet)
 	locks            []string // LockKey of each key ("": not made yet)
+	// lockRoom holds locks for a step of few keys, so that the struct and
+	// its locks are one allocation.
+	lockRoom [txnKeysRoom]string
+}
+
+// txnKeysRoom is how many keys' lock keys a txnKeys holds without a slice
+// of its own.
+const txnKeysRoom = 2
+
+// newTxnKeys returns txnKeys for primary and id with an empty lock key
+// for each of n keys.
+func newTxnKeys(primary, id string, n int) *txnKeys {
+	k := &txnKeys{primary: primary, id: id}
+	if n <= txnKeysRoom {
+		k.locks = k.lockRoom[:n:n] // its own window: locks never grow
+	} else {
+		k.locks = make([]string, n)
+	}
+	return k
 }
 
 // rowKeys returns t's txnKeys, new ones if t has none or its primary, id
@@ -122,7 +141,7 @@ func (t *Txn) rowKeys() *txnKeys {
 	if k := t.keys; k != nil && k.primary == t.Primary && k.id == t.ID && len(k.locks) == len(t.Keys) {
 		return k
 	}
-	t.keys = &txnKeys{primary: t.Primary, id: t.ID, locks: make([]string, len(t.Keys))}
+	t.keys = newTxnKeys(t.Primary, t.ID, len(t.Keys))
 	return t.keys
 }
 
@@ -154,7 +173,8 @@ func (t *Txn) lockKey(i int) string {
 	case len(l) != len(lockPrefix)+len(uk) || l[len(lockPrefix):] != uk:
 		// Made for another key at i (a copy of t that changed its keys
 		// shares the struct): t makes its own, keeping the records.
-		own := &txnKeys{primary: k.primary, id: k.id, commit: k.commit, rollback: k.rollback, locks: make([]string, len(t.Keys))}
+		own := newTxnKeys(k.primary, k.id, len(t.Keys))
+		own.commit, own.rollback = k.commit, k.rollback
 		own.locks[i] = LockKey(uk)
 		t.keys = own
 		return own.locks[i]
