@@ -191,8 +191,7 @@ func (p *plan) hasIgnorePut() bool {
 // runPlan runs the chosen ops in order. A nested txn's header revision is
 // left 0: etcd never fills it in.
 func (w *writer) runPlan(p *plan) *TxnResponse {
-	resp := newTxnResponse(p.ok, len(p.ops))
-	puts := putAnswers(p.ops)
+	resp, puts := newTxnResponse(p.ok, len(p.ops), putsIn(p.ops))
 	for i := range p.ops {
 		op := &p.ops[i]
 		switch {
@@ -213,43 +212,79 @@ func (w *writer) runPlan(p *plan) *TxnResponse {
 }
 
 // newTxnResponse returns a txn's answer with room for the responses of its
-// n ops. Protocol txns have one to four ops (coord's: one or three, most
-// often): their responses share the answer's allocation, which takes no
-// more bytes than the two allocations it replaces.
-func newTxnResponse(ok bool, n int) *TxnResponse {
+// n ops, and the answers of its puts (nil when there are none). Protocol
+// txns have one to four ops (coord's: one or three, most often; migrate's:
+// one put, most often): their responses and put answers share the
+// answer's allocation. A txn with puts gets room for n of them, so an
+// answer whose ops are all puts (the common case) takes no more bytes than
+// the separate allocations it replaces.
+func newTxnResponse(ok bool, n, puts int) (*TxnResponse, []PutResponse) {
 	var resp *TxnResponse
 	var ops []ResponseOp
-	switch n {
-	case 1:
+	var room []PutResponse
+	switch {
+	case n == 1 && puts == 0:
 		a := &struct {
 			resp TxnResponse
 			ops  [1]ResponseOp
 		}{}
 		resp, ops = &a.resp, a.ops[:]
-	case 2:
+	case n == 1:
+		a := &struct {
+			resp TxnResponse
+			ops  [1]ResponseOp
+			puts [1]PutResponse
+		}{}
+		resp, ops, room = &a.resp, a.ops[:], a.puts[:]
+	case n == 2 && puts == 0:
 		a := &struct {
 			resp TxnResponse
 			ops  [2]ResponseOp
 		}{}
 		resp, ops = &a.resp, a.ops[:]
-	case 3:
+	case n == 2:
+		a := &struct {
+			resp TxnResponse
+			ops  [2]ResponseOp
+			puts [2]PutResponse
+		}{}
+		resp, ops, room = &a.resp, a.ops[:], a.puts[:]
+	case n == 3 && puts == 0:
 		a := &struct {
 			resp TxnResponse
 			ops  [3]ResponseOp
 		}{}
 		resp, ops = &a.resp, a.ops[:]
-	case 4:
+	case n == 3:
+		a := &struct {
+			resp TxnResponse
+			ops  [3]ResponseOp
+			puts [3]PutResponse
+		}{}
+		resp, ops, room = &a.resp, a.ops[:], a.puts[:]
+	case n == 4 && puts == 0:
 		a := &struct {
 			resp TxnResponse
 			ops  [4]ResponseOp
 		}{}
 		resp, ops = &a.resp, a.ops[:]
+	case n == 4:
+		a := &struct {
+			resp TxnResponse
+			ops  [4]ResponseOp
+			puts [4]PutResponse
+		}{}
+		resp, ops, room = &a.resp, a.ops[:], a.puts[:]
 	default:
 		// Zero ops answer an empty, non-nil list, as they always have.
 		resp, ops = &TxnResponse{}, make([]ResponseOp, n)
+		if puts > 0 {
+			room = make([]PutResponse, puts)
+		}
 	}
 	resp.Succeeded, resp.Responses = ok, ops
-	return resp
+	// Capped: a put answer is handed out by pointer, never appended to.
+	return resp, room[:puts:puts]
 }
 
 // writesIn counts the puts and deletes among ops (not those of nested txns).
@@ -263,18 +298,15 @@ func writesIn(ops []RequestOp) int {
 	return n
 }
 
-// putAnswers returns the answers of the puts among ops, in one allocation.
-func putAnswers(ops []RequestOp) []PutResponse {
+// putsIn counts the puts among ops (not those of nested txns).
+func putsIn(ops []RequestOp) int {
 	n := 0
 	for i := range ops {
 		if ops[i].Put != nil {
 			n++
 		}
 	}
-	if n == 0 {
-		return nil
-	}
-	return make([]PutResponse, n)
+	return n
 }
 
 // comparesHold reports whether every compare holds on the current state.
