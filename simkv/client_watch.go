@@ -20,9 +20,16 @@ type WatchStream struct {
 	queue   []streamMsg   // messages sent, in order; those from head on are not yet delivered
 	head    int
 	closed  bool
-	// deliverFn is w.deliver, bound once: a message costs no closure.
-	deliverFn func(*simclock.Context)
 }
+
+// streamDelivery is a stream as the callback of its deliveries: a pointer
+// handed to DeferCall costs no allocation, where a closure or a method
+// value bound per stream costs one, and Fire stays out of the stream's
+// API.
+type streamDelivery WatchStream
+
+// Fire delivers the stream's oldest undelivered message.
+func (d *streamDelivery) Fire(ctx *simclock.Context) { (*WatchStream)(d).deliver(ctx) }
 
 // streamMsg is one message of a watch stream: a response, or the error
 // that ends a broken stream.
@@ -38,7 +45,6 @@ func (c *Client) Watch(ctx *simclock.Context, req WatchRequest,
 	s := c.server
 	s.loop.Shared()
 	w := &WatchStream{server: s, client: c, ctx: ctx, storeID: -1, onResp: onResp, onErr: onErr}
-	w.deliverFn = w.deliver
 	if s.partitioned[c.owner] {
 		w.closed = true
 		ctx.Defer(s.faults.MinLatency, func(ctx *simclock.Context) { onErr(ctx, ErrUnavailable) })
@@ -99,7 +105,7 @@ func (w *WatchStream) send(m streamMsg) {
 	}
 	w.last = at
 	w.queue = append(w.queue, m)
-	w.ctx.Defer(at.Sub(s.loop.Now()), w.deliverFn)
+	w.ctx.DeferCall(at.Sub(s.loop.Now()), (*streamDelivery)(w))
 }
 
 // deliver hands the oldest undelivered message to the client. The queue's

@@ -186,16 +186,21 @@ func (s *Store) logIndex(rev int64) int {
 // array: events are never changed once logged, and every holder only
 // reads them.
 func (s *Store) filter(w *watcher, rev int64, events []Event) []Event {
-	var out []Event
-	shared := !w.prevKv // the events so far can be handed on as logged
+	wanted := 0
 	for i := range events {
-		if !w.wants(&events[i]) { // read in place: most events are handed on as logged
-			if shared {
-				out, shared = append(out, events[:i]...), false
-			}
-			continue
+		if w.wants(&events[i]) { // read in place: most events are handed on as logged
+			wanted++
 		}
-		if shared {
+	}
+	switch {
+	case wanted == 0:
+		return nil
+	case wanted == len(events) && !w.prevKv:
+		return events[:len(events):len(events)]
+	}
+	out := make([]Event, 0, wanted) // sized once: a second pass is cheaper than regrowing
+	for i := range events {
+		if !w.wants(&events[i]) {
 			continue
 		}
 		ev := events[i]
@@ -205,9 +210,6 @@ func (s *Store) filter(w *watcher, rev int64, events []Event) []Event {
 			}
 		}
 		out = append(out, ev)
-	}
-	if shared {
-		return events[:len(events):len(events)]
 	}
 	return out
 }
