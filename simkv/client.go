@@ -112,7 +112,17 @@ type caller interface {
 type typed struct{ via caller }
 
 func (k typed) Range(r RangeRequest) (*RangeResponse, error) {
-	resp, err := k.via.call(Request{Range: &r})
+	var req Request
+	if len(r.RangeEnd) == 0 {
+		// One key, the common read: the request and its answer in one
+		// allocation, not two.
+		c := &rangeCall{req: r}
+		req = Request{Range: &c.req, rangeRoom: &c.room}
+	} else {
+		own := r // the copy the call keeps (r itself stays on the stack)
+		req = Request{Range: &own}
+	}
+	resp, err := k.via.call(req)
 	if err != nil {
 		return nil, err
 	}

@@ -35,11 +35,13 @@ func (s *Store) readRev(rev, curRev int64) (int64, error) {
 }
 
 // applyRange answers a top-level Range.
-func (s *Store) applyRange(r *RangeRequest) (*RangeResponse, error) {
+// The answer goes into room if the request brought one that no earlier
+// apply of it has taken.
+func (s *Store) applyRange(r *RangeRequest, room *rangeRoom) (*RangeResponse, error) {
 	if err := checkRange(r); err != nil {
 		return nil, err
 	}
-	return s.rangeAt(r, s.rev)
+	return s.rangeAt(r, s.rev, room)
 }
 
 // rangeAt runs a Range for a reader at revision curRev (inside a write txn
@@ -56,7 +58,9 @@ func (s *Store) applyRange(r *RangeRequest) (*RangeResponse, error) {
 //     Go 1.19) for fewer than 50 sorted kvs; from 50 on pdqsort takes paths
 //     whose tie order differs between that build and this Go. etcd promises
 //     no order among ties, and neither does the model.
-func (s *Store) rangeAt(r *RangeRequest, curRev int64) (*RangeResponse, error) {
+//
+// A one-key answer is made in room when room is not nil and not yet taken.
+func (s *Store) rangeAt(r *RangeRequest, curRev int64, room *rangeRoom) (*RangeResponse, error) {
 	rev, err := s.readRev(r.Revision, curRev)
 	if err != nil {
 		return nil, err
@@ -79,12 +83,19 @@ func (s *Store) rangeAt(r *RangeRequest, curRev int64) (*RangeResponse, error) {
 		// One key (the common read): no key copy, and the answer and
 		// its key-value in one allocation. A limit (at least 2 after
 		// the prefetch bump) cannot cut one key.
+		one := room.take()
 		if kv, ok := s.ks.atBytes(r.Key, rev); ok {
 			count = 1
 			if !r.CountOnly {
-				one := &oneKeyRange{kv: [1]KeyValue{kv}}
-				kvs, resp = one.kv[:], &one.resp
+				if one == nil {
+					one = &oneKeyRange{}
+				}
+				one.kv[0] = kv
+				kvs = one.kv[:]
 			}
+		}
+		if one != nil {
+			resp = &one.resp
 		}
 	case r.CountOnly:
 		_, count = s.ks.live(spanOf(r.Key, r.RangeEnd), rev, -1)
@@ -132,6 +143,32 @@ func (s *Store) rangeAt(r *RangeRequest, curRev int64) (*RangeResponse, error) {
 type oneKeyRange struct {
 	resp RangeResponse
 	kv   [1]KeyValue
+}
+
+// rangeRoom is room for the answer to a one-key range, made with its
+// request. It is taken once: a request applied again (a model checker
+// applies requests to store clones) gets a fresh answer, so no answer
+// handed out is ever overwritten.
+type rangeRoom struct {
+	taken bool
+	one   oneKeyRange
+}
+
+// take returns the room's answer the first time it is asked, nil after
+// that and for no room.
+func (r *rangeRoom) take() *oneKeyRange {
+	if r == nil || r.taken {
+		return nil
+	}
+	r.taken = true
+	return &r.one
+}
+
+// rangeCall is a one-key range request with room for its answer, in one
+// allocation.
+type rangeCall struct {
+	req  RangeRequest
+	room rangeRoom
 }
 
 // pruneKVs drops the kvs for which del is true, keeping the order.

@@ -147,7 +147,7 @@ func (s *Store) Apply(now simclock.Time, req Request) (Response, error) {
 	}
 	switch {
 	case req.Range != nil:
-		r, err := s.applyRange(req.Range)
+		r, err := s.applyRange(req.Range, req.rangeRoom)
 		return wrap(Response{Range: r}, err)
 	case req.Put != nil:
 		r, err := s.applyPut(req.Put)

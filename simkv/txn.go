@@ -197,7 +197,7 @@ func (w *writer) runPlan(p *plan) *TxnResponse {
 		switch {
 		case op.Range != nil:
 			// Cannot fail: the revision was checked before the txn began.
-			r, _ := w.s.rangeAt(op.Range, w.rev())
+			r, _ := w.s.rangeAt(op.Range, w.rev(), nil)
 			resp.Responses[i].Range = r
 		case op.Put != nil:
 			resp.Responses[i].Put = w.putOp(op.Put, &puts[0])

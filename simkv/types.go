@@ -252,6 +252,10 @@ type Request struct {
 	LeaseKeepAlive  *LeaseKeepAliveRequest
 	LeaseTimeToLive *LeaseTimeToLiveRequest
 	LeaseLeases     *LeaseLeasesRequest
+
+	// rangeRoom, when set, is room for the answer to Range made in the
+	// same allocation as the request (see typed.Range).
+	rangeRoom *rangeRoom
 }
 
 // Response is the tagged union of answers: the field named like the
