@@ -146,7 +146,17 @@ func (k typed) DeleteRange(r DeleteRangeRequest) (*DeleteRangeResponse, error) {
 }
 
 func (k typed) Txn(r TxnRequest) (*TxnResponse, error) {
-	resp, err := k.via.call(Request{Txn: &r})
+	var req Request
+	if len(r.Success) <= 1 && len(r.Failure) <= 1 {
+		// At most one op either way (migrate's common txn: one put):
+		// the request and its answer in one allocation, not two.
+		c := &txnCall{req: r}
+		req = Request{Txn: &c.req, txnRoom: &c.room}
+	} else {
+		own := r // the copy the call keeps (r itself stays on the stack)
+		req = Request{Txn: &own}
+	}
+	resp, err := k.via.call(req)
 	if err != nil {
 		return nil, err
 	}

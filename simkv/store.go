@@ -156,7 +156,7 @@ func (s *Store) Apply(now simclock.Time, req Request) (Response, error) {
 		r, err := s.applyDelete(req.DeleteRange)
 		return wrap(Response{DeleteRange: r}, err)
 	case req.Txn != nil:
-		r, err := s.applyTxn(req.Txn)
+		r, err := s.applyTxn(req.Txn, req.txnRoom)
 		return wrap(Response{Txn: r}, err)
 	case req.Compact != nil:
 		r, err := s.applyCompact(req.Compact)

@@ -75,7 +75,10 @@ func isReadOnly(t *TxnRequest) bool {
 // put's lease and ignore_* precondition on the chosen path, then every
 // range's revision, and only then the ops. Any failing check fails the
 // whole txn with no effect.
-func (s *Store) applyTxn(t *TxnRequest) (*TxnResponse, error) {
+//
+// A one-op answer goes into room if the request brought one that no
+// earlier apply of it has taken.
+func (s *Store) applyTxn(t *TxnRequest, room *txnRoom) (*TxnResponse, error) {
 	if err := checkTxn(t, s.cfg.MaxTxnOps); err != nil {
 		return nil, err
 	}
@@ -103,7 +106,7 @@ func (s *Store) applyTxn(t *TxnRequest) (*TxnResponse, error) {
 		// delete may still need more).
 		w.changes = make([]Event, 0, n)
 	}
-	resp := w.runPlan(&p)
+	resp := w.runPlan(&p, room)
 	w.end()
 	resp.Header.Revision = w.rev()
 	return resp, nil
@@ -189,9 +192,16 @@ func (p *plan) hasIgnorePut() bool {
 }
 
 // runPlan runs the chosen ops in order. A nested txn's header revision is
-// left 0: etcd never fills it in.
-func (w *writer) runPlan(p *plan) *TxnResponse {
-	resp, puts := newTxnResponse(p.ok, len(p.ops), putsIn(p.ops))
+// left 0: etcd never fills it in. A one-op answer is made in room when
+// room is not nil and not yet taken.
+func (w *writer) runPlan(p *plan, room *txnRoom) *TxnResponse {
+	var resp *TxnResponse
+	var puts []PutResponse
+	if len(p.ops) == 1 && room.take() {
+		resp, puts = room.answer(p.ok, putsIn(p.ops))
+	} else {
+		resp, puts = newTxnResponse(p.ok, len(p.ops), putsIn(p.ops))
+	}
 	for i := range p.ops {
 		op := &p.ops[i]
 		switch {
@@ -205,7 +215,7 @@ func (w *writer) runPlan(p *plan) *TxnResponse {
 		case op.DeleteRange != nil:
 			resp.Responses[i].DeleteRange = w.deleteOp(op.DeleteRange)
 		case op.Txn != nil:
-			resp.Responses[i].Txn = w.runPlan(p.nestedAt(i))
+			resp.Responses[i].Txn = w.runPlan(p.nestedAt(i), nil)
 		}
 	}
 	return resp
@@ -285,6 +295,40 @@ func newTxnResponse(ok bool, n, puts int) (*TxnResponse, []PutResponse) {
 	resp.Succeeded, resp.Responses = ok, ops
 	// Capped: a put answer is handed out by pointer, never appended to.
 	return resp, room[:puts:puts]
+}
+
+// txnRoom is room for the answer to a txn of one op, made with its
+// request. It is taken once: a request applied again (a model checker
+// applies requests to store clones) gets a fresh answer, so no answer
+// handed out is ever overwritten.
+type txnRoom struct {
+	taken bool
+	resp  TxnResponse
+	ops   [1]ResponseOp
+	puts  [1]PutResponse
+}
+
+// take reports whether the room is there and not yet taken, and takes it.
+func (r *txnRoom) take() bool {
+	if r == nil || r.taken {
+		return false
+	}
+	r.taken = true
+	return true
+}
+
+// answer returns the room's answer to a one-op txn and the answers of
+// its puts (none or one), as newTxnResponse does.
+func (r *txnRoom) answer(ok bool, puts int) (*TxnResponse, []PutResponse) {
+	r.resp.Succeeded, r.resp.Responses = ok, r.ops[:]
+	return &r.resp, r.puts[:puts:puts]
+}
+
+// txnCall is a txn request of at most one op either way with room for its
+// answer, in one allocation.
+type txnCall struct {
+	req  TxnRequest
+	room txnRoom
 }
 
 // writesIn counts the puts and deletes among ops (not those of nested txns).

@@ -256,6 +256,9 @@ type Request struct {
 	// rangeRoom, when set, is room for the answer to Range made in the
 	// same allocation as the request (see typed.Range).
 	rangeRoom *rangeRoom
+	// txnRoom, when set, is room for the answer to a one-op Txn made in
+	// the same allocation as the request (see typed.Txn).
+	txnRoom *txnRoom
 }
 
 // Response is the tagged union of answers: the field named like the

@@ -66,3 +66,55 @@ func TestOneKeyRangeIsOneAllocation(t *testing.T) {
 		t.Fatalf("a one-key range allocated %v times, want 1", allocs)
 	}
 }
+
+// A one-op txn's answer is made with its request (typed.Txn), once: the
+// same request applied again answers in a fresh allocation.
+func TestTxnRoomIsTakenOnce(t *testing.T) {
+	first, second := NewStore(StoreConfig{}), NewStore(StoreConfig{})
+	put(t, second, "k", "v0")
+	c := &replayCaller{first: first, second: second}
+	got, err := typed{via: c}.Txn(TxnRequest{
+		Compare: []Compare{{Key: b("k"), Target: CompareVersion, Result: CompareEqual, Version: 0}},
+		Success: []RequestOp{{Put: &PutRequest{Key: b("k"), Value: b("v1"), PrevKv: true}}},
+		Failure: []RequestOp{{Range: &RangeRequest{Key: b("k")}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Succeeded || len(got.Responses) != 1 || got.Responses[0].Put == nil ||
+		got.Responses[0].Put.PrevKv != nil || got.Responses[0].Put.Header.Revision != 2 {
+		t.Fatalf("first answer %+v, want the put's, no previous version, revision 2", got)
+	}
+	again := c.replayed.Txn
+	if again == got || again.Succeeded || len(again.Responses) != 1 || again.Responses[0].Range == nil ||
+		string(again.Responses[0].Range.Kvs[0].Value) != "v0" {
+		t.Fatalf("replayed answer %+v (first %p, replayed %p), want its own failed branch reading k=v0", again, got, again)
+	}
+	if !got.Succeeded || got.Responses[0].Put == nil || got.Responses[0].Range != nil {
+		t.Fatalf("first answer changed by the replay: %+v", got)
+	}
+}
+
+// A one-put txn over a Direct KV costs, for its request and answer, one
+// allocation (the put's value copy and change list are the store's).
+func TestOnePutTxnAnswerSharesTheRequest(t *testing.T) {
+	d := NewDirect(NewStore(StoreConfig{}), 0)
+	key, value := b("k"), b("v")
+	ops := []RequestOp{{Put: &PutRequest{Key: key, Value: value}}}
+	txn := func() {
+		if r, err := d.Txn(TxnRequest{Success: ops}); err != nil || len(r.Responses) != 1 {
+			t.Fatalf("txn: %+v, %v", r, err)
+		}
+	}
+	txn() // the key's history exists from here on
+	base := testing.AllocsPerRun(100, func() {
+		if _, err := d.Put(PutRequest{Key: key, Value: value}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	// A top-level put allocates its request, its answer and the store's
+	// part; the txn the same store's part plus one: request with answer.
+	if got := testing.AllocsPerRun(100, txn); got != base-1 {
+		t.Fatalf("a one-put txn allocated %v times, want %v (a put's %v less one)", got, base-1, base)
+	}
+}
