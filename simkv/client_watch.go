@@ -104,6 +104,11 @@ func (w *WatchStream) send(m streamMsg) {
 		at = w.last
 	}
 	w.last = at
+	if w.queue == nil {
+		// Room for the created notice and the first events: most streams
+		// have two messages in flight at some point.
+		w.queue = make([]streamMsg, 0, 2)
+	}
 	w.queue = append(w.queue, m)
 	w.ctx.DeferCall(at.Sub(s.loop.Now()), (*streamDelivery)(w))
 }
