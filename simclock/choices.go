@@ -55,6 +55,13 @@ type Choices struct {
 	kinds KindSource  // src, when it wants to know each draw's kind
 	prng  *prngSource // src, when it is the seeded generator: called directly
 	draws *uint64     // shared by a root and all its forks
+	// seeded is the generator of a seeded root or of a fork of one, kept in
+	// the Choices itself (prng and src then point at it): a world forks a
+	// stream for every actor and task, about a hundred per migrate world,
+	// and each was three allocations (the Choices, its source and the
+	// source's PCG) where it is now one.
+	seeded prngSource
+	count  uint64 // the draw counter of a root (draws points at it)
 }
 
 // NewSeeded returns a Choices driven by a PRNG seeded from seed. Named forks
@@ -63,7 +70,16 @@ type Choices struct {
 func NewSeeded(seed uint64) *Choices {
 	var b [8]byte
 	binary.BigEndian.PutUint64(b[:], seed)
-	return newChoices(newPRNGSource(deriveKey([]byte("shardsim/choices/seed/v1"), b[:])))
+	c := &Choices{}
+	c.draws = &c.count
+	c.initSeeded(deriveKey([]byte("shardsim/choices/seed/v1"), b[:]))
+	return c
+}
+
+// initSeeded makes c's source its own generator keyed by key.
+func (c *Choices) initSeeded(key [32]byte) {
+	c.seeded.init(key)
+	c.src, c.prng = &c.seeded, &c.seeded
 }
 
 // NewBytes returns a Choices that reads its draws from data, the way a fuzzer
@@ -85,22 +101,34 @@ func NewFromSource(src Source) *Choices { return newChoices(src) }
 func DrawWidth(n uint64) int { return widthFor(n) }
 
 func newChoices(src Source) *Choices {
-	var n uint64
-	return withSource(src, &n)
+	c := &Choices{}
+	c.setSource(src, &c.count)
+	return c
 }
 
 // withSource returns a Choices over src sharing the draw counter draws.
 func withSource(src Source, draws *uint64) *Choices {
-	c := &Choices{src: src, draws: draws}
+	c := &Choices{}
+	c.setSource(src, draws)
+	return c
+}
+
+// setSource makes c draw from src and count its draws in draws.
+func (c *Choices) setSource(src Source, draws *uint64) {
+	c.src, c.draws = src, draws
 	c.kinds, _ = src.(KindSource)
 	c.prng, _ = src.(*prngSource)
-	return c
 }
 
 // Fork returns the named sub-stream. Use distinct names for distinct
 // consumers ("nemesis", "worker/3"); forking the same name twice yields the
 // same stream for seeded choices.
 func (c *Choices) Fork(name string) *Choices {
+	if c.prng != nil { // the generator prngSource.Fork would make, kept inline
+		f := &Choices{draws: c.draws}
+		f.initSeeded(c.prng.forkKey(name))
+		return f
+	}
 	return withSource(c.src.Fork(name), c.draws)
 }
 
@@ -205,16 +233,28 @@ func deriveKey(domain []byte, parts ...[]byte) [32]byte {
 	return blake3.Sum256(in)
 }
 
-// prngSource is a PCG generator keyed by a 32-byte derivation key.
+// prngSource is a PCG generator keyed by a 32-byte derivation key. The
+// generator's state is held by value: one allocation less per stream.
 type prngSource struct {
 	key [32]byte
-	rng *rand.PCG
+	rng rand.PCG
 }
 
 func newPRNGSource(key [32]byte) *prngSource {
-	s1 := binary.BigEndian.Uint64(key[0:8])
-	s2 := binary.BigEndian.Uint64(key[8:16])
-	return &prngSource{key: key, rng: rand.NewPCG(s1, s2)}
+	p := &prngSource{}
+	p.init(key)
+	return p
+}
+
+// init keys p by key, seeding its PCG as rand.NewPCG would.
+func (p *prngSource) init(key [32]byte) {
+	p.key = key
+	p.rng.Seed(binary.BigEndian.Uint64(key[0:8]), binary.BigEndian.Uint64(key[8:16]))
+}
+
+// forkKey returns the key of the named sub-stream of p.
+func (p *prngSource) forkKey(name string) [32]byte {
+	return deriveKey([]byte("shardsim/choices/fork/v1"), p.key[:], []byte(name))
 }
 
 // Draw returns an unbiased value in [0, n) (Lemire's method).
@@ -233,7 +273,7 @@ func (p *prngSource) Draw(n uint64) uint64 {
 }
 
 func (p *prngSource) Fork(name string) Source {
-	return newPRNGSource(deriveKey([]byte("shardsim/choices/fork/v1"), p.key[:], []byte(name)))
+	return newPRNGSource(p.forkKey(name))
 }
 
 // byteTape is the shared input of a byte-driven run.

@@ -170,3 +170,28 @@ func TestShuffleAndPick(t *testing.T) {
 		t.Fatal("zero stream must pick the first element")
 	}
 }
+
+// TestInlineForksMatchSourceForks checks that a seeded Choices' forks,
+// whose generator lives inside the fork (Choices.Fork), draw exactly what
+// the generator made by prngSource.Fork draws (the path a recorder's forks
+// take), at every depth, and that all of them count into the root's draws.
+func TestInlineForksMatchSourceForks(t *testing.T) {
+	for seed := uint64(1); seed <= 20; seed++ {
+		inline := NewSeeded(seed)
+		recorded, _ := NewRecorder(NewSeeded(seed))
+		for _, name := range []string{"nemesis", "worker/3", "", "nemesis"} {
+			a, b := inline.Fork(name).Fork("child"), recorded.Fork(name).Fork("child")
+			if a.prng == nil || a.prng != &a.seeded {
+				t.Fatalf("seed %d: a fork of a seeded Choices does not draw from its own generator", seed)
+			}
+			for _, n := range []uint64{1, 2, 3, 1 << 16, 1<<63 + 5, 1000} {
+				if x, y := a.Uint64n(n), b.Uint64n(n); x != y {
+					t.Fatalf("seed %d fork %q: draw below %d = %d inline, %d via prngSource.Fork", seed, name, n, x, y)
+				}
+			}
+		}
+		if inline.Draws() != recorded.Draws() || inline.Draws() != 24 {
+			t.Fatalf("seed %d: draws %d inline, %d recorded, want 24", seed, inline.Draws(), recorded.Draws())
+		}
+	}
+}
