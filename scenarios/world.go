@@ -54,7 +54,7 @@ func newTrace(cfg Config) *simclock.Trace {
 	if cfg.Explorer != nil && cfg.TraceOut == nil {
 		return simclock.NewCountingTrace()
 	}
-	return simclock.NewTrace(tailSize)
+	return simclock.NewReusedTrace(tailSize) // read by Result, before the run's Loop.Close
 }
 
 // NewWorld builds the world of one run of scenario name.

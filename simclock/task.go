@@ -384,7 +384,9 @@ func (t *Task) Killed() bool { return t.killed }
 // JSON lines first, so a trace file ends where the run ended. The idle
 // coroutines, killed tasks' included, then reference nothing of the
 // world: up to maxSpareCoroutines stay as spares for the next worlds (see
-// spareCoroutines), the rest end. The loop must not run after Close.
+// spareCoroutines), the rest end. A trace made by NewReusedTrace gives
+// its buffers back last, for the next world's (read it before Close). The
+// loop must not run after Close.
 func (l *Loop) Close() {
 	l.trace.out = nil
 	for _, s := range l.actors {
@@ -401,4 +403,5 @@ func (l *Loop) Close() {
 	}
 	clear(l.idle)
 	l.idle = nil
+	l.trace.release()
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"slices"
+	"sync"
 
 	"github.com/zeebo/blake3"
 )
@@ -46,6 +48,10 @@ type Trace struct {
 	rec     Detail // the record under construction
 	open    bool   // rec has been started and not ended
 	count   bool   // keep no record, only count them (NewCountingTrace)
+	// reused: the trace's buffers go back to spareTraces when the loop
+	// writing it closes (NewReusedTrace); released: they went back, and
+	// the trace only counts what is still recorded and cannot be read.
+	reused, released bool
 }
 
 // tailRecord is a record kept for Tail: its whole encoding (enc, header
@@ -69,6 +75,91 @@ func NewTrace(tailCap int) *Trace {
 		tailCap = 1
 	}
 	return &Trace{hash: blake3.New(), ring: make([]tailRecord, 0, tailCap)}
+}
+
+// NewReusedTrace returns a trace like NewTrace(tailCap) built on the
+// buffers (hasher, ring and its slots' encodings) of a trace whose loop has
+// closed, when there is one (see spareTraces). Its own buffers go back for
+// the next world when the loop that writes it closes (Loop.Close): read
+// its Digest and Tail before, as a world's Result does; after, they panic.
+// Each world made afresh a hasher and a ring of tailCap slot buffers of
+// slotBytes each, about 55 KB for a migrate world's 40.
+func NewReusedTrace(tailCap int) *Trace {
+	if tailCap < 1 {
+		tailCap = 1
+	}
+	t := spareTraces.take(tailCap)
+	if t == nil {
+		t = NewTrace(tailCap)
+	}
+	t.reused = true
+	return t
+}
+
+// traceBuffers are what a closed loop's trace leaves for the next one.
+type traceBuffers struct {
+	hash *blake3.Hasher
+	ring []tailRecord // emptied, its slots' encodings kept beyond len
+}
+
+// spareTraceList keeps the buffers of the traces of closed loops for the
+// next worlds of the process, as spareCoroutines keeps coroutines. The
+// buffers of a released trace are reset before they are used again (the
+// hasher to its initial state, every slot rewritten before it is read), so
+// which buffers a trace gets changes no record, digest or tail, even for
+// worlds that run in parallel. At most maxSpareTraces are kept.
+type spareTraceList struct {
+	mu   sync.Mutex
+	list []traceBuffers
+}
+
+// maxSpareTraces bounds the spares: one for each of a few parallel workers.
+const maxSpareTraces = 8
+
+var spareTraces spareTraceList
+
+// take returns a fresh trace on spare buffers with tailCap slots, or nil.
+func (s *spareTraceList) take(tailCap int) *Trace {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := len(s.list) - 1; i >= 0; i-- {
+		b := s.list[i]
+		if cap(b.ring) != tailCap {
+			continue
+		}
+		s.list = slices.Delete(s.list, i, i+1)
+		b.hash.Reset()
+		return &Trace{hash: b.hash, ring: b.ring[:0]}
+	}
+	return nil
+}
+
+// keep adds a released trace's buffers to the spares if there is room.
+func (s *spareTraceList) keep(b traceBuffers) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.list) < maxSpareTraces {
+		s.list = append(s.list, b)
+	}
+}
+
+// release gives the buffers of a trace made by NewReusedTrace back to the
+// spares (Loop.Close calls it), once. The trace then only counts records:
+// Digest and Tail panic.
+func (t *Trace) release() {
+	if !t.reused || t.released || t.open {
+		return // a record left open is still being written: keep its buffers
+	}
+	t.released, t.count, t.out = true, true, nil
+	spareTraces.keep(traceBuffers{hash: t.hash, ring: t.ring})
+	t.hash, t.ring, t.ringPos, t.cur = nil, nil, 0, 0
+}
+
+// mustBeReadable panics if the trace's buffers were released.
+func (t *Trace) mustBeReadable() {
+	if t.released {
+		panic("simclock: a trace read after its loop closed (NewReusedTrace)")
+	}
 }
 
 // NewCountingTrace returns a trace that only counts its records (Len): it
@@ -120,7 +211,7 @@ func (t *Trace) Rec(at Time, kind, actor string) *Detail {
 // not full, else the oldest, which the ring then moves past) and returns it.
 func (t *Trace) next() *tailRecord {
 	if len(t.ring) < cap(t.ring) {
-		t.ring = append(t.ring, tailRecord{})
+		t.ring = t.ring[:len(t.ring)+1] // a spare ring's slot keeps its buffer
 		t.cur = len(t.ring) - 1
 	} else {
 		t.cur = t.ringPos
@@ -167,6 +258,7 @@ func (t *Trace) Len() uint64 { return t.seq }
 // Digest returns the hex blake3 digest of every record so far ("" for a
 // counting trace).
 func (t *Trace) Digest() string {
+	t.mustBeReadable()
 	if t.count {
 		return ""
 	}
@@ -175,6 +267,7 @@ func (t *Trace) Digest() string {
 
 // Tail returns the last records kept in memory, oldest first, rendered.
 func (t *Trace) Tail() []Record {
+	t.mustBeReadable()
 	out := make([]Record, 0, len(t.ring))
 	for _, part := range [][]tailRecord{t.ring[t.ringPos:], t.ring[:t.ringPos]} {
 		for _, r := range part {
