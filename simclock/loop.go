@@ -136,7 +136,31 @@ func NewLoop(trace *Trace, budget Budget) *Loop {
 	if trace == nil {
 		trace = NewTrace(64)
 	}
-	return &Loop{trace: trace, budget: budget}
+	return &Loop{trace: trace, budget: budget, free: spareEvents.take()}
+}
+
+// releaseEvents gives every event the loop holds (queued, due or free)
+// back to the spare pools, emptied (see spareEventList). Loop.Close calls
+// it last; a loop that tracks states keeps its events.
+func (l *Loop) releaseEvents() {
+	if l.st != nil {
+		return
+	}
+	for _, e := range l.queue.h {
+		l.free.put(e)
+	}
+	for _, e := range l.due {
+		l.free.put(e)
+	}
+	clear(l.queue.h)
+	l.queue.h, l.queue.heap = l.queue.h[:0], false
+	clear(l.due)
+	l.due = l.due[:0]
+	l.cancelled = 0
+	if len(l.free) > 0 {
+		spareEvents.keep(l.free)
+	}
+	l.free = nil
 }
 
 // Now returns the current virtual time.

@@ -385,8 +385,9 @@ func (t *Task) Killed() bool { return t.killed }
 // coroutines, killed tasks' included, then reference nothing of the
 // world: up to maxSpareCoroutines stay as spares for the next worlds (see
 // spareCoroutines), the rest end. A trace made by NewReusedTrace gives
-// its buffers back last, for the next world's (read it before Close). The
-// loop must not run after Close.
+// its buffers back last, for the next world's (read it before Close), and
+// the loop's events go back to the spare pools. The loop must not run
+// after Close.
 func (l *Loop) Close() {
 	l.trace.out = nil
 	for _, s := range l.actors {
@@ -404,4 +405,5 @@ func (l *Loop) Close() {
 	clear(l.idle)
 	l.idle = nil
 	l.trace.release()
+	l.releaseEvents()
 }
