@@ -153,7 +153,7 @@ func (n *Node) startLockResolver(ls *leader) {
 type lockResolver struct {
 	n     *Node
 	ls    *leader
-	stale []fsm.Txn // the round's rollbacks (a fresh list each round: the log keeps the entries')
+	stale []fsm.Txn // the round's rollbacks, copied into each proposed entry
 	next  int       // the next of them to propose
 }
 
@@ -178,7 +178,10 @@ func (r *lockResolver) rollBack() {
 		r.sleep()
 		return
 	}
-	tx := &r.stale[r.next]
+	// The entry gets its own copy: every voter's log keeps it and may apply
+	// it again later, so it must not point into a list the loop owns.
+	tx := new(fsm.Txn)
+	*tx = r.stale[r.next]
 	r.next++
 	r.n.proposeThen(r.ls, fsm.Entry{Kind: fsm.KindRollback, Txn: tx}, waiter{then: r})
 }
