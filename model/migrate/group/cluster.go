@@ -70,7 +70,10 @@ type LostLeader struct {
 // Observers must not change the world.
 type Observer interface {
 	// OnApply: node's voter of group applied e with result r; first says
-	// no voter had applied this index before. f is the voter's state after.
+	// no voter had applied this index before. f is the voter's state after,
+	// except during Cluster.Bootstrap: there f is the group's first voter's
+	// state for every node, and the other voters receive it only after the
+	// last entry (until then their own state lags behind).
 	OnApply(group, node int, e fsm.Entry, r fsm.Result, first bool, f *fsm.FSM)
 	// OnLeader: group's leadership changed (node -1: none) or the leader
 	// became ready to serve.
@@ -314,8 +317,8 @@ func (c *Cluster) MostApplied(g int) *fsm.FSM {
 // world's bootstrap loads dozens of writes into three voters per group;
 // applying each three times was most of its cost). Observers see every
 // voter's apply of every entry, in the order they always did, with the
-// result and the state after it: the first voter's, equal to what the
-// voter reported would hold at that point.
+// result and the state after it: the first voter's (for every node), equal
+// to what the voter reported would hold at that point.
 func (c *Cluster) Bootstrap(g int, entries []fsm.Entry) {
 	gr := c.groups[g]
 	var applier *replica
