@@ -9,6 +9,7 @@ package bugs
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -115,6 +116,9 @@ func (s Set) Has(name string) bool {
 
 // Names returns the switched-on bug names, sorted.
 func (s Set) Names() []string { return append([]string(nil), s.on...) }
+
+// Equal reports whether s and o switch on the same bugs.
+func (s Set) Equal(o Set) bool { return slices.Equal(s.on, o.on) }
 
 // Empty reports whether no bug is switched on.
 func (s Set) Empty() bool { return len(s.on) == 0 }

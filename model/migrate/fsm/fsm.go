@@ -30,7 +30,10 @@ type tracker struct {
 	min hlc.TS
 }
 
-// FSM is one voter's applied state of a group.
+// FSM is one voter's applied state of a group. Everything but the applied
+// data (Group, the bug set) must be the same for all voters of a group:
+// group.Cluster.Bootstrap applies initial data on one voter and copies its
+// whole state over the others (it checks with BuiltAlike).
 type FSM struct {
 	Group       int
 	Store       *mvcc.Store
@@ -81,6 +84,12 @@ type stagedVersion struct {
 // write (setIn): most voters of a run meet one migration or none.
 func New(group int, set bugs.Set) *FSM {
 	return &FSM{Group: group, Store: mvcc.New(), bugs: set}
+}
+
+// BuiltAlike reports whether f and o were built for the same group with
+// the same bugs, the fields a whole-state copy between voters carries over.
+func (f *FSM) BuiltAlike(o *FSM) bool {
+	return f.Group == o.Group && f.bugs.Equal(o.bugs)
 }
 
 // setIn stores v under k in *m, making the map on its first write.

@@ -315,7 +315,8 @@ func (c *Cluster) MostApplied(g int) *fsm.FSM {
 // state machine; the other voters, starting from the same empty state,
 // would reach the same state, and copy it once every entry is in (a
 // world's bootstrap loads dozens of writes into three voters per group;
-// applying each three times was most of its cost). Observers see every
+// applying each three times was most of its cost; so the voters must be
+// built alike, see FSM, and it panics if not). Observers see every
 // voter's apply of every entry, in the order they always did, with the
 // result and the state after it: the first voter's (for every node), equal
 // to what the voter reported would hold at that point.
@@ -336,6 +337,9 @@ func (c *Cluster) Bootstrap(g int, entries []fsm.Entry) {
 	for _, r := range gr.reps {
 		if r != nil && r.fsm.Applied != applier.fsm.Applied {
 			panic("group: bootstrap of group " + gr.name + " whose voters applied different prefixes")
+		}
+		if r != nil && !r.fsm.BuiltAlike(applier.fsm) {
+			panic("group: bootstrap of group " + gr.name + " whose voters were built with different groups or bugs (it copies the first voter's whole state over the others)")
 		}
 	}
 	for i := range entries {

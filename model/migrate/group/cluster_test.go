@@ -433,3 +433,23 @@ func TestBootstrapGivesEveryVoterTheAppliedState(t *testing.T) {
 		t.Fatal("a write to one voter's state changed another's")
 	}
 }
+
+// Bootstrap copies the first voter's whole state over the others, so it
+// refuses voters built for another group or with other bugs.
+func TestBootstrapRefusesVotersBuiltDifferently(t *testing.T) {
+	for name, other := range map[string]*fsm.FSM{
+		"group": fsm.New(1, bugs.None),
+		"bugs":  fsm.New(0, bugs.MustParse(bugs.MigrateNoHLCAdvance)),
+	} {
+		t.Run(name, func(t *testing.T) {
+			w := newWorld(1, 4, []int{1, 2, 3})
+			*w.c.Voter(0, 3) = *other
+			defer func() {
+				if recover() == nil {
+					t.Fatal("Bootstrap accepted a voter built differently")
+				}
+			}()
+			w.c.Bootstrap(0, bootstrapWrites())
+		})
+	}
+}
