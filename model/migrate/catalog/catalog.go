@@ -92,7 +92,10 @@ func (r Route) AppendTo(b []byte) []byte {
 type Catalog struct {
 	Version     uint64
 	NextRouteID uint64
-	Routes      []Route // sorted by Start
+	// Routes is sorted by Start. A decoded catalog's array is shared by
+	// every holder (the world's decode cache hands one copy to all nodes,
+	// coordinators and the migrator): never modify it in place; use Clone.
+	Routes []Route
 	// LastCutover is the version of the latest CUTOVER (a route moved to
 	// another group): the max_cutover_version_seen of whoever holds this
 	// snapshot.
