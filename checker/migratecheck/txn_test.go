@@ -165,12 +165,15 @@ func TestTxnAtomicAgreesWithMap(t *testing.T) {
 }
 
 // txnEdgesByLookup is txnEdges as it was written before it looked each
-// key's record up once: every version's writer asked of oracle.At.
-func txnEdgesByLookup(g *depGraph, t TxnObs, oracle *VersionOracle) {
+// key's record up once: every version's writer looked up one by one. It
+// finds writers by a plain scan of the writes added (writerByScan), not
+// through the oracle's index, so that it does not share writerAt with the
+// code under test.
+func txnEdgesByLookup(g *depGraph, t TxnObs, oracle *VersionOracle, added []AppliedWrite) {
 	for _, r := range t.Reads {
 		vs := oracle.Versions(r.Key)
 		if r.Chosen {
-			if w, ok := oracle.At(r.Key, r.TS); ok {
+			if w, ok := writerByScan(added, r.Key, r.TS); ok {
 				g.edge(w.Op, t.ID, "wr")
 			}
 		}
@@ -180,7 +183,7 @@ func txnEdgesByLookup(g *depGraph, t TxnObs, oracle *VersionOracle) {
 		}
 		for i := len(vs) - 1; i >= 0; i-- {
 			if vs[i].TS > seen {
-				if w, ok := oracle.At(r.Key, vs[i].TS); ok {
+				if w, ok := writerByScan(added, r.Key, vs[i].TS); ok {
 					g.edge(t.ID, w.Op, "rw")
 				}
 				break
@@ -190,17 +193,28 @@ func txnEdgesByLookup(g *depGraph, t TxnObs, oracle *VersionOracle) {
 	for _, k := range t.Keys {
 		vs := oracle.Versions(k)
 		for i, v := range vs {
-			w, ok := oracle.At(k, v.TS)
+			w, ok := writerByScan(added, k, v.TS)
 			if !ok || w.Op != t.ID {
 				continue
 			}
 			if i+1 < len(vs) {
-				if p, ok := oracle.At(k, vs[i+1].TS); ok {
+				if p, ok := writerByScan(added, k, vs[i+1].TS); ok {
 					g.edge(p.Op, t.ID, "ww")
 				}
 			}
 		}
 	}
+}
+
+// writerByScan returns the write of added that created key's version at
+// ts, the last one added if several did (what VersionOracle.At promises).
+func writerByScan(added []AppliedWrite, key string, ts hlc.TS) (AppliedWrite, bool) {
+	for i := len(added) - 1; i >= 0; i-- {
+		if w := added[i]; w.Key == key && w.Version.TS == ts {
+			return w, true
+		}
+	}
+	return AppliedWrite{}, false
 }
 
 // txnEdges adds exactly the edges the lookup-per-version version adds, in
@@ -212,8 +226,11 @@ func TestTxnEdgesAgreesWithLookups(t *testing.T) {
 	edges := 0
 	for i := 0; i < 3000; i++ {
 		o := NewVersionOracle()
+		var added []AppliedWrite
 		for n := r.Intn(12); n > 0; n-- {
-			o.Add(AppliedWrite{Op: fmt.Sprint("t", r.Intn(5)), Key: fmt.Sprint("k", r.Intn(3)), Version: mvcc.Version{TS: hlc.TS(1 + r.Intn(6))}})
+			w := AppliedWrite{Op: fmt.Sprint("t", r.Intn(5)), Key: fmt.Sprint("k", r.Intn(3)), Version: mvcc.Version{TS: hlc.TS(1 + r.Intn(6))}}
+			o.Add(w)
+			added = append(added, w)
 		}
 		tx := TxnObs{ID: fmt.Sprint("t", r.Intn(5)), ReadTS: hlc.TS(r.Intn(8))}
 		for n := r.Intn(4); n > 0; n-- {
@@ -224,7 +241,7 @@ func TestTxnEdgesAgreesWithLookups(t *testing.T) {
 		}
 		got, want := newDepGraph(), newDepGraph()
 		got.txnEdges(tx, o)
-		txnEdgesByLookup(want, tx, o)
+		txnEdgesByLookup(want, tx, o, added)
 		if fmt.Sprint(got.out) != fmt.Sprint(want.out) {
 			t.Fatalf("txn %+v: edges %v, want %v", tx, got.out, want.out)
 		}
