@@ -87,3 +87,27 @@ func TestCurrentMeansUnchanged(t *testing.T) {
 		t.Fatalf("Current answered %d times true, %d false: the runs tested nothing", current, stale)
 	}
 }
+
+// Current answers only for a probe of its own store: a probe of another
+// store, even a Clone holding the same records at the same generations, and
+// the zero Probe are never current, while the probed store (unchanged)
+// still vouches for it.
+func TestCurrentOnlyForItsOwnStore(t *testing.T) {
+	for _, filled := range []bool{false, true} {
+		s := New()
+		if filled {
+			s.Put("a", Version{TS: hlc.TS(5), Value: "x"})
+		}
+		p := s.Probe("a", Staging{})
+		clone, other := s.Clone(), New()
+		if !s.Current(&p) {
+			t.Fatalf("filled=%v: the probed store does not vouch for its unchanged probe", filled)
+		}
+		if clone.Current(&p) || other.Current(&p) {
+			t.Fatalf("filled=%v: another store vouched for the probe (clone %v, fresh %v)", filled, clone.Current(&p), other.Current(&p))
+		}
+		if s.Current(&Probe{}) {
+			t.Fatalf("filled=%v: the zero Probe is current", filled)
+		}
+	}
+}

@@ -81,13 +81,14 @@ func (s *Store) View(raw string, st Staging) KeyView {
 // once and afterwards only checks.
 type Probe struct {
 	View         KeyView
+	store        *Store       // the store probed: Current answers only for it
 	live, staged *keyVersions // the records read (nil: the store held none)
 	added        uint64       // the store's count of added keys when probed
 }
 
 // Probe returns View(raw, st) with what Current needs.
 func (s *Store) Probe(raw string, st Staging) Probe {
-	p := Probe{View: KeyView{stagingOn: st.Active}, added: s.added}
+	p := Probe{View: KeyView{stagingOn: st.Active}, store: s, added: s.added}
 	if kv := s.vers[raw]; kv != nil {
 		p.live, p.View.live, p.View.LiveGen = kv, kv.vs, kv.gen
 	}
@@ -105,9 +106,10 @@ func (s *Store) Probe(raw string, st Staging) Probe {
 // record's generation changes with every edit of its versions and when its
 // key is dropped (so a record that moves on to another key changed too),
 // and a key the store did not hold can only appear by being added. The
-// view's slices are then still the store's.
+// view's slices are then still the store's. A probe of another store (a
+// Clone included) or the zero Probe is never current.
 func (s *Store) Current(p *Probe) bool {
-	return recordCurrent(p.live, p.View.LiveGen, p.added, s.added) &&
+	return p.store == s && recordCurrent(p.live, p.View.LiveGen, p.added, s.added) &&
 		(!p.View.stagingOn || recordCurrent(p.staged, p.View.StagedGen, p.added, s.added))
 }
 
