@@ -41,9 +41,7 @@ func runEventWorld(seed uint64) (string, uint64, int) {
 // dropSpareEvents empties the spare pools, so that the next loop makes
 // its events afresh.
 func dropSpareEvents() {
-	spareEvents.mu.Lock()
-	spareEvents.list = nil
-	spareEvents.mu.Unlock()
+	spareEvents.drain()
 }
 
 // TestReusedEventsLeakNothingBetweenWorlds runs worlds of different seeds,
@@ -70,18 +68,15 @@ func TestReusedEventsLeakNothingBetweenWorlds(t *testing.T) {
 	dropSpareEvents()
 	for i, seed := range []uint64{4, 1, 6, 2, 5, 3, 1, 4, 4} {
 		if i > 0 {
-			spareEvents.mu.Lock()
-			if len(spareEvents.list) != 1 || len(spareEvents.list[0]) == 0 {
-				spareEvents.mu.Unlock()
+			pools := spareEvents.snapshot()
+			if len(pools) != 1 || len(pools[0]) == 0 {
 				t.Fatalf("world %d: the last world's Close left no spare events", i)
 			}
-			for _, e := range spareEvents.list[0] {
+			for _, e := range pools[0] {
 				if !isEmptyEvent(e) {
-					spareEvents.mu.Unlock()
 					t.Fatalf("world %d: a spare event is not empty: %+v", i, *e)
 				}
 			}
-			spareEvents.mu.Unlock()
 		}
 		d, n, _ := runEventWorld(seed)
 		if want := fresh[seed]; d != want.digest || n != want.events {

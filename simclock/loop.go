@@ -136,11 +136,12 @@ func NewLoop(trace *Trace, budget Budget) *Loop {
 	if trace == nil {
 		trace = NewTrace(64)
 	}
-	return &Loop{trace: trace, budget: budget, free: spareEvents.take()}
+	free, _ := spareEvents.take(nil)
+	return &Loop{trace: trace, budget: budget, free: free}
 }
 
 // releaseEvents gives every event the loop holds (queued, due or free)
-// back to the spare pools, emptied (see spareEventList). Loop.Close calls
+// back to the spare pools, emptied (see spareEvents). Loop.Close calls
 // it last; a loop that tracks states keeps its events.
 func (l *Loop) releaseEvents() {
 	if l.st != nil {

@@ -158,22 +158,13 @@ func TestPanicInBodyPropagatesAndCoroutineIsDropped(t *testing.T) {
 	}
 }
 
-// drain ends every spare coroutine.
-func (s *spareCoroutines) drain() {
-	s.mu.Lock()
-	list := s.list
-	s.list = nil
-	s.mu.Unlock()
-	for _, co := range list {
-		co.stop()
-	}
-}
-
 // goroutinesBesideSpares ends the spare coroutines closed loops left (see
 // spareCoroutines) and returns how many goroutines remain: a leak is a
 // goroutine that outlives its world other than as a spare.
 func goroutinesBesideSpares() int {
-	spares.drain()
+	for _, co := range spareCoroutines.drain() {
+		co.stop()
+	}
 	return runtime.NumGoroutine()
 }
 
@@ -199,10 +190,10 @@ func TestClosedLoopsCoroutinesServeTheNext(t *testing.T) {
 			t.Fatalf("the second world's task did not run on the first world's spare coroutine")
 		}
 		l.Close()
-		left = slices.Clone(spares.list)
+		left = spareCoroutines.snapshot()
 	}
-	if len(spares.list) != 1 {
-		t.Fatalf("%d spares after two worlds of one coroutine each, want 1", len(spares.list))
+	if n := len(spareCoroutines.snapshot()); n != 1 {
+		t.Fatalf("%d spares after two worlds of one coroutine each, want 1", n)
 	}
 	if n := goroutinesBesideSpares(); n > before {
 		t.Fatalf("goroutines %d beside the spares, %d before", n, before)
@@ -228,8 +219,8 @@ func TestPoolsDoNotOutliveTheirLoops(t *testing.T) {
 		if cleanup != 3 {
 			t.Fatalf("world %d: %d deferred calls ran, want 3", i, cleanup)
 		}
-		if len(spares.list) > maxSpareCoroutines {
-			t.Fatalf("world %d: %d spare coroutines, at most %d allowed", i, len(spares.list), maxSpareCoroutines)
+		if n := len(spareCoroutines.snapshot()); n > maxSpareCoroutines {
+			t.Fatalf("world %d: %d spare coroutines, at most %d allowed", i, n, maxSpareCoroutines)
 		}
 	}
 	if n := goroutinesBesideSpares(); n > before {

@@ -3,7 +3,6 @@ package simclock
 import (
 	"slices"
 	"sort"
-	"sync"
 )
 
 // eventQueue holds the queued events in (at, seq) order. Every event has a
@@ -277,7 +276,7 @@ func (p *eventPool) get() *event {
 	return new(event)
 }
 
-// spareEventList keeps the event pools of closed loops for the next loops
+// spareEvents keeps the event pools of closed loops for the next loops
 // of the process, as spareCoroutines keeps coroutines: a migrate world
 // made about 43 events afresh. Loop.Close returns every event its loop
 // still holds, queued or free, to its pool and the pool to the spares; put
@@ -286,38 +285,10 @@ func (p *eventPool) get() *event {
 // a reused event, since nothing of that world runs after Close. Loops that
 // track states keep theirs (a model checker may still read them). At most
 // maxSparePools pools are kept.
-type spareEventList struct {
-	mu   sync.Mutex
-	list []eventPool
-}
+var spareEvents = spareList[eventPool]{max: maxSparePools}
 
 // maxSparePools bounds the spare pools: one for each of a few workers.
 const maxSparePools = 8
-
-var spareEvents spareEventList
-
-// take returns a spare pool of free events, or nil.
-func (s *spareEventList) take() eventPool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := len(s.list)
-	if n == 0 {
-		return nil
-	}
-	p := s.list[n-1]
-	s.list[n-1] = nil
-	s.list = s.list[:n-1]
-	return p
-}
-
-// keep adds a pool to the spares if there is room.
-func (s *spareEventList) keep(p eventPool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.list) < maxSparePools {
-		s.list = append(s.list, p)
-	}
-}
 
 // put returns e, which no queue holds any more, to the pool, dropping
 // what it refers to.

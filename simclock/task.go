@@ -2,7 +2,6 @@ package simclock
 
 import (
 	"iter"
-	"sync"
 	"time"
 )
 
@@ -109,7 +108,7 @@ func (l *Loop) coroutine() *coroutine {
 		l.idle = l.idle[:n-1]
 		return co
 	}
-	if co := spares.take(); co != nil {
+	if co, ok := spareCoroutines.take(nil); ok {
 		return co
 	}
 	co := &coroutine{}
@@ -126,40 +125,11 @@ func (l *Loop) coroutine() *coroutine {
 // body has no effect on the body, so sharing them across worlds, even
 // worlds that run in parallel, changes no run. At most maxSpareCoroutines
 // are kept; the rest are ended (see Loop.Close).
-type spareCoroutines struct {
-	mu   sync.Mutex
-	list []*coroutine
-}
+var spareCoroutines = spareList[*coroutine]{max: maxSpareCoroutines}
 
 // maxSpareCoroutines bounds the spares: enough for a few migrate worlds
 // at once, at a 32 KiB stack each about 16 MiB.
 const maxSpareCoroutines = 512
-
-var spares spareCoroutines
-
-// take returns a spare coroutine, or nil.
-func (s *spareCoroutines) take() *coroutine {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := len(s.list)
-	if n == 0 {
-		return nil
-	}
-	co := s.list[n-1]
-	s.list[n-1] = nil
-	s.list = s.list[:n-1]
-	return co
-}
-
-// keep adds idle coroutines to the spares, and returns those that did not
-// fit, for the caller to end.
-func (s *spareCoroutines) keep(idle []*coroutine) []*coroutine {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := min(len(idle), maxSpareCoroutines-len(s.list))
-	s.list = append(s.list, idle[:n]...)
-	return idle[n:]
-}
 
 // run is the coroutine's life: the body of each task it is given, and an
 // idle park between two. It returns when stopped while idle.
@@ -399,7 +369,7 @@ func (l *Loop) Close() {
 			}
 		}
 	}
-	for _, co := range spares.keep(l.idle) {
+	for _, co := range spareCoroutines.keep(l.idle...) {
 		co.stop()
 	}
 	clear(l.idle)

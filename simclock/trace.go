@@ -5,8 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
-	"slices"
-	"sync"
 
 	"github.com/zeebo/blake3"
 )
@@ -88,7 +86,7 @@ func NewReusedTrace(tailCap int) *Trace {
 	if tailCap < 1 {
 		tailCap = 1
 	}
-	t := spareTraces.take(tailCap)
+	t := reusedTrace(tailCap)
 	if t == nil {
 		t = NewTrace(tailCap)
 	}
@@ -102,45 +100,26 @@ type traceBuffers struct {
 	ring []tailRecord // emptied, its slots' encodings kept beyond len
 }
 
-// spareTraceList keeps the buffers of the traces of closed loops for the
+// spareTraces keeps the buffers of the traces of closed loops for the
 // next worlds of the process, as spareCoroutines keeps coroutines. The
 // buffers of a released trace are reset before they are used again (the
 // hasher to its initial state, every slot rewritten before it is read), so
 // which buffers a trace gets changes no record, digest or tail, even for
 // worlds that run in parallel. At most maxSpareTraces are kept.
-type spareTraceList struct {
-	mu   sync.Mutex
-	list []traceBuffers
-}
+var spareTraces = spareList[traceBuffers]{max: maxSpareTraces}
 
 // maxSpareTraces bounds the spares: one for each of a few parallel workers.
 const maxSpareTraces = 8
 
-var spareTraces spareTraceList
-
-// take returns a fresh trace on spare buffers with tailCap slots, or nil.
-func (s *spareTraceList) take(tailCap int) *Trace {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for i := len(s.list) - 1; i >= 0; i-- {
-		b := s.list[i]
-		if cap(b.ring) != tailCap {
-			continue
-		}
-		s.list = slices.Delete(s.list, i, i+1)
-		b.hash.Reset()
-		return &Trace{hash: b.hash, ring: b.ring[:0]}
+// reusedTrace returns a fresh trace on spare buffers with tailCap slots,
+// or nil if no spare has that many.
+func reusedTrace(tailCap int) *Trace {
+	b, ok := spareTraces.take(func(b traceBuffers) bool { return cap(b.ring) == tailCap })
+	if !ok {
+		return nil
 	}
-	return nil
-}
-
-// keep adds a released trace's buffers to the spares if there is room.
-func (s *spareTraceList) keep(b traceBuffers) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.list) < maxSpareTraces {
-		s.list = append(s.list, b)
-	}
+	b.hash.Reset()
+	return &Trace{hash: b.hash, ring: b.ring[:0]}
 }
 
 // release gives the buffers of a trace made by NewReusedTrace back to the
