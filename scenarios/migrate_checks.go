@@ -75,9 +75,10 @@ func (c *migrateChecks) OnApply(g, node int, e fsm.Entry, r fsm.Result, first bo
 	if !first || r.Err != nil {
 		return
 	}
+	fenced := len(r.Puts) > 0 && c.jobs.Fenced(g) // else SourceWrite passes whatever the route: skip its lookup
 	for _, p := range r.Puts {
 		c.oracle.Add(migratecheck.AppliedWrite{Op: putOp(e), Group: g, Key: p.Key, Version: p.Version, At: c.m.w.Loop.Now()})
-		if c.jobs.Fenced(g) { // else SourceWrite passes whatever the route: skip its lookup
+		if fenced {
 			r, ok := c.latest.Lookup(keys.RouteKey(p.Key))
 			c.fail(c.jobs.SourceWrite(g, p.Key, p.TS, ok && r.Group == g && r.State == catalog.Active))
 		}
