@@ -426,10 +426,11 @@ func TestForkIsIndependent(t *testing.T) {
 		return s
 	}
 	// state is what decides a store's answers, and its watch log as a
-	// catch-up watch from the start reads it (on a clone, so that the
-	// watch changes nothing).
+	// catch-up watch from the start reads it (on a fork, so that the
+	// watch changes nothing: a Clone would mark s copy-on-write itself and
+	// so protect the two sides whatever Fork does).
 	state := func(s *Store) string {
-		c := s.Clone()
+		c := s.Fork()
 		c.Watch(WatchRequest{Key: []byte{0}, RangeEnd: []byte{0}, StartRevision: 1})
 		return fmt.Sprintf("%x %v", s.Fingerprint(), c.TakeWatchResponses())
 	}
@@ -532,9 +533,11 @@ func TestStrings(t *testing.T) {
 
 // TestWatchEventsShareTheLog checks the sharing of logged events with the
 // watchers that take a whole revision: what a watcher got stays as it was
-// whatever its holder appends to it, and whatever the store does after
-// (more writes to the same keys, a watcher with PrevKv, compaction), and a
-// later catch-up watch still reads the revision as logged.
+// whatever the store does after (more writes to the same keys, a watcher
+// with PrevKv, compaction), and a later catch-up watch still reads the
+// revision as logged. That a holder's append cannot reach the log is
+// TestSharedWatchEventsHaveNoRoom's (a txn's events here are sized
+// exactly, so an append here copies whatever the store does).
 func TestWatchEventsShareTheLog(t *testing.T) {
 	s := NewStore(StoreConfig{})
 	all, _ := s.Watch(WatchRequest{Key: b("a"), RangeEnd: b("z")})                    // takes whole revisions: shared
@@ -563,8 +566,7 @@ func TestWatchEventsShareTheLog(t *testing.T) {
 	if p := got[withPrev][0].PrevKv; p == nil || string(p.Value) != "0" || got[withPrev][1].PrevKv != nil {
 		t.Fatalf("PrevKv: %+v", got[withPrev])
 	}
-	// The holder appends to what it got; the store writes on and compacts.
-	_ = append(got[all], Event{Type: EventDelete, Kv: KeyValue{Key: b("x")}})
+	// The store writes on and compacts.
 	mustApply(t, s, 0, Request{DeleteRange: &DeleteRangeRequest{Key: b("a"), RangeEnd: b("z")}}) // 4
 	put(t, s, "b", "2")                                                                          // 5
 	mustApply(t, s, 0, Request{Compact: &CompactRequest{Revision: 2}})
