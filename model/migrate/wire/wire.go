@@ -65,16 +65,9 @@ type Reader struct {
 	err error
 }
 
-// NewReader checks the tag and version and returns a reader of the rest.
-func NewReader(b []byte, tag, version byte) *Reader {
-	r := MakeReader(b, tag, version)
-	return &r
-}
-
-// MakeReader is NewReader for a decoder that keeps the reader in a local
-// variable: it never lives on the heap, whether or not the compiler
-// inlines the decoder's calls (a NewReader that is not inlined allocates
-// its reader).
+// MakeReader checks the tag and version and returns a reader of the rest,
+// as a value: a decoder keeps it in a local variable, where it never lives
+// on the heap whether or not the compiler inlines the decoder's calls.
 func MakeReader(b []byte, tag, version byte) Reader {
 	r := Reader{b: b}
 	if len(b) < 2 || b[0] != tag || b[1] != version {

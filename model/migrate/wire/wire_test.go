@@ -20,7 +20,7 @@ func TestRoundTrip(t *testing.T) {
 		w.Bool(b)
 		w.String(s)
 		w.Bytes(p)
-		r := NewReader(w.Done(), 'T', 3)
+		r := MakeReader(w.Done(), 'T', 3)
 		gu, gi, gb, gs, gp := r.Uint(), r.Int(), r.Bool(), r.String(), r.Bytes()
 		if err := r.Close(); err != nil {
 			t.Fatal(err)
@@ -35,13 +35,13 @@ func TestRejects(t *testing.T) {
 	for name, b := range map[string][]byte{
 		"empty": nil, "tag": {'X', 1}, "version": {'T', 2}, "truncated": {'T', 1, 5, 'a'},
 	} {
-		r := NewReader(b, 'T', 1)
+		r := MakeReader(b, 'T', 1)
 		_ = r.String()
 		if err := r.Close(); !errors.Is(err, ErrMalformed) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	r := NewReader([]byte{'T', 1, 1, 9}, 'T', 1)
+	r := MakeReader([]byte{'T', 1, 1, 9}, 'T', 1)
 	r.Uint()
 	if r.Close() == nil {
 		t.Error("trailing bytes accepted")
@@ -56,7 +56,7 @@ func TestUintBoundaries(t *testing.T) {
 	for _, v := range vals {
 		w.Uint(v)
 	}
-	r := NewReader(w.Done(), 'T', 1)
+	r := MakeReader(w.Done(), 'T', 1)
 	for _, v := range vals {
 		if got := r.Uint(); got != v {
 			t.Fatalf("Uint = %d, want %d", got, v)
@@ -70,7 +70,7 @@ func TestUintBoundaries(t *testing.T) {
 // After the first error every read yields its zero value and consumes
 // nothing, whatever bytes follow.
 func TestErrorSticks(t *testing.T) {
-	r := NewReader([]byte{'T', 1, 2, 5, 6, 7}, 'T', 1) // 2 is no bool
+	r := MakeReader([]byte{'T', 1, 2, 5, 6, 7}, 'T', 1) // 2 is no bool
 	if r.Bool() {
 		t.Fatal("bad bool read as true")
 	}
@@ -80,7 +80,7 @@ func TestErrorSticks(t *testing.T) {
 	if err := r.Close(); !errors.Is(err, ErrMalformed) {
 		t.Fatalf("Close = %v", err)
 	}
-	h := NewReader([]byte{'X', 1, 5}, 'T', 1) // a wrong tag, then a byte Uint's fast path would take
+	h := MakeReader([]byte{'X', 1, 5}, 'T', 1) // a wrong tag, then a byte Uint's fast path would take
 	if u := h.Uint(); u != 0 || h.Err() == nil {
 		t.Fatalf("Uint after a bad header = %d, %v", u, h.Err())
 	}
