@@ -134,7 +134,7 @@ func (c *JobChecker) Imported(jobID uint64, pass uint8, rows []mvcc.Row) {
 // working out ownsNow (a catalog lookup per write) and the call.
 func (c *JobChecker) Fenced(group int) bool {
 	for _, id := range c.order {
-		if f := c.jobs[id]; f.rec.SourceGroup == group && f.fenceInForce && f.unfenceVersion == 0 {
+		if c.jobs[id].fences(group) {
 			return true
 		}
 	}
@@ -155,7 +155,7 @@ func (c *JobChecker) SourceWrite(group int, key string, ts hlc.TS, ownsNow bool)
 	for i, id := range c.order {
 		f := c.jobs[id]
 		j := &f.rec
-		if j.SourceGroup != group || !f.fenceInForce || f.unfenceVersion != 0 || !routedIn(key, j.Moving().Start, j.Moving().End) {
+		if !f.fences(group) || !routedIn(key, j.Moving().Start, j.Moving().End) {
 			continue
 		}
 		if c.movedBack(c.order[i+1:], group, key) {
@@ -165,6 +165,12 @@ func (c *JobChecker) SourceWrite(group int, key string, ts hlc.TS, ownsNow bool)
 			group, keys.Quote(key), ts, j.ID, j.FenceTS, j.Moving())
 	}
 	return nil
+}
+
+// fences reports whether the job's fence binds group: group is its source,
+// it recorded fence_ts and no abandon lifted the fence.
+func (f *jobFacts) fences(group int) bool {
+	return f.rec.SourceGroup == group && f.fenceInForce && f.unfenceVersion == 0
 }
 
 // movedBack reports whether one of the jobs later cut key's route over to
