@@ -84,7 +84,8 @@ func (own Owner) Read(key string, ts hlc.TS) mvcc.Read {
 // is judged again (judgeWrite: readBack's own steps through the pass's
 // view, and readBack itself for any that fails, so a violation is
 // readBack's), and whether each acknowledged write was applied at its
-// timestamp is judged on every pass as there. So the first violation is
+// timestamp is judged until it passes (then it always does: the oracle's
+// versions only grow, and the first stays). So the first violation is
 // the same. A stamp holds its store's pointer, which keeps the store
 // alive: no other store can take its address. Which route serves a key is
 // remembered while Owners.RoutingGen stays the same (it depends on nothing
