@@ -454,8 +454,15 @@ func (b *segmentBatch) check(timeout time.Duration) property.Verdict {
 	return checker.CheckWithin(model, history, timeout)
 }
 
-// model is what check gives porcupine: segmentCheck's model and
-// operations for every segment, with a partition per segment. Porcupine
+// model is what check (and checkFrom, for one segment) gives porcupine:
+// KeyModel's sequential specification (stepKey) and the operations of
+// every segment, with a partition per segment. KeyModel's value payloads
+// box every input and output, and every state a step returns, on the heap;
+// here each operation's input and output point into one array, a read
+// returns the state it was given, and a write the state it leaves,
+// computed once (a write's state does not depend on the state before).
+// States are compared by content, as KeyModel's are, so porcupine's search
+// and its answer are the same. Porcupine
 // starts every partition in the model's one initial state; here that is a
 // marker (nil) that the first step of a partition reads as its segment's
 // own start state, which the operation carries (segmentOp.start). Only the
@@ -578,56 +585,21 @@ func checkFrom(state mState, ops []keyCall, left time.Duration) (property.Verdic
 	if left <= 0 {
 		return property.VerdictUnknown, 0, 0
 	}
-	model, history := segmentCheck(state, ops)
+	var b segmentBatch // one segment: the batch's model, one partition
+	b.add(state, ops)
+	model, history := b.model()
 	start := time.Now() // wall time bounds the checker only; it never feeds the world
 	verdict := checker.CheckWithin(model, history, left)
 	return verdict, time.Since(start), 1
 }
 
-// segmentOp is one operation of a segment as segmentCheck hands it to
-// porcupine: its payloads, and the state it leaves if it is a write.
+// segmentOp is one operation of a segment as segmentBatch.model hands it
+// to porcupine: its payloads, and the state it leaves if it is a write.
 type segmentOp struct {
 	in    mInput
 	out   mOutput
 	after mState
-	start *mState // the state its segment starts in (segmentBatch only)
-}
-
-// segmentCheck is what checkFrom gives porcupine: KeyModel's sequential
-// specification (stepKey) started in state, and ops as porcupine
-// operations, with pointers for payloads and states. KeyModel's value
-// payloads box every input and output, and every state a step returns, on
-// the heap (three allocations per operation, one per step of the search);
-// here each operation's input and output point into one array, a read
-// returns the state it was given, and a write the state it leaves,
-// computed once (a write's state does not depend on the state before).
-// States are compared by content, as KeyModel's are, so porcupine's search
-// and its answer are the same.
-func segmentCheck(state mState, ops []keyCall) (porcupine.Model, []porcupine.Operation) {
-	segOps := make([]segmentOp, len(ops))
-	history := make([]porcupine.Operation, len(ops))
-	for i, c := range ops {
-		s := &segOps[i]
-		s.in, s.out = c.in(), c.out()
-		if s.in.write {
-			_, s.after = stepKey(mState{}, s.in, s.out)
-		}
-		history[i] = porcupine.Operation{ClientId: c.op.Client, Call: c.call, Return: c.ret, Input: s, Output: s}
-	}
-	model := porcupine.Model{
-		Init: func() any { return &state },
-		Step: func(st, input, _ any) (bool, any) {
-			op := input.(*segmentOp)
-			if op.in.write {
-				return true, &op.after
-			}
-			s := st.(*mState)
-			ok, _ := stepKey(*s, op.in, op.out)
-			return ok, s
-		},
-		Equal: func(a, b any) bool { return *a.(*mState) == *b.(*mState) },
-	}
-	return model, history
+	start *mState // the state its segment starts in
 }
 
 // AppendScanReads appends to dst the reads a complete scan at the latest
