@@ -76,7 +76,18 @@ func (j SplitJob) Encode() []byte {
 }
 
 // Decode parses a stored job.
-func Decode(b []byte) (SplitJob, error) {
+func Decode(b []byte) (SplitJob, error) { return decode(b, true) }
+
+// DecodeWithoutBrackets parses a stored job as Decode does, and fails
+// exactly when Decode fails, but leaves Brackets nil: the brackets' bytes
+// are read and checked as Decode reads them, none is kept. For a reader
+// that never looks at copy progress (the migration checkers see every job
+// record the metadata store applies): the brackets and their cursors were
+// most of what decoding a record allocated.
+func DecodeWithoutBrackets(b []byte) (SplitJob, error) { return decode(b, false) }
+
+// decode is Decode, keeping the brackets or not.
+func decode(b []byte, brackets bool) (SplitJob, error) {
 	r := wire.MakeReader(b, codecTag, codecVersion)
 	j := SplitJob{ID: r.Uint(), SourceRouteID: r.Uint(), SourceGroup: int(r.Int()), TargetGroup: int(r.Int()),
 		SplitKey: r.String(), SourceStart: r.String(), MovingEnd: r.String(), MovingRouteID: r.Uint()}
@@ -87,13 +98,22 @@ func Decode(b []byte) (SplitJob, error) {
 	j.MaxImportedTS = hlc.TS(r.Uint())
 	j.Pass = uint8(r.Uint())
 	n := r.Count()
-	if n > 0 && n <= presizeMax {
-		j.Brackets = make([]Bracket, 0, n)
+	if brackets {
+		if n > 0 && n <= presizeMax {
+			j.Brackets = make([]Bracket, 0, n)
+		}
+		for i := 0; i < n; i++ {
+			j.Brackets = append(j.Brackets, Bracket{Family: keys.Family(r.Uint()), Cursor: r.BytesInPlace(), Done: r.Bool(), Seq: r.Uint()})
+		}
+		ownCursors(j.Brackets) // off b, all in one allocation
+	} else {
+		for i := 0; i < n; i++ { // the reads above, in their order (so the same errors), kept nowhere
+			r.Uint()
+			r.BytesInPlace()
+			r.Bool()
+			r.Uint()
+		}
 	}
-	for i := 0; i < n; i++ {
-		j.Brackets = append(j.Brackets, Bracket{Family: keys.Family(r.Uint()), Cursor: r.BytesInPlace(), Done: r.Bool(), Seq: r.Uint()})
-	}
-	ownCursors(j.Brackets) // off b, all in one allocation
 	j.StagedCleared = r.Bool()
 	j.SourceCleaned = r.Bool()
 	j.RetryPhase = Phase(r.Uint())
