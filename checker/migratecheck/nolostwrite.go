@@ -110,7 +110,7 @@ type NoLostWriteChecker struct {
 	pass    uint64
 	keys    keyMemos   // by the oracle's key number
 	acks    []ackMemo  // by index into the acknowledged writes
-	keyed   []int32    // the keys with indexed versions, in the order they got their first
+	keyed   []*keyMemo // the memos of keys with indexed versions, in the order they got their first (memos never move)
 	refSlab []writeRef // where keys' version indexes get their room (addRef)
 
 	// same remembers, while checkKeys judges one key, which other sources'
@@ -123,6 +123,7 @@ type NoLostWriteChecker struct {
 // routing table routingGen, and the key's versions of acknowledged writes
 // with the stamp they all last read back under.
 type keyMemo struct {
+	id         int32 // the key's number (the oracle's)
 	routingGen uint64
 	route      int
 	routeKey   string // the key's route key (routeKeyOf), found once
@@ -239,6 +240,7 @@ func (m *keyMemos) at(id int32) *keyMemo {
 		}
 		m.n++
 		m.slot[id] = i + 1
+		m.chunks[i/keyChunk][i%keyChunk].id = id
 	}
 	return &m.chunks[i/keyChunk][i%keyChunk]
 }

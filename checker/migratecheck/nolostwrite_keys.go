@@ -67,7 +67,7 @@ func (c *NoLostWriteChecker) register(ack int32, key string, m *ackMemo) {
 		id := m.writes.ids[j]
 		k := c.keys.at(id)
 		if len(k.refs) == 0 {
-			c.keyed = append(c.keyed, id)
+			c.keyed = append(c.keyed, k)
 			k.key = ws[j].Key
 		}
 		c.addRef(k, writeRef{ack: ack, j: int32(j)})
@@ -102,8 +102,7 @@ func (c *NoLostWriteChecker) addRef(k *keyMemo, r writeRef) {
 // dropIndex forgets the index of acknowledged versions by key (an entry of
 // the acknowledged writes changed under it).
 func (c *NoLostWriteChecker) dropIndex() {
-	for _, id := range c.keyed {
-		k := c.keys.at(id)
+	for _, k := range c.keyed {
 		k.refs, k.settled, k.settledN = nil, readStamp{}, 0
 		for i := range k.seen {
 			m := &k.seen[i]
@@ -122,9 +121,8 @@ func (c *NoLostWriteChecker) dropIndex() {
 // judges again only those whose answer the change of floor can touch;
 // then those indexed since.
 func (c *NoLostWriteChecker) checkKeys(owners Owners, when string, spans []keys.Span) *property.Violation {
-	for _, id := range c.keyed {
-		k := c.keys.at(id)
-		key := k.key
+	for _, k := range c.keyed {
+		id, key := k.id, k.key
 		if !c.inSpans(k, key, spans) || c.untouched(k, owners) {
 			continue
 		}
