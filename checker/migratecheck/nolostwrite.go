@@ -99,19 +99,41 @@ func (own Owner) Read(key string, ts hlc.TS) mvcc.Read {
 // does the pass judge again in CheckNoLostWrite's order (checkOrdered),
 // which finds the same first violation as the full check.
 //
+// Nor does a pass walk the acknowledged writes to bring that index up to
+// date (registerAcks): it compares them, as words, with a copy of those
+// the last pass saw (sameEntries; any change drops the index and every
+// memo of them), judges only the entries not yet known applied (a new one
+// or one whose write the oracle does not hold yet), and indexes the
+// versions the oracle added since the last pass to operations of entries
+// known applied (VersionOracle.grown; an entry's versions are those of
+// its operation, which may grow after it was acknowledged).
+//
 // What it cannot see, beyond what CheckNoLostWrite cannot (it reads each
 // key from its route's owner only, never from other voters): a store
 // changed other than through mvcc.Store's methods (say, by writing into a
 // slice Versions handed out), which leaves generations as they were. The
 // acknowledged writes must only grow by appending between passes (a
-// changed entry is noticed and its memory dropped).
+// changed entry is noticed and its memory dropped; so is an entry
+// rewritten with equal strings held elsewhere, which is not a change but
+// is judged afresh all the same).
 type NoLostWriteChecker struct {
 	oracle  *VersionOracle
 	pass    uint64
 	keys    keyMemos   // by the oracle's key number
-	acks    []ackMemo  // by index into the acknowledged writes
 	keyed   []*keyMemo // the memos of keys with indexed versions, in the order they got their first (memos never move)
 	refSlab []writeRef // where keys' version indexes get their room (addRef)
+
+	// acks are the memos of the acknowledged writes, by index; seen, the
+	// acknowledged writes as the last pass saw them; unapplied, the
+	// indexes of those not known applied (in order); opFirst, by
+	// operation number, 1 + the first entry known applied of the
+	// operation (0: none; ackMemo.next chains the rest); grown, how much
+	// of the oracle's log of added versions is indexed.
+	acks      []ackMemo
+	seen      []AckedWrite
+	unapplied []int32
+	opFirst   []int32
+	grown     int
 
 	// same remembers, while checkKeys judges one key, which other sources'
 	// content of it reads as its view in the pass (sameContent).
@@ -252,17 +274,13 @@ type sameAs struct {
 	ok  bool
 }
 
-// ackMemo is what earlier passes found about one acknowledged write: the
-// entry it was found for (op, key, ts: what the verdict depends on; an
-// entry rewritten in place, even with its operation kept, is another
-// write) and the findings.
+// ackMemo is what earlier passes found about one acknowledged write (the
+// entry at its index as the checker last saw it: seen).
 type ackMemo struct {
-	op         string
-	key        string
-	ts         hlc.TS
 	writes     *opWrites
-	applied    bool // it passed ackApplied, which it then always passes
-	registered int  // writes.ws[:registered] are indexed under their keys
+	registered int32 // writes.ws[:registered] are indexed under their keys
+	next       int32 // 1 + the next entry known applied of the same operation (0: none)
+	applied    bool  // it passed ackApplied, which it then always passes
 }
 
 // readStamp is everything a key's read-back depends on (see
@@ -304,19 +322,10 @@ func NewNoLostWriteChecker(oracle *VersionOracle) *NoLostWriteChecker {
 // when, spans...) does.
 func (c *NoLostWriteChecker) Check(acked []AckedWrite, owners Owners, when string, spans ...keys.Span) *property.Violation {
 	c.pass++
-	c.growAcks(acked)
 	if c.registerAcks(acked) && c.checkKeys(owners, when, spans) == nil {
 		return nil
 	}
 	return c.checkOrdered(acked, owners, when, spans)
-}
-
-// newAckMemo returns the empty memo of entry a.
-func newAckMemo(a *AckedWrite) ackMemo { return ackMemo{op: a.Op, key: a.Key, ts: a.TS} }
-
-// isFor reports whether m was found for entry a as it is now.
-func (m *ackMemo) isFor(a *AckedWrite) bool {
-	return m.ts == a.TS && sameString(m.op, a.Op) && sameString(m.key, a.Key)
 }
 
 // checkOrdered is a pass in CheckNoLostWrite's order: acknowledged write
@@ -324,10 +333,7 @@ func (m *ackMemo) isFor(a *AckedWrite) bool {
 // first violation.
 func (c *NoLostWriteChecker) checkOrdered(acked []AckedWrite, owners Owners, when string, spans []keys.Span) *property.Violation {
 	for i := range acked {
-		a, m := &acked[i], &c.acks[i]
-		if !m.isFor(a) {
-			*m = newAckMemo(a) // registerAcks dropped the index
-		}
+		a, m := &acked[i], &c.acks[i] // registerAcks made every memo that of its entry
 		ws, skip, v := c.ackVersions(a, m)
 		if v != nil {
 			return v

@@ -1,6 +1,7 @@
 package migratecheck
 
 import (
+	"bytes"
 	"slices"
 	"unsafe"
 
@@ -17,42 +18,114 @@ type writeRef struct {
 
 // registerAcks brings the index of acknowledged versions by key up to date
 // with acked, and reports whether the pass may walk keys: false when an
-// entry changed since the last pass (the index is dropped, to be built
-// again by the next pass) or an acknowledged write fails ackApplied (its
-// violation must be reported in order). Every entry has a memo (growAcks).
+// entry changed since the last pass (the index and every memo of the
+// entries are dropped, to be built again by the next pass) or an
+// acknowledged write fails ackApplied (its violation must be reported in
+// order). Either way every entry has a memo, that of the entry as it is.
 func (c *NoLostWriteChecker) registerAcks(acked []AckedWrite) bool {
-	memos := c.acks[:len(acked)] // one load of the memos for the loop
-	for i := range acked {
-		a, m := &acked[i], &memos[i]
-		if !m.isFor(a) {
-			c.dropIndex()
-			return false
+	if len(acked) < len(c.seen) || !sameEntries(acked[:len(c.seen)], c.seen) {
+		c.forgetAcks()
+		c.growAcks(acked)
+		return false
+	}
+	c.growAcks(acked)
+	c.registerGrown(acked)
+	return c.registerApplied(acked)
+}
+
+// sameEntries reports whether a and b hold the same entries word for word:
+// the same strings (the same bytes at the same address), timestamps and
+// return times. Entries equal in content but with strings held elsewhere
+// count as different (the caller then judges them afresh). AckedWrite has
+// no padding, whose bytes could differ between equal entries
+// (TestAckedWriteHasNoPadding).
+func sameEntries(a, b []AckedWrite) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	if len(a) == 0 {
+		return true
+	}
+	size := len(a) * int(unsafe.Sizeof(AckedWrite{}))
+	return bytes.Equal(unsafe.Slice((*byte)(unsafe.Pointer(&a[0])), size), unsafe.Slice((*byte)(unsafe.Pointer(&b[0])), size))
+}
+
+// growAcks gives every new entry of acked an empty memo, copies it to
+// seen and counts it as not known applied. The memos and the copy get the
+// capacity of acked at once: the list grows pass by pass into the room its
+// owner made for it.
+func (c *NoLostWriteChecker) growAcks(acked []AckedWrite) {
+	old := len(c.seen)
+	if len(acked) <= old {
+		return
+	}
+	room := max(len(acked), cap(acked)) - old
+	c.acks = slices.Grow(c.acks[:old], room)[:len(acked)]
+	clear(c.acks[old:])
+	c.seen = append(slices.Grow(c.seen, room), acked[old:]...)
+	for i := old; i < len(acked); i++ {
+		c.unapplied = append(c.unapplied, int32(i))
+	}
+}
+
+// forgetAcks drops the index of acknowledged versions by key and every
+// memo of the entries (one changed under them).
+func (c *NoLostWriteChecker) forgetAcks() {
+	c.dropIndex()
+	c.acks, c.seen, c.unapplied = c.acks[:0], c.seen[:0], c.unapplied[:0]
+	clear(c.opFirst)
+}
+
+// registerGrown indexes the versions the oracle added since the last pass
+// to the operations of entries known applied (their versions are their
+// operation's: a transaction's grow as its groups apply it).
+func (c *NoLostWriteChecker) registerGrown(acked []AckedWrite) {
+	grown := c.oracle.grown[c.grown:]
+	c.grown = len(c.oracle.grown)
+	for _, op := range grown {
+		if int(op.id) >= len(c.opFirst) {
+			continue // no entry of it is known applied
 		}
-		if !m.applied { // once applied, always (ackVersions)
+		for i := c.opFirst[op.id] - 1; i >= 0; i = c.acks[i].next - 1 {
+			if m := &c.acks[i]; len(op.ws) > int(m.registered) {
+				c.register(i, acked[i].Key, m)
+			}
+		}
+	}
+}
+
+// registerApplied judges the entries not known applied (ackVersions) and
+// indexes the versions of those now known applied; it reports false at the
+// first that fails ackApplied (the rest stay as they were).
+func (c *NoLostWriteChecker) registerApplied(acked []AckedWrite) bool {
+	kept := c.unapplied[:0] // in place: kept never passes the entry read
+	for n, i := range c.unapplied {
+		a, m := &acked[i], &c.acks[i]
+		if !m.applied { // checkOrdered may have found it applied
 			if _, skip, v := c.ackVersions(a, m); v != nil {
+				c.unapplied = append(kept, c.unapplied[n:]...)
 				return false
 			} else if skip {
+				kept = append(kept, i)
 				continue
 			}
 		}
-		if len(m.writes.ws) > m.registered {
-			c.register(int32(i), a.Key, m)
-		}
+		c.linkApplied(i, m)
+		c.register(i, a.Key, m)
 	}
+	c.unapplied = kept
 	return true
 }
 
-// growAcks gives every acknowledged write a memo (new ones name their
-// entry). The memos get the capacity of acked at once: the list grows
-// pass by pass into the room its owner made for it.
-func (c *NoLostWriteChecker) growAcks(acked []AckedWrite) {
-	if len(acked) <= len(c.acks) {
-		return
+// linkApplied chains entry i (memo m, known applied) to the entries of its
+// operation (opFirst), for registerGrown.
+func (c *NoLostWriteChecker) linkApplied(i int32, m *ackMemo) {
+	id := m.writes.id
+	if int(id) >= len(c.opFirst) {
+		c.opFirst = append(c.opFirst, make([]int32, int(id)+1-len(c.opFirst))...)
 	}
-	c.acks = slices.Grow(c.acks, max(len(acked), cap(acked))-len(c.acks))
-	for i := len(c.acks); i < len(acked); i++ {
-		c.acks = append(c.acks, newAckMemo(&acked[i]))
-	}
+	m.next = c.opFirst[id]
+	c.opFirst[id] = i + 1
 }
 
 // register indexes the versions of the acknowledged write at index ack
@@ -60,7 +133,7 @@ func (c *NoLostWriteChecker) growAcks(acked []AckedWrite) {
 // of key, unless key is empty).
 func (c *NoLostWriteChecker) register(ack int32, key string, m *ackMemo) {
 	ws := m.writes.ws
-	for j := m.registered; j < len(ws); j++ {
+	for j := int(m.registered); j < len(ws); j++ {
 		if key != "" && ws[j].Key != key {
 			continue
 		}
@@ -72,7 +145,7 @@ func (c *NoLostWriteChecker) register(ack int32, key string, m *ackMemo) {
 		}
 		c.addRef(k, writeRef{ack: ack, j: int32(j)})
 	}
-	m.registered = len(ws)
+	m.registered = int32(len(ws))
 }
 
 // Room of keys' version indexes: a key's full index moves to twice its
@@ -100,7 +173,8 @@ func (c *NoLostWriteChecker) addRef(k *keyMemo, r writeRef) {
 }
 
 // dropIndex forgets the index of acknowledged versions by key (an entry of
-// the acknowledged writes changed under it).
+// the acknowledged writes changed under it; forgetAcks drops the entries'
+// memos, registered counts included).
 func (c *NoLostWriteChecker) dropIndex() {
 	for _, k := range c.keyed {
 		k.refs, k.settled, k.settledN = nil, readStamp{}, 0
@@ -110,9 +184,6 @@ func (c *NoLostWriteChecker) dropIndex() {
 		}
 	}
 	c.keyed = c.keyed[:0]
-	for i := range c.acks {
-		c.acks[i].registered = 0
-	}
 }
 
 // checkKeys judges the indexed versions key by key and returns a violation
@@ -179,12 +250,4 @@ func (c *NoLostWriteChecker) carried(k *keyMemo, key string) (*readStamp, int) {
 		return &sm.passed, sm.n
 	}
 	return nil, 0
-}
-
-// sameString reports whether a == b, without a call when both share their
-// bytes: a memo's operation id is the acknowledged write's own string, so
-// the walk over every acknowledgement on every pass almost always finds
-// them shared.
-func sameString(a, b string) bool {
-	return len(a) == len(b) && (unsafe.StringData(a) == unsafe.StringData(b) || a == b)
 }

@@ -2,6 +2,7 @@ package migratecheck
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -79,6 +80,7 @@ type nlwRig struct {
 	acked   []AckedWrite
 	pending []AckedWrite // applied, acknowledged later
 	txns    []string
+	deletes []AckedWrite // range deletes acknowledged before they applied
 	ts      hlc.TS
 	floor   hlc.TS
 	staging mvcc.Staging
@@ -160,6 +162,22 @@ func (r *nlwRig) step(t *rapid.T, i int, key string) {
 		if len(r.txns) > 0 {
 			r.apply(t, rapid.SampledFrom(r.txns).Draw(t, "txn"), key, r.tick(t))
 		}
+	case 7: // a range delete acknowledged before it applied (nothing to read back until it does)
+		d := AckedWrite{Op: fmt.Sprintf("d%d", i), TS: r.tick(t)}
+		r.deletes = append(r.deletes, d)
+		r.acked = append(r.acked, d)
+	case 20: // an acknowledged range delete applies now, on one more key
+		if len(r.deletes) > 0 {
+			d := rapid.SampledFrom(r.deletes).Draw(t, "delete")
+			r.apply(t, d.Op, key, d.TS)
+		}
+	case 18, 19: // an earlier transaction acknowledged once more, for one key (as the recorder acknowledges each key)
+		if len(r.txns) > 0 {
+			op := rapid.SampledFrom(r.txns).Draw(t, "txn")
+			if ws := r.o.OpWrites(op); len(ws) > 0 {
+				r.acked = append(r.acked, AckedWrite{Op: op, Key: key, TS: ws[0].TS})
+			}
+		}
 	case 8, 9, 10, 11:
 		r.damage(t, key)
 	case 12, 13:
@@ -209,17 +227,44 @@ func (r *nlwRig) damage(t *rapid.T, key string) {
 	}
 }
 
-// sameString is string equality, shared bytes or not.
-func TestSameString(t *testing.T) {
-	a := "op-17"
-	b := string([]byte(a)) // equal, other bytes
-	for _, c := range []struct {
-		x, y string
-		want bool
-	}{{a, a, true}, {a, b, true}, {a, "op-18", false}, {a, a[:4], false}, {"", "", true}, {a[:0], "", true}} {
-		if got := sameString(c.x, c.y); got != c.want || got != (c.x == c.y) {
-			t.Errorf("sameString(%q, %q) = %v, want %v", c.x, c.y, got, c.want)
+// sameEntries compares acknowledged writes word for word, padding
+// included: AckedWrite must have none, whose bytes could differ between
+// equal entries.
+func TestAckedWriteHasNoPadding(t *testing.T) {
+	typ := reflect.TypeFor[AckedWrite]()
+	var fields uintptr
+	for i := range typ.NumField() {
+		fields += typ.Field(i).Type.Size()
+	}
+	if typ.Size() != fields {
+		t.Fatalf("AckedWrite takes %d bytes, its fields %d: sameEntries would compare padding", typ.Size(), fields)
+	}
+}
+
+// sameEntries: entries that are copies of each other are the same; any
+// field changed, or a string of equal content held elsewhere, is not.
+func TestSameEntries(t *testing.T) {
+	base := []AckedWrite{{Op: "w1", Key: "a", TS: 3, Return: 7}, {Op: "t2", TS: 4, Return: 9}}
+	if !sameEntries(base, slices.Clone(base)) || !sameEntries(nil, base[:0]) {
+		t.Fatal("copies differ")
+	}
+	for name, change := range map[string]func(*AckedWrite){
+		"op":            func(a *AckedWrite) { a.Op = "w9" },
+		"key":           func(a *AckedWrite) { a.Key = "b" },
+		"ts":            func(a *AckedWrite) { a.TS++ },
+		"return":        func(a *AckedWrite) { a.Return++ },
+		"op held apart": func(a *AckedWrite) { a.Op = string([]byte(a.Op)) },
+	} {
+		for i := range base {
+			other := slices.Clone(base)
+			change(&other[i])
+			if sameEntries(base, other) {
+				t.Errorf("%s of entry %d changed: still the same", name, i)
+			}
 		}
+	}
+	if sameEntries(base, base[:1]) {
+		t.Error("lists of other lengths are the same")
 	}
 }
 

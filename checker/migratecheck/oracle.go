@@ -24,6 +24,12 @@ type VersionOracle struct {
 	ops    map[string]*opWrites
 	sorted []string  // the keys, sorted; nil when stale
 	info   []keyInfo // sorted's family and route keys; nil when stale
+	// grown is the operation of every version added, in order (with
+	// repeats): NoLostWriteChecker reads what was added since its last
+	// pass, to index the new versions of acknowledged operations without
+	// looking at every acknowledgement.
+	grown []*opWrites
+	nops  int32 // operations recorded (opWrites.id)
 
 	// Where key and operation records come from, a chunk at a time
 	// (records never move: they are cut from an array, never appended).
@@ -69,6 +75,7 @@ func (o *VersionOracle) versions(key string) []mvcc.Version {
 type opWrites struct {
 	ws  []AppliedWrite
 	ids []int32
+	id  int32 // the operation's number, in order of first version
 	// ws's and ids's arrays while the operation has one version (most
 	// have): one allocation per operation rather than three.
 	firstW  [1]AppliedWrite
@@ -130,6 +137,7 @@ func (o *VersionOracle) Add(w AppliedWrite) {
 	}
 	op.ws = append(op.ws, w)
 	op.ids = append(op.ids, k.id)
+	o.grown = append(o.grown, op)
 	// Newest first; a version at the timestamp of one already known goes
 	// before it, so At finds the last one added.
 	vs := k.vs
@@ -189,6 +197,8 @@ func (o *VersionOracle) newOp() *opWrites {
 	op := &o.opSlab[0]
 	o.opSlab = o.opSlab[1:]
 	op.ws, op.ids = op.firstW[:0], op.firstID[:0]
+	op.id = o.nops
+	o.nops++
 	return op
 }
 
