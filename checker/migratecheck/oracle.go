@@ -97,10 +97,10 @@ type AppliedWrite struct {
 	At simclock.Time
 }
 
-// oracleSizeHint sizes an oracle's maps at once: room for this many
-// operations, and a quarter as many keys. A migration run creates one or
-// two hundred versions, and growing the maps step by step from empty
-// costs more than the room.
+// oracleSizeHint sizes an oracle's maps and log at once: room for this
+// many operations (and versions), and a quarter as many keys. A migration
+// run creates one or two hundred versions, and growing the maps step by
+// step from empty costs more than the room.
 const oracleSizeHint = 128
 
 // Slab sizes: how many key and operation records an oracle allocates at
@@ -118,7 +118,8 @@ const (
 
 // NewVersionOracle returns an empty oracle.
 func NewVersionOracle() *VersionOracle {
-	return &VersionOracle{keys: make(map[string]*oracleKey, oracleSizeHint/4), ops: make(map[string]*opWrites, oracleSizeHint)}
+	return &VersionOracle{keys: make(map[string]*oracleKey, oracleSizeHint/4), ops: make(map[string]*opWrites, oracleSizeHint),
+		grown: make([]*opWrites, 0, oracleSizeHint)}
 }
 
 // Add records a version a write created.
