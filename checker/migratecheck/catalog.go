@@ -165,13 +165,20 @@ func viewOf(views []GroupView, g int) mcat.Catalog {
 // written with. It has its own copy of the state machine, so a wrong edge
 // in the protocol's table is caught too.
 type PhaseChecker struct {
-	last     map[uint64]job.SplitJob
+	last     map[uint64]lastPhase
 	cutovers map[uint64]int
+}
+
+// lastPhase is what PhaseChecker keeps of a job's last record: all that
+// the next record is judged against (not the whole record, several
+// hundred bytes copied into the map per record).
+type lastPhase struct {
+	phase, retry job.Phase
 }
 
 // NewPhaseChecker returns a checker.
 func NewPhaseChecker() *PhaseChecker {
-	return &PhaseChecker{last: map[uint64]job.SplitJob{}, cutovers: map[uint64]int{}}
+	return &PhaseChecker{last: map[uint64]lastPhase{}, cutovers: map[uint64]int{}}
 }
 
 // phaseEdges is the SplitJob state machine, written out edge by edge.
@@ -193,35 +200,35 @@ func (c *PhaseChecker) Recorded(j job.SplitJob) *property.Violation {
 	if (j.Phase == job.Abandoning || j.Phase == job.Abandoned) != (j.AbandonFromPhase != 0) {
 		return property.Violated(property.MPhaseOrder, "job %d in %s with abandon_from_phase %s", j.ID, j.Phase, j.AbandonFromPhase)
 	}
-	prev, seen := c.last[j.ID]
-	c.last[j.ID] = j
+	last, seen := c.last[j.ID]
+	c.last[j.ID] = lastPhase{phase: j.Phase, retry: j.RetryPhase}
 	if !seen {
 		if j.Phase != job.Planned {
 			return property.Violated(property.MPhaseOrder, "job %d first written in %s", j.ID, j.Phase)
 		}
 		return nil
 	}
-	if prev.Phase.Terminal() {
-		return property.Violated(property.MPhaseOrder, "job %d rewritten after %s (now %s)", j.ID, prev.Phase, j.Phase)
+	if last.phase.Terminal() {
+		return property.Violated(property.MPhaseOrder, "job %d rewritten after %s (now %s)", j.ID, last.phase, j.Phase)
 	}
-	if prev.Phase == j.Phase {
+	if last.phase == j.Phase {
 		return nil // progress within a phase
 	}
 	ok := false
-	if prev.Phase == job.Failed {
-		ok = j.Phase == prev.RetryPhase || (j.Phase == job.Abandoning && prev.RetryPhase <= job.DeltaCopy)
+	if last.phase == job.Failed {
+		ok = j.Phase == last.retry || (j.Phase == job.Abandoning && last.retry <= job.DeltaCopy)
 	} else {
-		for _, to := range phaseEdges[prev.Phase] {
+		for _, to := range phaseEdges[last.phase] {
 			ok = ok || to == j.Phase
 		}
 	}
 	if !ok {
-		return property.Violated(property.MPhaseOrder, "job %d moved %s -> %s", j.ID, prev.Phase, j.Phase)
+		return property.Violated(property.MPhaseOrder, "job %d moved %s -> %s", j.ID, last.phase, j.Phase)
 	}
-	if j.Phase == job.Failed && j.RetryPhase != prev.Phase {
-		return property.Violated(property.MPhaseOrder, "job %d failed in %s but keeps retry_phase %s", j.ID, prev.Phase, j.RetryPhase)
+	if j.Phase == job.Failed && j.RetryPhase != last.phase {
+		return property.Violated(property.MPhaseOrder, "job %d failed in %s but keeps retry_phase %s", j.ID, last.phase, j.RetryPhase)
 	}
-	if j.Phase == job.Cutover && prev.Phase == job.DeltaCopy {
+	if j.Phase == job.Cutover && last.phase == job.DeltaCopy {
 		c.cutovers[j.ID]++
 		if c.cutovers[j.ID] > 1 {
 			return property.Violated(property.MPhaseOrder, "job %d cut over twice", j.ID)
