@@ -30,11 +30,8 @@ type Detail struct {
 	b     []byte // the tokens (after start); for a trace record, after its header
 	start int    // where this detail's tokens begin in b
 	tr    *Trace // the trace this record goes to, nil for a free-standing detail
-	at    Time
-	kind  string
-	actor string
-	depth int  // open groups
-	drop  bool // a record of a counting trace: fields are not encoded
+	depth int    // open groups
+	drop  bool   // a record of a counting trace: fields are not encoded
 }
 
 // Token tags of the binary form. Tag 0 ends a trace record, so every token

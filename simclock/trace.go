@@ -28,60 +28,61 @@ type recordLine struct {
 
 // Trace collects the records of a run. Every record is a compact canonical
 // binary encoding (sequence number, time, kind, actor, then the Detail's
-// self-delimiting tokens and an end tag) folded into a blake3 digest as it
-// is added: same inputs, same digest. Nothing is formatted as text while a
-// run goes on unless a JSON-lines writer is attached; the last records are
-// kept in binary in a bounded ring and rendered only when Tail is asked for.
-// A record is encoded straight into the ring slot it will occupy (the
-// oldest one), so keeping it costs no copy, and a slot's buffer is reused
-// by every record that passes through it.
+// self-delimiting tokens and an end tag) folded into a blake3 digest: same
+// inputs, same digest. Nothing is formatted as text while a run goes on
+// unless a JSON-lines writer is attached; the last records are kept in
+// binary and rendered only when Tail is asked for.
+//
+// Records are encoded one after another into one buffer, and the digest
+// takes them in batches of at least hashBatch bytes (see flush): a hash is
+// a function of the bytes, not of how they are cut, so the digest is the
+// one of hashing every record as it ends, which cost a hasher call per
+// record (about 70 instructions of a record's few hundred). The buffer
+// keeps the last records too: a ring of their offsets (tail) is all that
+// Tail needs, each record's header holding its time, kind and actor. Once
+// hashed, what lies before the oldest kept record is dropped (compact).
 type Trace struct {
 	hash    *blake3.Hasher
 	seq     uint64
-	ring    []tailRecord
-	ringPos int // the oldest slot once the ring is full
-	cur     int // the slot of the record under construction
+	buf     []byte // records, from the oldest kept one; buf[:hashed] is hashed
+	hashed  int
+	tail    []int // ring of the offsets in buf of the last records
+	tailPos int   // the ring slot of the next record (the oldest once full)
+	kept    int   // how many ring slots hold a record
 	out     *json.Encoder
 	outErr  error
 	rec     Detail // the record under construction
 	open    bool   // rec has been started and not ended
 	count   bool   // keep no record, only count them (NewCountingTrace)
+	// openKind is the kind of a counting trace's open record, for the
+	// panic of a record started before it ended.
+	openKind string
 	// reused: the trace's buffers go back to spareTraces when the loop
 	// writing it closes (NewReusedTrace); released: they went back, and
 	// the trace only counts what is still recorded and cannot be read.
 	reused, released bool
 }
 
-// tailRecord is a record kept for Tail: its whole encoding (enc, header
-// and end tag included), its detail's tokens being enc[start:len(enc)-1].
-// seq is 0 while the slot holds a record under construction.
-type tailRecord struct {
-	seq   uint64
-	at    Time
-	kind  string
-	actor string
-	enc   []byte
-	start int
-}
-
-// slotBytes is a ring slot's first buffer: most records fit, so few grow.
-const slotBytes = 1024
+// hashBatch is how many bytes of records the trace gathers before it
+// hashes them: about 150 records of a migrate world. Batches of 4 KiB and
+// of 64 KiB cost a few more instructions (callgrind, migrate), and the
+// buffer, which also holds the tail, stays within the first-level cache.
+const hashBatch = 16 << 10
 
 // NewTrace returns a trace that keeps the last tailCap records in memory.
 func NewTrace(tailCap int) *Trace {
 	if tailCap < 1 {
 		tailCap = 1
 	}
-	return &Trace{hash: blake3.New(), ring: make([]tailRecord, 0, tailCap)}
+	return &Trace{hash: blake3.New(), tail: make([]int, tailCap)}
 }
 
 // NewReusedTrace returns a trace like NewTrace(tailCap) built on the
-// buffers (hasher, ring and its slots' encodings) of a trace whose loop has
+// buffers (hasher, record buffer and tail ring) of a trace whose loop has
 // closed, when there is one (see spareTraces). Its own buffers go back for
 // the next world when the loop that writes it closes (Loop.Close): read
 // its Digest and Tail before, as a world's Result does; after, they panic.
-// Each world made afresh a hasher and a ring of tailCap slot buffers of
-// slotBytes each, about 55 KB for a migrate world's 40.
+// Each world made afresh a hasher and the buffers of its records.
 func NewReusedTrace(tailCap int) *Trace {
 	if tailCap < 1 {
 		tailCap = 1
@@ -97,15 +98,17 @@ func NewReusedTrace(tailCap int) *Trace {
 // traceBuffers are what a closed loop's trace leaves for the next one.
 type traceBuffers struct {
 	hash *blake3.Hasher
-	ring []tailRecord // emptied, its slots' encodings kept beyond len
+	buf  []byte
+	tail []int
 }
 
 // spareTraces keeps the buffers of the traces of closed loops for the
 // next worlds of the process, as spareCoroutines keeps coroutines. The
 // buffers of a released trace are reset before they are used again (the
-// hasher to its initial state, every slot rewritten before it is read), so
-// which buffers a trace gets changes no record, digest or tail, even for
-// worlds that run in parallel. At most maxSpareTraces are kept.
+// hasher to its initial state, the record buffer emptied, no ring slot
+// read before it is written), so which buffers a trace gets changes no
+// record, digest or tail, even for worlds that run in parallel. At most
+// maxSpareTraces are kept.
 var spareTraces = spareList[traceBuffers]{max: maxSpareTraces}
 
 // maxSpareTraces bounds the spares: one for each of a few parallel workers.
@@ -114,12 +117,12 @@ const maxSpareTraces = 8
 // reusedTrace returns a fresh trace on spare buffers with tailCap slots,
 // or nil if no spare has that many.
 func reusedTrace(tailCap int) *Trace {
-	b, ok := spareTraces.take(func(b traceBuffers) bool { return cap(b.ring) == tailCap })
+	b, ok := spareTraces.take(func(b traceBuffers) bool { return len(b.tail) == tailCap })
 	if !ok {
 		return nil
 	}
 	b.hash.Reset()
-	return &Trace{hash: b.hash, ring: b.ring[:0]}
+	return &Trace{hash: b.hash, buf: b.buf[:0], tail: b.tail}
 }
 
 // release gives the buffers of a trace made by NewReusedTrace back to the
@@ -130,8 +133,9 @@ func (t *Trace) release() {
 		return // a record left open is still being written: keep its buffers
 	}
 	t.released, t.count, t.out = true, true, nil
-	spareTraces.keep(traceBuffers{hash: t.hash, ring: t.ring})
-	t.hash, t.ring, t.ringPos, t.cur = nil, nil, 0, 0
+	spareTraces.keep(traceBuffers{hash: t.hash, buf: t.buf, tail: t.tail})
+	t.hash, t.buf, t.tail = nil, nil, nil
+	t.hashed, t.tailPos, t.kept = 0, 0, 0
 }
 
 // mustBeReadable panics if the trace's buffers were released.
@@ -163,40 +167,100 @@ func (t *Trace) WriteJSON(w io.Writer) {
 // Records do not nest: starting one before the last has ended panics.
 func (t *Trace) Rec(at Time, kind, actor string) *Detail {
 	if t.open {
-		panic("simclock: trace record " + t.rec.kind + " was never ended")
+		panic("simclock: trace record " + t.openRecordKind() + " was never ended")
 	}
 	t.open = true
 	t.seq++
 	if t.count {
-		t.rec = Detail{tr: t, kind: kind, drop: true}
+		t.rec = Detail{tr: t, drop: true}
+		t.openKind = kind
 		return &t.rec
 	}
-	slot := t.next()
-	if slot.enc == nil {
-		slot.enc = make([]byte, 0, slotBytes)
+	if len(t.buf)-t.hashed >= hashBatch {
+		t.flush()
+		t.compact()
 	}
-	b := binary.AppendUvarint(slot.enc[:0], t.seq)
+	if t.buf == nil {
+		t.buf = make([]byte, 0, hashBatch+hashBatch/4)
+	}
+	t.keep(len(t.buf))
+	b := binary.AppendUvarint(t.buf, t.seq)
 	b = binary.AppendVarint(b, int64(at))
 	b = binary.AppendUvarint(b, uint64(len(kind)))
 	b = append(b, kind...)
 	b = binary.AppendUvarint(b, uint64(len(actor)))
 	b = append(b, actor...)
-	slot.seq = 0 // not a finished record until end, which fills in the rest
-	t.rec = Detail{b: b, start: len(b), tr: t, at: at, kind: kind, actor: actor}
+	t.rec = Detail{b: b, start: len(b), tr: t}
 	return &t.rec
 }
 
-// next picks the ring slot of a new record (a new one while the ring is
-// not full, else the oldest, which the ring then moves past) and returns it.
-func (t *Trace) next() *tailRecord {
-	if len(t.ring) < cap(t.ring) {
-		t.ring = t.ring[:len(t.ring)+1] // a spare ring's slot keeps its buffer
-		t.cur = len(t.ring) - 1
-	} else {
-		t.cur = t.ringPos
-		t.ringPos = (t.ringPos + 1) % len(t.ring)
+// keep puts the offset of a new record in the tail ring, over the oldest
+// record's once the ring is full.
+func (t *Trace) keep(off int) {
+	t.tail[t.tailPos] = off
+	if t.tailPos++; t.tailPos == len(t.tail) {
+		t.tailPos = 0
 	}
-	return &t.ring[t.cur]
+	if t.kept < len(t.tail) {
+		t.kept++
+	}
+}
+
+// keptOffsets returns the offsets of the kept records, oldest first: the
+// ring's slots from the oldest on, then those before it.
+func (t *Trace) keptOffsets() (older, newer []int) {
+	if t.kept < len(t.tail) {
+		return t.tail[:t.kept], nil
+	}
+	return t.tail[t.tailPos:], t.tail[:t.tailPos]
+}
+
+// flush hashes the records not yet hashed. The hasher copies what it is
+// given into its own 8 KiB buffer, except whole 8 KiB blocks it can hash
+// in place, and compresses 8 KiB at a time whatever the calls were.
+func (t *Trace) flush() {
+	if t.hashed < len(t.buf) {
+		t.hash.Write(t.buf[t.hashed:])
+		t.hashed = len(t.buf)
+	}
+}
+
+// compact drops the hashed bytes before the oldest kept record, once they
+// are at least half the buffer (so that each byte is moved at most about
+// once, however large the tail is). It runs only between records.
+func (t *Trace) compact() {
+	older, newer := t.keptOffsets()
+	if len(older) == 0 {
+		return
+	}
+	drop := min(older[0], t.hashed)
+	if drop < len(t.buf)/2 {
+		return
+	}
+	t.buf = t.buf[:copy(t.buf, t.buf[drop:])]
+	t.hashed -= drop
+	for _, offs := range [][]int{older, newer} {
+		for i := range offs {
+			offs[i] -= drop
+		}
+	}
+}
+
+// openRecordKind returns the kind of the record under construction.
+func (t *Trace) openRecordKind() string {
+	if t.count {
+		return t.openKind
+	}
+	return parseRecord(t.rec.b[t.newest():]).kind
+}
+
+// newest returns the offset of the latest record.
+func (t *Trace) newest() int {
+	i := t.tailPos - 1
+	if i < 0 {
+		i = len(t.tail) - 1
+	}
+	return t.tail[i]
 }
 
 // Add appends a record at virtual time at whose detail is free text.
@@ -208,7 +272,8 @@ func (t *Trace) Add(at Time, kind, actor, detail string) {
 	d.End()
 }
 
-// end finishes the record under construction (Detail.End).
+// end finishes the record under construction (Detail.End). Its bytes are
+// hashed with the next batch (see flush).
 func (t *Trace) end(d *Detail) {
 	if !t.open || d != &t.rec {
 		panic("simclock: Detail.End on a record that is not open")
@@ -217,44 +282,68 @@ func (t *Trace) end(d *Detail) {
 	if t.count {
 		return
 	}
-	body := d.b[d.start:]
 	if t.out != nil && t.outErr == nil {
-		t.writeJSON(d, body)
+		t.writeJSON(d.b[t.newest():])
 	}
-	enc := append(d.b, tagEnd)
+	t.buf = append(d.b, tagEnd)
 	d.b = nil
-	t.hash.Write(enc) // the hasher buffers, and compresses 8 chunks at once
-	t.ring[t.cur] = tailRecord{seq: t.seq, at: d.at, kind: d.kind, actor: d.actor, enc: enc, start: d.start}
 }
 
-func (t *Trace) writeJSON(d *Detail, body []byte) {
-	t.outErr = t.out.Encode(recordLine{Record{Seq: t.seq, At: d.at, Kind: d.kind, Actor: d.actor, Detail: RenderDetail(body)}, DetailJSON(body)})
+// writeJSON writes a record, without its end tag, as a JSON line.
+func (t *Trace) writeJSON(enc []byte) {
+	r := parseRecord(enc)
+	t.outErr = t.out.Encode(recordLine{Record{Seq: r.seq, At: r.at, Kind: r.kind, Actor: r.actor, Detail: RenderDetail(r.detail)}, DetailJSON(r.detail)})
+}
+
+// parsedRecord is a record's encoding read back: its header and its
+// detail's tokens.
+type parsedRecord struct {
+	seq         uint64
+	at          Time
+	kind, actor string
+	detail      []byte
+}
+
+// parseRecord reads the header of a record's encoding (as Rec wrote it),
+// the rest being the detail's tokens.
+func parseRecord(enc []byte) parsedRecord {
+	r := detailReader{b: enc}
+	var p parsedRecord
+	p.seq = r.uvarint()
+	p.at = Time(r.varint())
+	p.kind = string(r.bytes())
+	p.actor = string(r.bytes())
+	p.detail = r.b
+	return p
 }
 
 // Len returns how many records the trace holds in all.
 func (t *Trace) Len() uint64 { return t.seq }
 
 // Digest returns the hex blake3 digest of every record so far ("" for a
-// counting trace).
+// counting trace). It hashes the records not yet hashed first.
 func (t *Trace) Digest() string {
 	t.mustBeReadable()
 	if t.count {
 		return ""
 	}
+	t.flush()
 	return hex.EncodeToString(t.hash.Sum(nil))
 }
 
 // Tail returns the last records kept in memory, oldest first, rendered.
 func (t *Trace) Tail() []Record {
 	t.mustBeReadable()
-	out := make([]Record, 0, len(t.ring))
-	for _, part := range [][]tailRecord{t.ring[t.ringPos:], t.ring[:t.ringPos]} {
-		for _, r := range part {
-			if r.seq == 0 {
-				continue // the record under construction
-			}
-			out = append(out, Record{Seq: r.seq, At: r.at, Kind: r.kind, Actor: r.actor, Detail: RenderDetail(r.enc[r.start : len(r.enc)-1])})
-		}
+	older, newer := t.keptOffsets()
+	offs := append(append(make([]int, 0, len(older)+len(newer)+1), older...), newer...)
+	if t.open {
+		offs = offs[:len(offs)-1] // the record under construction
+	}
+	offs = append(offs, len(t.buf)) // where the last finished record ends
+	out := make([]Record, 0, len(offs)-1)
+	for i := 0; i+1 < len(offs); i++ {
+		r := parseRecord(t.buf[offs[i] : offs[i+1]-1])
+		out = append(out, Record{Seq: r.seq, At: r.at, Kind: r.kind, Actor: r.actor, Detail: RenderDetail(r.detail)})
 	}
 	return out
 }

@@ -18,13 +18,16 @@ type traceRun struct {
 // runTraceWorld runs a small world of the given seed writing to tr, reads
 // its trace and closes its loop. The seed draws how many records there are
 // (fewer than the tail keeps, or many more) and how long each is (some
-// longer than a slot's first buffer, so slots grow).
+// longer than a hash batch, so the record buffer grows).
 func runTraceWorld(seed uint64, tr *Trace) traceRun {
 	c := NewSeeded(seed)
 	l := NewLoop(tr, Budget{})
 	n := 1 + c.Intn(120)
 	for i := 0; i < n; i++ {
-		size := c.Intn(3 * slotBytes)
+		size := c.Intn(3 << 10)
+		if c.Intn(20) == 0 {
+			size = hashBatch + c.Intn(hashBatch)
+		}
 		l.At(Time(c.Intn(1000)), func() {
 			l.Rec("test.record", "actor").Uint("i", uint64(i)).Str("pad", strings.Repeat("x", size)).End()
 		})
