@@ -147,14 +147,10 @@ func (l *Loop) releaseEvents() {
 	if l.st != nil {
 		return
 	}
-	for _, e := range l.queue.h {
-		l.free.put(e)
-	}
+	l.queue.reset(&l.free)
 	for _, e := range l.due {
 		l.free.put(e)
 	}
-	clear(l.queue.h)
-	l.queue.h, l.queue.heap = l.queue.h[:0], false
 	clear(l.due)
 	l.due = l.due[:0]
 	l.cancelled = 0

@@ -185,9 +185,21 @@ func TestTraceDigestIsContentAddressed(t *testing.T) {
 }
 
 func BenchmarkLoopEvents(b *testing.B) {
+	benchmarkLoopEvents(b, 1024) // events in flight, like a busy world
+}
+
+// BenchmarkLoopEventsSorted is BenchmarkLoopEvents with a queue just short
+// enough to stay sorted (see maxSorted), where a push can walk over half
+// of it.
+func BenchmarkLoopEventsSorted(b *testing.B) {
+	benchmarkLoopEvents(b, maxSorted*3/4)
+}
+
+// benchmarkLoopEvents runs a loop with live events in flight, each due
+// after a random delay and scheduling the next when it runs.
+func benchmarkLoopEvents(b *testing.B, live int) {
 	l := NewLoop(NewTrace(1), Budget{})
 	c := NewSeeded(1)
-	const live = 1024 // events in flight, like a busy world
 	var fire func()
 	fire = func() { l.After(time.Duration(c.Intn(1000)), fire) }
 	for i := 0; i < live; i++ {

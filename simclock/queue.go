@@ -1,9 +1,6 @@
 package simclock
 
-import (
-	"slices"
-	"sort"
-)
+import "slices"
 
 // eventQueue holds the queued events in (at, seq) order. Every event has a
 // distinct seq, so the order is total and the queue pops the same sequence
@@ -14,15 +11,22 @@ import (
 // the longest in the first 30 seeds of migrate, coord, kv, hotspot, lists
 // and keymove held 76) and a new event is mostly due soon: it is kept as a
 // slice sorted latest first, so the next event is the last one and taking
-// it is a slice shrink, and a new event lands near the end, past 5 events
-// on average. That replaced a binary heap whose sift-down on every pop was
-// about 4% of a migrate world's instructions. A queue longer than
+// it is a slice shrink, and a message lands a few events from the end.
+// That replaced a binary heap whose sift-down on every pop was about 4% of
+// a migrate world's instructions. A timer, though, is mostly due after
+// most queued events: placed from the end, it moved nearly the whole queue
+// (a fifth of migrate's pushes made four fifths of the moves). So an event
+// due no earlier than the middle one is placed from the latest end, into
+// room kept free before the slice (see pushLate). A queue longer than
 // maxSorted (a world built far larger than the drawn sizes) turns into a
-// binary min-heap, where a push costs log(n) rather than a copy of up to n
-// pointers, and back into a sorted slice once it is short again.
+// binary min-heap, where a push costs log(n) rather than a walk over up to
+// n/2 events, and back into a sorted slice once it is short again.
 type eventQueue struct {
 	h    []*event
 	heap bool // h is a binary min-heap, not sorted latest first
+	// buf is the array h lies in (while sorted): buf[:cap(buf)-cap(h)] is
+	// the free room before h's first, latest, event.
+	buf []*event
 }
 
 // maxSorted is the longest queue kept sorted; minSorted the length at
@@ -32,11 +36,6 @@ const (
 	maxSorted = 256
 	minSorted = maxSorted / 4
 )
-
-// walkLimit is how many events a sorted push steps over one at a time
-// before it looks for the place by binary search instead (on migrate,
-// 32 cost fewer instructions than 8, 16, 64 or no search at all).
-const walkLimit = 32
 
 // before reports whether a runs before b.
 func before(a, b *event) bool {
@@ -82,33 +81,71 @@ func (q *eventQueue) appendLive(dst []*event) []*event {
 // push adds e, which must have a larger seq than every queued event (the
 // loop's events are numbered as they are made, and each is queued once):
 // an event queued earlier then runs before e exactly when it is not due
-// later, so finding e's place in a sorted queue compares times alone.
+// later, so finding e's place in a sorted queue compares times alone. An
+// event due before the middle one is placed from the end (its walk stops
+// past the middle event at the latest); any other from the start, the
+// latest end (pushLate).
 func (q *eventQueue) push(e *event) {
-	if q.heap || len(q.h) == maxSorted {
+	n := len(q.h)
+	if q.heap || n == maxSorted {
 		q.pushHeap(e)
 		return
 	}
 	e.queued = true
-	h := append(q.h, e)
-	i := len(h) - 1
-	for stop := max(i-walkLimit, 0); i > stop && h[i-1].at <= e.at; i-- {
-		h[i] = h[i-1]
+	if n > 1 && q.h[n/2].at <= e.at {
+		q.pushLate(e)
+		return
 	}
-	if i > 0 && h[i-1].at <= e.at { // still earlier events below: a long way
-		i = insertFar(h, i, e)
+	if n == cap(q.h) {
+		q.recentre()
+	}
+	h := q.h[:n+1]
+	i := n
+	for i > 0 && h[i-1].at <= e.at {
+		h[i] = h[i-1]
+		i--
 	}
 	h[i] = e
 	q.h = h
 }
 
-// insertFar makes room for e in h[:i+1], sorted latest first but for the
-// free slot i, where e belongs below i: it finds e's place by binary
-// search, moves the events from there up by one and returns the place.
-func insertFar(h []*event, i int, e *event) int {
-	j := sort.Search(i, func(k int) bool { return h[k].at <= e.at })
-	copy(h[j+1:i+1], h[j:i])
-	return j
+// pushLate places e, due no earlier than the middle event, from the start
+// of the queue: it moves the events due later than e one slot down, into
+// the room before the queue.
+func (q *eventQueue) pushLate(e *event) {
+	head := cap(q.buf) - cap(q.h)
+	if head == 0 {
+		q.recentre()
+		head = cap(q.buf) - cap(q.h)
+	}
+	h := q.buf[head-1 : head+len(q.h)]
+	i := 1
+	for h[i].at > e.at { // stops at the middle event at the latest
+		h[i-1] = h[i]
+		i++
+	}
+	h[i-1] = e
+	q.h = h
 }
+
+// recentre moves the queue to a slot of buf (or of a larger array, if
+// buf is short) with room for half as many events again (at least
+// minRoom) both before and after it.
+func (q *eventQueue) recentre() {
+	n := len(q.h)
+	room := max(n/2, minRoom)
+	buf := q.buf[:cap(q.buf)]
+	if len(buf) < n+2*room {
+		buf = make([]*event, 2*(n+2*room))
+	}
+	copy(buf[room:], q.h) // overlapping moves are fine: copy is memmove
+	clear(buf[:room])
+	clear(buf[room+n:])
+	q.buf, q.h = buf, buf[room:room+n]
+}
+
+// minRoom is the least free room recentre leaves on either side.
+const minRoom = 8
 
 // pushHeap is push for a heap, or for a sorted queue that is full, which
 // it turns into a heap first.
@@ -171,7 +208,8 @@ func (q *eventQueue) toHeap() {
 	q.heap = true
 }
 
-// toSorted turns a heap back into a sorted queue.
+// toSorted turns a heap back into a sorted queue, in the array the heap
+// grew in.
 func (q *eventQueue) toSorted() {
 	slices.SortFunc(q.h, func(a, b *event) int {
 		if before(a, b) {
@@ -180,6 +218,7 @@ func (q *eventQueue) toSorted() {
 		return -1
 	})
 	q.heap = false
+	q.buf = q.h[:cap(q.h)]
 }
 
 // dropCancelled removes the cancelled events, returning them to free, and
@@ -206,6 +245,14 @@ func (q *eventQueue) dropCancelled(free *eventPool) int {
 		}
 	}
 	return len(kept)
+}
+
+// reset empties the queue, giving its events to free.
+func (q *eventQueue) reset(free *eventPool) {
+	for _, e := range q.h {
+		free.put(e)
+	}
+	*q = eventQueue{}
 }
 
 // heapFillRoot refills the empty root of heap h with the earlier child,
