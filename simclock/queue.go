@@ -312,11 +312,14 @@ func heapDown(h []*event, i int, e *event) {
 // allocations. Timer handles tell a reused event from theirs by its seq.
 type eventPool []*event
 
-// get returns a free event, or a new one.
+// get returns a free event, or a new one. The slot it leaves keeps its
+// pointer: the event is in use, so the pool holds nothing alive that
+// would not be, and the next put overwrites the slot (clearing it was a
+// pointer store, with its write barrier while the collector marks, on
+// every event).
 func (p *eventPool) get() *event {
 	if n := len(*p); n > 0 {
 		e := (*p)[n-1]
-		(*p)[n-1] = nil
 		*p = (*p)[:n-1]
 		return e
 	}

@@ -74,7 +74,15 @@ func NewTrace(tailCap int) *Trace {
 	if tailCap < 1 {
 		tailCap = 1
 	}
-	return &Trace{hash: blake3.New(), tail: make([]int, tailCap)}
+	return newTrace(blake3.New(), nil, make([]int, tailCap))
+}
+
+// newTrace returns a trace on the given buffers whose record under
+// construction belongs to it: Rec then sets only where its bytes go.
+func newTrace(hash *blake3.Hasher, buf []byte, tail []int) *Trace {
+	t := &Trace{hash: hash, buf: buf, tail: tail}
+	t.rec.tr = t
+	return t
 }
 
 // NewReusedTrace returns a trace like NewTrace(tailCap) built on the
@@ -122,7 +130,7 @@ func reusedTrace(tailCap int) *Trace {
 		return nil
 	}
 	b.hash.Reset()
-	return &Trace{hash: b.hash, buf: b.buf[:0], tail: b.tail}
+	return newTrace(b.hash, b.buf[:0], b.tail)
 }
 
 // release gives the buffers of a trace made by NewReusedTrace back to the
@@ -190,7 +198,7 @@ func (t *Trace) Rec(at Time, kind, actor string) *Detail {
 	b = append(b, kind...)
 	b = binary.AppendUvarint(b, uint64(len(actor)))
 	b = append(b, actor...)
-	t.rec = Detail{b: b, start: len(b), tr: t}
+	t.rec.b, t.rec.start = b, len(b) // tr is t since newTrace; depth is 0 after End
 	return &t.rec
 }
 
