@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -15,9 +16,11 @@ import (
 
 // On random runs (writes applied to two replica stores, some acknowledged,
 // then random edits: lost, replaced and compacted versions, staged copies,
-// a moving floor, owners and staging switching between passes, spans), the
-// incremental checker returns after every pass exactly what the full
-// re-check returns, violations included, to the message.
+// a moving floor, owners and staging switching between passes, spans; and
+// the list of acknowledged writes edited other than by appending: entries
+// rekeyed, replaced, removed, cut off, swapped, copied), the incremental
+// checker returns after every pass exactly what the full re-check returns,
+// violations included, to the message.
 func TestNoLostWriteCheckerMatchesFull(t *testing.T) {
 	var passes, violations int
 	if nlwStores <= storeSlots {
@@ -196,6 +199,30 @@ func (r *nlwRig) step(t *rapid.T, i int, key string) {
 	case 29: // an entry of the acknowledgements replaced by another (its memory must go)
 		if len(r.acked) > 1 {
 			r.acked[rapid.IntRange(0, len(r.acked)-1).Draw(t, "replaced")] = r.acked[rapid.IntRange(0, len(r.acked)-1).Draw(t, "by")]
+		}
+	case 21: // an entry removed from the middle (those after it move up)
+		if len(r.acked) > 0 {
+			i := rapid.IntRange(0, len(r.acked)-1).Draw(t, "removed")
+			r.acked = slices.Delete(r.acked, i, i+1)
+		}
+	case 22: // the newest entries cut off (the list shrinks)
+		if len(r.acked) > 0 {
+			r.acked = r.acked[:rapid.IntRange(0, len(r.acked)-1).Draw(t, "cut")]
+		}
+	case 23: // two entries swap places
+		if len(r.acked) > 1 {
+			i, j := rapid.IntRange(0, len(r.acked)-1).Draw(t, "swap"), rapid.IntRange(0, len(r.acked)-1).Draw(t, "with")
+			r.acked[i], r.acked[j] = r.acked[j], r.acked[i]
+		}
+	case 24: // an entry rewritten with the same content, its strings held elsewhere
+		if len(r.acked) > 0 {
+			a := &r.acked[rapid.IntRange(0, len(r.acked)-1).Draw(t, "copied")]
+			a.Op, a.Key = strings.Clone(a.Op), strings.Clone(a.Key)
+		}
+	case 25: // the newest entry withdrawn, to be acknowledged again as it was (a late acknowledgement)
+		if n := len(r.acked); n > 0 {
+			r.pending = append(r.pending, r.acked[n-1])
+			r.acked = r.acked[:n-1]
 		}
 	case 30: // an acknowledgement of a write never applied so
 		r.acked = append(r.acked, AckedWrite{Op: "ghost", Key: key, TS: r.ts + 1})
