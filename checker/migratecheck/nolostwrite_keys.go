@@ -35,10 +35,16 @@ func (c *NoLostWriteChecker) registerAcks(acked []AckedWrite) bool {
 
 // sameEntries reports whether a and b hold the same entries word for word:
 // the same strings (the same bytes at the same address), timestamps and
-// return times. Entries equal in content but with strings held elsewhere
-// count as different (the caller then judges them afresh). AckedWrite has
-// no padding, whose bytes could differ between equal entries
-// (TestAckedWriteHasNoPadding).
+// return times. Equal words are equal entries, as every field of
+// AckedWrite is a string (immutable) or an integer; entries equal in
+// content but with strings held elsewhere count as different (the caller
+// then judges them afresh). AckedWrite has no padding, whose bytes could
+// differ between equal entries (TestAckedWriteComparesAsBytes).
+//
+// Why as bytes: every pass compares every entry, and one comparison of
+// the lists' memory is the cheapest way. Callgrind, migrate seeds 1-30:
+// slices.Equal (a memequal call per string) costs 4.7M instructions more
+// (+1.6%), a loop over the fields comparing strings' pointers 2.5M more.
 func sameEntries(a, b []AckedWrite) bool {
 	if len(a) != len(b) {
 		return false
