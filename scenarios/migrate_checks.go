@@ -267,9 +267,9 @@ func (o metaObserver) OnApply(call uint64, at simclock.Time, req simkv.Request, 
 }
 
 // metaApplied judges the catalog and job records a metadata request wrote.
-// The job records the checks keep (c.jobs, c.phases) have no brackets
-// (job.DecodeWithoutBrackets): nothing that judges or reports a job reads
-// its copy progress.
+// The job records the checks see (c.phases) and keep (c.jobs) have no
+// brackets (job.DecodeWithoutBrackets): nothing that judges or reports a
+// job reads its copy progress.
 func (c *migrateChecks) metaApplied(at simclock.Time, req simkv.Request, resp simkv.Response, err error) {
 	puts := migratecheck.AppendWrites(c.puts[:0], req, resp, err)
 	c.puts = puts[:0] // kept for the next request: nothing below reaches the store

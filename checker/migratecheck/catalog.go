@@ -164,6 +164,11 @@ func viewOf(views []GroupView, g int) mcat.Catalog {
 // PhaseChecker checks M.PhaseOrder on the sequence of records each job is
 // written with. It has its own copy of the state machine, so a wrong edge
 // in the protocol's table is caught too.
+//
+// What it cannot see: a job's state that never reached the metadata store
+// (it judges the records the store applied, in their order), and, of
+// those, any field but the phase, retry phase and abandon phase (copy
+// progress and the rest are JobChecker's, or no checker's).
 type PhaseChecker struct {
 	last     map[uint64]lastPhase
 	cutovers map[uint64]int
