@@ -124,6 +124,18 @@ func (r *Reader) uintSlow() uint64 {
 
 // Int reads a signed integer.
 func (r *Reader) Int() int64 {
+	if len(r.b) > 0 && r.b[0] < 0x80 {
+		// One byte (a small group number, a zero time), inlined as Uint's
+		// is; the zigzag decoding of binary.Varint.
+		v := r.b[0]
+		r.b = r.b[1:]
+		return int64(v>>1) ^ -int64(v&1)
+	}
+	return r.intSlow()
+}
+
+// intSlow is Int for a varint of several bytes, or on an error.
+func (r *Reader) intSlow() int64 {
 	if r.err != nil {
 		return 0
 	}
@@ -138,16 +150,14 @@ func (r *Reader) Int() int64 {
 
 // Bool reads a boolean.
 func (r *Reader) Bool() bool {
-	if r.err != nil {
-		return false
+	if len(r.b) > 0 && r.b[0] <= 1 {
+		// Small enough to inline (after an error r.b is empty).
+		v := r.b[0] == 1
+		r.b = r.b[1:]
+		return v
 	}
-	if len(r.b) < 1 || r.b[0] > 1 {
-		r.fail("bool")
-		return false
-	}
-	v := r.b[0] == 1
-	r.b = r.b[1:]
-	return v
+	r.fail("bool")
+	return false
 }
 
 // Bytes reads a length-prefixed byte string (a copy; nil when empty).
@@ -176,6 +186,14 @@ func (r *Reader) String() string { return string(r.next()) }
 // next reads a length-prefixed byte string and returns it in place (nil on
 // error).
 func (r *Reader) next() []byte {
+	if len(r.b) > 0 && r.b[0] < 0x80 && int(r.b[0]) < len(r.b) {
+		// A length of one byte with its bytes all there, as most are:
+		// read without a call to Uint.
+		n := int(r.b[0]) + 1
+		b := r.b[1:n]
+		r.b = r.b[n:]
+		return b
+	}
 	n := r.Uint()
 	if r.err != nil {
 		return nil

@@ -85,3 +85,38 @@ func TestErrorSticks(t *testing.T) {
 		t.Fatalf("Uint after a bad header = %d, %v", u, h.Err())
 	}
 }
+
+// Ints, bools and byte strings round-trip through their one-byte paths and
+// their longer ones alike: zigzag values either side of one byte, and
+// strings either side of a one-byte length.
+func TestIntAndBytesBoundaries(t *testing.T) {
+	ints := []int64{0, -1, 1, 63, -64, 64, -65, 1<<62 - 1, -1 << 63}
+	strs := []string{"", "a", string(make([]byte, 127)), string(make([]byte, 128)), string(make([]byte, 300))}
+	w := NewWriter('T', 1)
+	for _, v := range ints {
+		w.Int(v)
+		w.Bool(v < 0)
+	}
+	for _, s := range strs {
+		w.String(s)
+	}
+	r := MakeReader(w.Done(), 'T', 1)
+	for _, v := range ints {
+		if got, neg := r.Int(), r.Bool(); got != v || neg != (v < 0) {
+			t.Fatalf("Int, Bool = %d, %v, want %d, %v", got, neg, v, v < 0)
+		}
+	}
+	for _, s := range strs {
+		if got := r.String(); got != s {
+			t.Fatalf("String of %d bytes read as %d bytes", len(s), len(got))
+		}
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// A one-byte length longer than what is left is refused, not read.
+	short := MakeReader([]byte{'T', 1, 3, 'a', 'b'}, 'T', 1)
+	if s := short.String(); s != "" || !errors.Is(short.Err(), ErrMalformed) {
+		t.Fatalf("short string = %q, %v", s, short.Err())
+	}
+}
