@@ -192,7 +192,11 @@ func (s *Server) release(cl *call) {
 	if cl.pending != 0 || !cl.done {
 		return
 	}
-	*cl = call{arriveFn: cl.arriveFn, finishFn: cl.finishFn, deadlineFn: cl.deadlineFn, outDetail: cl.outDetail[:0]}
+	// Zeroed in place and the kept fields put back: a composite literal
+	// with them was built on the stack and copied over the whole record.
+	arrive, finish, deadline, detail := cl.arriveFn, cl.finishFn, cl.deadlineFn, cl.outDetail[:0]
+	*cl = call{}
+	cl.arriveFn, cl.finishFn, cl.deadlineFn, cl.outDetail = arrive, finish, deadline, detail
 	s.idle = append(s.idle, cl)
 }
 
