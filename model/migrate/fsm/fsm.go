@@ -54,12 +54,9 @@ type FSM struct {
 	disarmed map[uint64]uint64 // job -> the highest expected cutover version disarmed: an older arm is stale
 	released map[uint64]bool   // job -> tracker and pin released: a later arm is stale
 	bugs     bugs.Set
-	// promoting is the scratch list of a promotion batch (applyPromote),
-	// kept empty between batches so the next one reuses its room.
-	promoting []stagedVersion
-	// cuts is the scratch list of a compaction (compact), kept empty
-	// between compactions so the next one reuses its room.
-	cuts []cut
+	// own is the decision of the state's own applies (ApplyEntry), reset
+	// before each, so that the next one reuses its lists' room.
+	own Decision
 	// staged is the staged keyspace of the job last asked about (stageSpan).
 	staged struct {
 		job  uint64
@@ -73,12 +70,6 @@ type cut struct {
 	at  hlc.TS
 }
 
-// stagedVersion is one staged version: its staged key and the version.
-type stagedVersion struct {
-	staged string
-	v      mvcc.Version
-}
-
 // New returns the state of a fresh voter of group. Its migration maps
 // start nil (reads of a nil map find nothing) and are made on their first
 // write (setIn): most voters of a run meet one migration or none.
@@ -90,6 +81,15 @@ func New(group int, set bugs.Set) *FSM {
 // the same bugs, the fields a whole-state copy between voters carries over.
 func (f *FSM) BuiltAlike(o *FSM) bool {
 	return f.Group == o.Group && f.bugs.Equal(o.bugs)
+}
+
+// Pristine reports whether f is as New made it: nothing applied, nothing
+// stored. Two pristine states built alike (BuiltAlike) are equal.
+func (f *FSM) Pristine() bool {
+	return f.Applied == 0 && f.Store.Len() == 0 && f.Store.Keys() == 0 && f.LastCommit == 0 && f.Ceiling == 0 &&
+		f.CompactedTS == 0 && f.MinView == 0 && len(f.imports) == 0 && len(f.promoted) == 0 && len(f.cleaned) == 0 &&
+		len(f.aborted) == 0 && len(f.floors) == 0 && len(f.trackers) == 0 && len(f.pins) == 0 && len(f.fences) == 0 &&
+		len(f.disarmed) == 0 && len(f.released) == 0
 }
 
 // setIn stores v under k in *m, making the map on its first write.
@@ -119,7 +119,7 @@ func (f *FSM) Clone() *FSM {
 	n.fences = slices.Clone(f.fences)
 	n.disarmed = maps.Clone(f.disarmed)
 	n.released = maps.Clone(f.released)
-	n.promoting, n.cuts = nil, nil // never share the original's scratch
+	n.own = Decision{} // never share the original's scratch
 	return &n
 }
 
@@ -137,20 +137,31 @@ func (f *FSM) Apply(e Entry) Result { return f.ApplyEntry(&e) }
 // drops (fences are replicated state, so every voter raises it alike, and
 // the observers and traces after the first apply see the raised value).
 func (f *FSM) ApplyEntry(e *Entry) Result {
+	f.own.Reset()
+	return f.ApplyDecided(e, &f.own)
+}
+
+// ApplyDecided is ApplyEntry by decision d. If d is not made, the apply
+// decides and records its decision in d; if it is, the apply follows d
+// and reads nothing to decide again, so d must have been made by applying
+// this entry to a state equal to f's (see Decision). The caller keeps d
+// and must not change it while it may be followed.
+func (f *FSM) ApplyDecided(e *Entry, d *Decision) Result {
 	if e.Index != f.Applied+1 {
 		panic(fmt.Sprintf("fsm: group %d applying %d after %d", f.Group, e.Index, f.Applied))
 	}
 	f.Applied = e.Index
-	r := f.apply(e)
+	r := f.apply(e, d)
+	d.made = true
 	r.LastCommit = f.LastCommit
 	r.Horizon = f.Horizon()
 	return r
 }
 
-func (f *FSM) apply(e *Entry) Result {
+func (f *FSM) apply(e *Entry, d *Decision) Result {
 	switch e.Kind {
 	case KindWrite:
-		return f.applyWrite(e.Write)
+		return f.applyWrite(e.Write, d)
 	case KindCeiling:
 		f.raiseCeiling(e.Ceiling)
 	case KindImport:
@@ -158,9 +169,9 @@ func (f *FSM) apply(e *Entry) Result {
 	case KindFloor:
 		f.applyFloor(*e.Guard)
 	case KindPromote:
-		return f.applyPromote(e.Promote)
+		return f.applyPromote(e.Promote, d)
 	case KindCleanup:
-		return f.applyCleanup(e.Cleanup)
+		return f.applyCleanup(e.Cleanup, d)
 	case KindAbandonStaged:
 		return f.applyAbandon(e.Job)
 	case KindBarrier:
@@ -182,7 +193,7 @@ func (f *FSM) apply(e *Entry) Result {
 		f.release(e.Job)
 		setIn(&f.released, e.Job, true)
 	case KindCompact:
-		return f.compact(e.TS)
+		return f.compact(e.TS, d)
 	case KindArmFence:
 		if e.Guard.Expected <= f.disarmed[e.Guard.Job] {
 			return Result{Err: errs.ErrStaleGuard} // a late or repeated arm of a fence already disarmed

@@ -75,40 +75,63 @@ func (f *FSM) ImportState(job uint64, bracket uint32) (uint64, []byte) {
 	return st.seq, st.cursor
 }
 
-func (f *FSM) applyPromote(p *Promote) Result {
+// applyPromote moves the next batch of job p.Job's staged versions to
+// live (d's batch, see Decision).
+func (f *FSM) applyPromote(p *Promote, d *Decision) Result {
 	if f.promoted[p.Job] {
 		return Result{Done: true}
 	}
 	span := f.stageSpan(p.Job)
-	work := f.promoting[:0]
-	f.Store.Ascend(span.Start, span.End, func(k string, vs []mvcc.Version) bool {
-		for i := len(vs) - 1; i >= 0 && len(work) < p.Max; i-- { // oldest first
-			work = append(work, stagedVersion{k, vs[i]})
-		}
-		return len(work) < p.Max
-	})
+	if !d.made {
+		d.work = f.promotionBatch(span, p.Max, d.work[:0])
+	}
 	n := 0
-	for _, it := range work {
-		raw, _ := keys.Unstage(p.Job, it.staged)
-		switch {
-		case f.Store.Has(raw, it.v):
-			// already promoted (live holds this exact version)
-		case f.bugs.Has(bugs.MigratePromoteSkipsShadowed) && f.newerLive(raw, it.v.TS):
-			// the wrong variant drops a staged version a newer live one shadows
-		default:
-			f.Store.Put(raw, it.v)
+	for i := range d.work {
+		it := &d.work[i]
+		if !d.made {
+			// Decided here, between the batch's own changes, as it always
+			// was: an earlier version of the same key is put first.
+			it.raw, _ = keys.Unstage(p.Job, it.staged)
+			it.put = f.promotes(it.raw, it.v)
+		}
+		if it.put {
+			f.Store.Put(it.raw, it.v)
 			n++
 		}
 		f.Store.Delete(it.staged, it.v.TS)
 	}
-	clear(work) // kept for the next batch, holding no key or value
-	f.promoting = work[:0]
-	done := false
-	if !f.anyStaged(span) {
-		setIn(&f.promoted, p.Job, true)
-		done = true
+	if !d.made {
+		d.done = !f.anyStaged(span)
 	}
-	return Result{Applied: n, Done: done}
+	if d.done {
+		setIn(&f.promoted, p.Job, true)
+	}
+	return Result{Applied: n, Done: d.done}
+}
+
+// promotionBatch appends to work up to max staged versions of span (a
+// job's staged keyspace), in key order, each key's oldest first.
+func (f *FSM) promotionBatch(span keys.Span, max int, work []promotion) []promotion {
+	f.Store.Ascend(span.Start, span.End, func(k string, vs []mvcc.Version) bool {
+		for i := len(vs) - 1; i >= 0 && len(work) < max; i-- { // oldest first
+			work = append(work, promotion{staged: k, v: vs[i]})
+		}
+		return len(work) < max
+	})
+	return work
+}
+
+// promotes reports whether promotion puts staged version v of raw live:
+// not when live holds this exact version already (promoted before), nor,
+// in the wrong variant, when a newer live version shadows it.
+func (f *FSM) promotes(raw string, v mvcc.Version) bool {
+	switch {
+	case f.Store.Has(raw, v):
+		return false
+	case f.bugs.Has(bugs.MigratePromoteSkipsShadowed) && f.newerLive(raw, v.TS):
+		return false
+	}
+	return true
 }
 
 func (f *FSM) newerLive(raw string, ts hlc.TS) bool {
@@ -154,11 +177,14 @@ func (f *FSM) MovedRows(moving keys.Span, fn func(raw string, vs []mvcc.Version)
 	}
 }
 
-func (f *FSM) applyCleanup(c *Cleanup) Result {
-	var victims []string
-	f.MovedRows(c.Moving, func(raw string, _ []mvcc.Version) { victims = append(victims, raw) })
+// applyCleanup deletes the moved span's versions at or below the fence
+// timestamp, in d's keys (the span's keys of every family, see Decision).
+func (f *FSM) applyCleanup(c *Cleanup, d *Decision) Result {
+	if !d.made {
+		f.MovedRows(c.Moving, func(raw string, _ []mvcc.Version) { d.keys = append(d.keys, raw) })
+	}
 	n := 0
-	for _, k := range victims {
+	for _, k := range d.keys {
 		n += f.Store.DeleteAtOrBelow(k, c.FenceTS)
 	}
 	setIn(&f.cleaned, c.Job, true)

@@ -54,9 +54,12 @@ func (f *FSM) newest(raw string, staging uint64) (mvcc.Version, bool) {
 	return v, ok
 }
 
-func (f *FSM) applyWrite(w *Write) Result {
-	if err := f.admit(w.Key, w.TS, w.Staging, ""); err != nil {
-		return Result{Err: err}
+func (f *FSM) applyWrite(w *Write, d *Decision) Result {
+	if !d.made {
+		d.err = f.admit(w.Key, w.TS, w.Staging, "")
+	}
+	if d.err != nil {
+		return Result{Err: d.err}
 	}
 	v := mvcc.Version{TS: w.TS, Value: w.Value, Tombstone: w.Tombstone}
 	if w.TTLms > 0 && !w.Tombstone {
@@ -239,12 +242,25 @@ func (f *FSM) release(job uint64) {
 // tombstone, or expired): dropping it could uncover an older staged
 // version of a moved route. A retention pin caps the effective timestamp
 // for keys of its span at the pin. Reads below ts are refused from now on.
-func (f *FSM) compact(ts hlc.TS) Result {
+// Where each key is trimmed is d's (see compactionCuts).
+func (f *FSM) compact(ts hlc.TS, d *Decision) Result {
 	if ts <= f.CompactedTS {
 		return Result{}
 	}
 	f.CompactedTS = ts
-	cuts := f.cuts[:0]
+	if !d.made {
+		d.cuts = f.compactionCuts(ts, d.cuts[:0])
+	}
+	n := 0
+	for _, x := range d.cuts {
+		n += f.Store.DeleteBelow(x.key, x.at)
+	}
+	return Result{Applied: n}
+}
+
+// compactionCuts appends to cuts where a compaction at ts trims each key
+// that has history to trim, in key order.
+func (f *FSM) compactionCuts(ts hlc.TS, cuts []cut) []cut {
 	// A key with one version has nothing older than its newest to drop.
 	f.Store.EachWithHistory(func(k string, vs []mvcc.Version) {
 		fam := keys.Classify(k)
@@ -266,13 +282,7 @@ func (f *FSM) compact(ts hlc.TS) Result {
 			}
 		}
 	})
-	n := 0
-	for _, x := range cuts {
-		n += f.Store.DeleteBelow(x.key, x.at)
-	}
-	clear(cuts) // kept for the next compaction, holding no key
-	f.cuts = cuts[:0]
-	return Result{Applied: n}
+	return cuts
 }
 
 func sortStrings(s []string) { sort.Strings(s) }

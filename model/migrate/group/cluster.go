@@ -106,6 +106,8 @@ type Cluster struct {
 	// entry that the logs (and appends on their way) share, stored once
 	// and never overwritten (entries never change once proposed).
 	entries slab.Slab[fsm.Entry]
+	// states is the last name of an applied state handed out (newState).
+	states uint64
 }
 
 // SetViewOf tells the cluster how to read a node's catalog view version: a
@@ -126,6 +128,17 @@ type Group struct {
 	electGen   uint64
 	commit     uint64 // highest index known committed
 	maxApplied uint64 // highest index any voter applied
+	// decided holds, for each index applied, the decision of the voter
+	// that applied it first (see Cluster.apply).
+	decided []decided
+}
+
+// decided is a decision made by applying entry to the state named from,
+// which made the state named to.
+type decided struct {
+	entry    *fsm.Entry
+	from, to uint64
+	d        fsm.Decision
 }
 
 // leaderState is what the cluster tracks for the current leader: how far
@@ -173,16 +186,32 @@ func New(loop *simclock.Loop, cfg Config, choices *simclock.Choices, states [][]
 			}
 		}
 		voters = slices.Clip(voters)
+		var pristine uint64 // the name of the voters' pristine states (see startState)
 		for _, n := range voters {
 			cfgs = append(cfgs, cfgAt{voters: voters})
 			log := logs[:0:logRoom]
 			logs = logs[logRoom:]
-			reps = append(reps, replica{node: n, fsm: states[g][n], cfgs: cfgs[len(cfgs)-1 : len(cfgs) : len(cfgs)], log: log})
+			state := c.startState(states[g][n], states[g][voters[0]], &pristine)
+			reps = append(reps, replica{node: n, fsm: states[g][n], cfgs: cfgs[len(cfgs)-1 : len(cfgs) : len(cfgs)], log: log, state: state})
 			gr.reps[n] = &reps[len(reps)-1]
 		}
 		c.groups = append(c.groups, gr)
 	}
 	return c
+}
+
+// startState names the state a voter of a group starts from: voters whose
+// states are pristine and built alike with the group's first voter's
+// (first) are equal and share a name, *pristine, made on first use; any
+// other gets a name of its own.
+func (c *Cluster) startState(f, first *fsm.FSM, pristine *uint64) uint64 {
+	if !f.Pristine() || !first.Pristine() || !f.BuiltAlike(first) {
+		return c.newState()
+	}
+	if *pristine == 0 {
+		*pristine = c.newState()
+	}
+	return *pristine
 }
 
 // logRoom is the room for entries a voter's log starts with: a group's
@@ -366,11 +395,28 @@ func (c *Cluster) Bootstrap(g int, entries []fsm.Entry) {
 			}
 		}
 	}
+	if len(entries) == 0 {
+		return
+	}
+	state := c.newState() // the voters' states are equal from here on
 	for _, r := range gr.reps {
-		if r != nil && r != applier && len(entries) > 0 {
+		if r != nil && r != applier {
 			*r.fsm = *applier.fsm.Clone() // in place: whoever holds the voter's state sees the copy
 		}
+		if r != nil {
+			r.state = state
+		}
 	}
+}
+
+// newState returns a name no applied state of the cluster had (see
+// replica.state). A state gets a new name whenever it changes, except
+// when it applies an entry by the decision a state of the same name made
+// (the two are equal before and after) and when it is copied whole (the
+// copy keeps the name).
+func (c *Cluster) newState() uint64 {
+	c.states++
+	return c.states
 }
 
 // Leaderless returns the groups without a leader (heal checks).

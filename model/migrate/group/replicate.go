@@ -260,7 +260,7 @@ func (c *Cluster) ApplyCommitted(g, n int, collect bool, out []Applied) []Applie
 	r.ticking = false
 	for r.fsm.Applied < r.commit {
 		e := r.entry(r.fsm.Applied + 1)
-		res := r.fsm.ApplyEntry(e)
+		res := c.apply(gr, r, e)
 		first := e.Index > gr.maxApplied
 		if first {
 			gr.maxApplied = e.Index
@@ -273,4 +273,32 @@ func (c *Cluster) ApplyCommitted(g, n int, collect bool, out []Applied) []Applie
 		}
 	}
 	return out
+}
+
+// apply applies e on r. The first voter of the group to apply e decides
+// (fsm.Decision) and the group keeps its decision; a voter that applies
+// the same entry to a state of the same name (an equal state: see
+// replica.state) follows that decision instead of deciding again. Any
+// other apply (a voter whose state differs, which no correct run has but
+// a broken log could) decides afresh, and its decision replaces the kept
+// one: a voter follows only a decision made from a state equal to its
+// own, so replicas stay as independent as if each decided alone.
+func (c *Cluster) apply(gr *Group, r *replica, e *fsm.Entry) fsm.Result {
+	k := gr.decisionAt(e.Index)
+	if k.entry == e && k.from == r.state && k.d.Made() {
+		r.state = k.to
+		return r.fsm.ApplyDecided(e, &k.d)
+	}
+	k.entry, k.from, k.to = e, r.state, c.newState()
+	k.d.Reset()
+	r.state = k.to
+	return r.fsm.ApplyDecided(e, &k.d)
+}
+
+// decisionAt returns where gr keeps the decision for index i (> 0).
+func (gr *Group) decisionAt(i uint64) *decided {
+	for uint64(len(gr.decided)) < i {
+		gr.decided = append(gr.decided, decided{})
+	}
+	return &gr.decided[i-1]
 }
