@@ -128,10 +128,17 @@ type Group struct {
 	electGen   uint64
 	commit     uint64 // highest index known committed
 	maxApplied uint64 // highest index any voter applied
-	// decided holds, for each index applied, the decision of the voter
-	// that applied it first (see Cluster.apply).
-	decided []decided
+	// decided holds the decisions of the last indexes applied, the one
+	// for index i in slot i%keptDecisions (see Cluster.apply); nil until
+	// the first apply.
+	decided *[keptDecisions]decided
 }
+
+// keptDecisions is how many of the last indexes' decisions a group keeps
+// for its other voters. A voter that lags further decides on its own (so
+// the group holds a few decisions, not one per entry of a run), which
+// followers seldom do: they apply within a few entries of the first.
+const keptDecisions = 16
 
 // decided is a decision made by applying entry to the state named from,
 // which made the state named to.

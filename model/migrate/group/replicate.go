@@ -295,10 +295,12 @@ func (c *Cluster) apply(gr *Group, r *replica, e *fsm.Entry) fsm.Result {
 	return r.fsm.ApplyDecided(e, &k.d)
 }
 
-// decisionAt returns where gr keeps the decision for index i (> 0).
+// decisionAt returns where gr keeps the decision for index i: the slot
+// it shares with every keptDecisions-th index (a kept decision tells by
+// its entry which index it is for).
 func (gr *Group) decisionAt(i uint64) *decided {
-	for uint64(len(gr.decided)) < i {
-		gr.decided = append(gr.decided, decided{})
+	if gr.decided == nil {
+		gr.decided = new([keptDecisions]decided)
 	}
-	return &gr.decided[i-1]
+	return &gr.decided[i%keptDecisions]
 }
