@@ -39,10 +39,20 @@ type promotion struct {
 func (d *Decision) Made() bool { return d.made }
 
 // Reset empties d for another apply to decide, keeping the room of its
-// lists and no key or value they held.
+// lists and no key or value they held. Most decisions hold no list (a
+// write's): those it leaves alone, as it does the lists' headers.
 func (d *Decision) Reset() {
-	clear(d.cuts)
-	clear(d.keys)
-	clear(d.work)
-	*d = Decision{cuts: d.cuts[:0], keys: d.keys[:0], work: d.work[:0]}
+	d.made, d.err, d.done = false, nil, false
+	if len(d.cuts) > 0 {
+		clear(d.cuts)
+		d.cuts = d.cuts[:0]
+	}
+	if len(d.keys) > 0 {
+		clear(d.keys)
+		d.keys = d.keys[:0]
+	}
+	if len(d.work) > 0 {
+		clear(d.work)
+		d.work = d.work[:0]
+	}
 }
