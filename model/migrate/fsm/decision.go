@@ -14,8 +14,8 @@ import "shardsim/model/migrate/mvcc"
 // same entry by the same Decision, without the reads that made it. Each
 // voter still makes every change to its own state: replicas share no
 // mutable state, only the decision, which nobody changes once it is made
-// (until Reset, which the group calls only on a decision no voter still
-// needs).
+// until Reset (after which nobody follows it: a voter that would have
+// decides alone).
 type Decision struct {
 	made bool
 	done bool        // promotion: nothing staged is left after the batch

@@ -257,7 +257,9 @@ func (c *Cluster) Up(n int) bool { return c.up[n] }
 func (c *Cluster) receptive(n int) bool { return c.up[n] && !c.loop.Paused(c.actors[n]) }
 
 // Voter returns node n's applied state of group g, or nil when n hosts no
-// replica of g (a removed voter keeps its last state).
+// replica of g (a removed voter keeps its last state). It is for reading:
+// only the cluster changes a voter's state (it knows which of its voters'
+// states are equal, see replica.state).
 func (c *Cluster) Voter(g, n int) *fsm.FSM {
 	if r := c.groups[g].reps[n]; r != nil {
 		return r.fsm
