@@ -129,7 +129,7 @@ type Group struct {
 	commit     uint64 // highest index known committed
 	maxApplied uint64 // highest index any voter applied
 	// decided holds the decisions of the last indexes applied, the one
-	// for index i in slot i%keptDecisions (see Cluster.apply); nil until
+	// for index i in slot i%keptDecisions (see Cluster.decisionFor); nil until
 	// the first apply.
 	decided *[keptDecisions]decided
 }

@@ -260,7 +260,7 @@ func (c *Cluster) ApplyCommitted(g, n int, collect bool, out []Applied) []Applie
 	r.ticking = false
 	for r.fsm.Applied < r.commit {
 		e := r.entry(r.fsm.Applied + 1)
-		res := c.apply(gr, r, e)
+		res := r.fsm.ApplyDecided(e, c.decisionFor(gr, r, e))
 		first := e.Index > gr.maxApplied
 		if first {
 			gr.maxApplied = e.Index
@@ -275,7 +275,8 @@ func (c *Cluster) ApplyCommitted(g, n int, collect bool, out []Applied) []Applie
 	return out
 }
 
-// apply applies e on r. The first voter of the group to apply e decides
+// decisionFor returns the decision r applies e by, and names the state r
+// holds after it. The first voter of the group to apply e decides
 // (fsm.Decision) and the group keeps its decision; a voter that applies
 // the same entry to a state of the same name (an equal state: see
 // replica.state) follows that decision instead of deciding again. Any
@@ -283,16 +284,16 @@ func (c *Cluster) ApplyCommitted(g, n int, collect bool, out []Applied) []Applie
 // a broken log could) decides afresh, and its decision replaces the kept
 // one: a voter follows only a decision made from a state equal to its
 // own, so replicas stay as independent as if each decided alone.
-func (c *Cluster) apply(gr *Group, r *replica, e *fsm.Entry) fsm.Result {
+func (c *Cluster) decisionFor(gr *Group, r *replica, e *fsm.Entry) *fsm.Decision {
 	k := gr.decisionAt(e.Index)
 	if k.entry == e && k.from == r.state && k.d.Made() {
 		r.state = k.to
-		return r.fsm.ApplyDecided(e, &k.d)
+		return &k.d
 	}
 	k.entry, k.from, k.to = e, r.state, c.newState()
 	k.d.Reset()
 	r.state = k.to
-	return r.fsm.ApplyDecided(e, &k.d)
+	return &k.d
 }
 
 // decisionAt returns where gr keeps the decision for index i: the slot
