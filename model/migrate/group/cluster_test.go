@@ -51,10 +51,17 @@ type testWorld struct {
 }
 
 func newWorld(seed uint64, nodes int, voters []int) *testWorld {
+	return newWorldWith(seed, nodes, voters, func(int, *fsm.FSM) {})
+}
+
+// newWorldWith is newWorld whose voter states prep changes before the
+// cluster takes them.
+func newWorldWith(seed uint64, nodes int, voters []int, prep func(n int, f *fsm.FSM)) *testWorld {
 	loop := simclock.NewLoop(nil, simclock.Budget{})
 	states := [][]*fsm.FSM{make([]*fsm.FSM, nodes)}
 	for _, v := range voters {
 		states[0][v] = fsm.New(0, bugs.None)
+		prep(v, states[0][v])
 	}
 	cfg := Config{Nodes: nodes, Groups: 1, ReplMin: time.Millisecond, ReplMax: 3 * time.Millisecond,
 		ApplyMin: time.Millisecond, ApplyMax: 2 * time.Millisecond, SlowApply: 0.3, SlowApplyMax: 50 * time.Millisecond,
@@ -451,5 +458,34 @@ func TestBootstrapRefusesVotersBuiltDifferently(t *testing.T) {
 			}()
 			w.c.Bootstrap(0, bootstrapWrites())
 		})
+	}
+}
+
+// A voter follows another's decision only when their states are named
+// equal: voters that start pristine and alike share decisions, but one
+// that starts holding a version of a key the others lack decides alone, and
+// refuses the write below that version that the others admit.
+func TestOnlyEqualStatesShareDecisions(t *testing.T) {
+	w := newWorld(3, 3, []int{0, 1, 2})
+	reps := w.c.groups[0].reps
+	if reps[0].state != reps[1].state || reps[1].state != reps[2].state {
+		t.Fatal("pristine voters built alike start with different state names")
+	}
+	w = newWorldWith(3, 3, []int{0, 1, 2}, func(n int, f *fsm.FSM) {
+		if n == 2 {
+			f.Store.Put("k", mvcc.Version{TS: 100, Value: "held"})
+		}
+	})
+	reps = w.c.groups[0].reps
+	if reps[0].state != reps[1].state || reps[2].state == reps[0].state {
+		t.Fatal("a voter holding a version shares its state's name with pristine ones")
+	}
+	w.c.ElectNow(0, 0)
+	w.proposeAsLeader(t, fsm.Entry{Kind: fsm.KindWrite, Write: &fsm.Write{Key: "k", Value: "new", TS: 50, Op: "w"}})
+	w.loop.Run()
+	for n, want := range []string{"new", "new", "held"} {
+		if vs := w.c.Voter(0, n).Store.Versions("k"); len(vs) != 1 || vs[0].Value != want {
+			t.Fatalf("voter %d holds %v, want only %q", n, vs, want)
+		}
 	}
 }
