@@ -112,6 +112,11 @@ func (f *FSM) applyPromote(p *Promote, d *Decision) Result {
 // promotionBatch appends to work up to max staged versions of span (a
 // job's staged keyspace), in key order, each key's oldest first.
 func (f *FSM) promotionBatch(span keys.Span, max int, work []promotion) []promotion {
+	if cap(work) < max {
+		// A batch's room at once (a batch mostly fills it), not grown by
+		// doubling from one; capped, as Max may be far above what is staged.
+		work = make([]promotion, 0, min(max, maxBatchRoom))
+	}
 	f.Store.Ascend(span.Start, span.End, func(k string, vs []mvcc.Version) bool {
 		for i := len(vs) - 1; i >= 0 && len(work) < max; i-- { // oldest first
 			work = append(work, promotion{staged: k, v: vs[i]})
@@ -120,6 +125,9 @@ func (f *FSM) promotionBatch(span keys.Span, max int, work []promotion) []promot
 	})
 	return work
 }
+
+// maxBatchRoom caps the room promotionBatch makes for a batch up front.
+const maxBatchRoom = 64
 
 // promotes reports whether promotion puts staged version v of raw live:
 // not when live holds this exact version already (promoted before), nor,
