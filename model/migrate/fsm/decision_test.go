@@ -65,7 +65,7 @@ func stateOf(f *FSM) (FSM, []mvcc.Row) {
 		return true
 	})
 	c := *f
-	c.Store, c.own, c.staged = nil, Decision{}, f.staged
+	c.Store, c.own = nil, Decision{}
 	c.staged.job, c.staged.span = 0, keys.Span{}
 	return c, rows
 }
