@@ -1,8 +1,11 @@
 package simclock
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -15,15 +18,21 @@ import (
 // records) and checks, after every record and while one is open, that
 // Digest is blake3 of every finished record's encoding hashed as it ended,
 // and Tail the last finished records; reads in mid-run change nothing
-// later. It fails if a batch is hashed twice or not at all, if compaction
-// drops a kept record or shifts an offset, or if Tail shows the open one.
+// later. The JSON lines written as the records end are every record, in
+// order, with its typed fields. It fails if a batch is hashed twice or not
+// at all, if compaction drops a kept record or shifts an offset, if Tail
+// shows the open one, or if a JSON line is read from another record's
+// place in the buffer.
 func TestTraceBatchesAgreeWithHashingEveryRecord(t *testing.T) {
 	for seed := uint64(1); seed <= 40; seed++ {
 		c := NewSeeded(seed)
 		tailCap := []int{1, 2, 40, 300}[c.Intn(4)]
 		tr := NewTrace(tailCap)
+		var lines bytes.Buffer
+		tr.WriteJSON(&lines)
 		ref := blake3.New()
 		var want []Record
+		var wantFields []json.RawMessage
 		n := 50 + c.Intn(600)
 		for i := 1; i <= n; i++ {
 			size := c.Intn(300)
@@ -43,10 +52,33 @@ func TestTraceBatchesAgreeWithHashingEveryRecord(t *testing.T) {
 			detail := NewDetail().Uint("i", uint64(i)).Str("pad", strings.Repeat("x", size)).Binary()
 			ref.Write(append(append(enc, detail...), tagEnd))
 			want = append(want, Record{Seq: uint64(i), At: at, Kind: kind, Actor: actor, Detail: RenderDetail(detail)})
+			wantFields = append(wantFields, DetailJSON(detail))
 			if c.Chance(0.2) || i == n {
 				checkTraceReads(t, seed, i, tr, ref, want, tailCap)
 			}
 		}
+		checkJSONLines(t, seed, &lines, want, wantFields)
+	}
+}
+
+// checkJSONLines compares the JSON lines a trace wrote with the records
+// and typed fields it should have written, one line per record.
+func checkJSONLines(t *testing.T, seed uint64, lines *bytes.Buffer, want []Record, wantFields []json.RawMessage) {
+	t.Helper()
+	sc := bufio.NewScanner(lines)
+	sc.Buffer(nil, 1<<20)
+	i := 0
+	for ; sc.Scan(); i++ {
+		var got recordLine
+		if err := json.Unmarshal(sc.Bytes(), &got); err != nil {
+			t.Fatalf("seed %d JSON line %d: %v", seed, i+1, err)
+		}
+		if i >= len(want) || got.Record != want[i] || !bytes.Equal(got.Fields, wantFields[i]) {
+			t.Fatalf("seed %d JSON line %d: record seq %d kind %q, %d bytes of detail; not record %d of %d, or other fields", seed, i+1, got.Seq, got.Kind, len(got.Detail), i+1, len(want))
+		}
+	}
+	if err := sc.Err(); err != nil || i != len(want) {
+		t.Fatalf("seed %d: %d JSON lines (%v), want %d", seed, i, err, len(want))
 	}
 }
 
