@@ -41,6 +41,14 @@ type recordLine struct {
 // keeps the last records too: a ring of their offsets (tail) is all that
 // Tail needs, each record's header holding its time, kind and actor. Once
 // hashed, what lies before the oldest kept record is dropped (compact).
+//
+// Memory: the buffer holds fewer than 2K + hashBatch + R bytes, K being the
+// bytes of the last tailCap records when the last batch was hashed and R
+// the largest record (compact leaves at most K bytes of old records beside
+// the K kept ones, and a batch is hashed once hashBatch bytes wait); its
+// array, grown by append, is at most about twice that. In migrate seeds
+// 1-30 (tail 40, records of 107 bytes on average) the buffer held at most
+// 23 KB in an array of 27 KB, which the next world reuses (spareTraces).
 type Trace struct {
 	hash    *blake3.Hasher
 	seq     uint64

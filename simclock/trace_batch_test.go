@@ -96,3 +96,37 @@ func checkTraceReads(t *testing.T, seed uint64, i int, tr *Trace, ref *blake3.Ha
 		t.Fatalf("seed %d record %d: tail of %d records, want %d (first %+v, want %+v)", seed, i, len(got), len(wantTail), got[:min(1, len(got))], wantTail[:min(1, len(wantTail))])
 	}
 }
+
+// TestTraceBufferStaysBounded writes long traces and checks, after every
+// record, the bound Trace's doc states: the record buffer holds fewer than
+// twice the bytes of the last tailCap records (as they were at the last
+// batch, at most the largest such window so far), plus a batch and a
+// record. It fails if compact never drops hashed records, or drops them
+// only once the buffer is mostly old records, so that a long run keeps
+// its whole trace in memory.
+func TestTraceBufferStaysBounded(t *testing.T) {
+	for seed := uint64(1); seed <= 6; seed++ {
+		c := NewSeeded(seed)
+		tailCap := []int{1, 40, 300}[seed%3]
+		tr := NewTrace(tailCap)
+		var sizes []int // the encoded size of every record so far
+		window, maxWindow, maxRecord := 0, 0, 0
+		for i := 1; i <= 30000; i++ {
+			size := c.Intn(200)
+			if c.Chance(0.01) {
+				size = c.Intn(hashBatch / 2)
+			}
+			tr.Rec(Time(i), "k", "a").Str("pad", strings.Repeat("x", size)).End()
+			enc := len(tr.buf) - tr.newest() // the record just ended
+			sizes = append(sizes, enc)
+			window += enc
+			if len(sizes) > tailCap {
+				window -= sizes[len(sizes)-1-tailCap]
+			}
+			maxWindow, maxRecord = max(maxWindow, window), max(maxRecord, enc)
+			if bound := 2*maxWindow + hashBatch + maxRecord; len(tr.buf) > bound {
+				t.Fatalf("seed %d tail %d record %d: the buffer holds %d bytes, over the bound %d", seed, tailCap, i, len(tr.buf), bound)
+			}
+		}
+	}
+}
