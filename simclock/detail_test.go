@@ -65,7 +65,7 @@ func TestTextBytesAndStrBytesEncodeLikeTextAndStr(t *testing.T) {
 	}
 	tr := NewTrace(4)
 	for i := 0; i < 4; i++ {
-		tr.Rec(1, "k", "a").End() // every ring slot gets its buffer
+		tr.Rec(1, "k", "a").End() // the record buffer is made
 	}
 	allocs := testing.AllocsPerRun(100, func() {
 		var buf [32]byte

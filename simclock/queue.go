@@ -173,8 +173,9 @@ func (q *eventQueue) pop() *event {
 		return q.popHeap()
 	}
 	// The slot past the end keeps its pointer: the event stays in use
-	// (run, then pooled by the loop) whatever the queue holds, and the
-	// next push overwrites it, so clearing it would only cost a store.
+	// (run, then pooled by the loop) whatever the queue holds, and a push
+	// placed from the earliest end overwrites it (recentre clears it), so
+	// clearing it here would only cost a store.
 	n := len(q.h) - 1
 	e := q.h[n]
 	q.h = q.h[:n]
@@ -313,10 +314,12 @@ func heapDown(h []*event, i int, e *event) {
 type eventPool []*event
 
 // get returns a free event, or a new one. The slot it leaves keeps its
-// pointer: the event is in use, so the pool holds nothing alive that
-// would not be, and the next put overwrites the slot (clearing it was a
-// pointer store, with its write barrier while the collector marks, on
-// every event).
+// pointer, which nothing reads (the pool is read only below its length)
+// and a later put overwrites: clearing it was a pointer store, with its
+// write barrier while the collector marks, on every event. The event is in
+// use, so the slot keeps nothing alive that would not be, except an event
+// never put back because its callback panicked: that one, and what its
+// callback holds, stays reachable from the pool until a put overwrites it.
 func (p *eventPool) get() *event {
 	if n := len(*p); n > 0 {
 		e := (*p)[n-1]
