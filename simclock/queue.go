@@ -130,7 +130,10 @@ func (q *eventQueue) pushLate(e *event) {
 
 // recentre moves the queue to a slot of buf (or of a larger array, if
 // buf is short) with room for half as many events again (at least
-// minRoom) both before and after it.
+// minRoom) both before and after it. The room is not cleared, as pop does
+// not clear the slot it frees: every pointer left there is to an event
+// the loop still holds (queued, running or pooled), so clearing would
+// free nothing, and it cost a store per slot of buf at every recentre.
 func (q *eventQueue) recentre() {
 	n := len(q.h)
 	room := max(n/2, minRoom)
@@ -139,8 +142,6 @@ func (q *eventQueue) recentre() {
 		buf = make([]*event, 2*(n+2*room))
 	}
 	copy(buf[room:], q.h) // overlapping moves are fine: copy is memmove
-	clear(buf[:room])
-	clear(buf[room+n:])
 	q.buf, q.h = buf, buf[room:room+n]
 }
 
