@@ -14,11 +14,13 @@ import (
 
 // randomEntry returns an entry of a random kind over a few keys, half of
 // them in the moving span, with timestamps around ts (some too old to be
-// admitted).
+// admitted): the kinds that decide, and the kinds that change what they
+// read (staged and expiring writes, range deletes, rollbacks, releases,
+// an abandon that refuses later imports).
 func randomEntry(rng *rand.Rand, ts hlc.TS, seq *uint64, prepared *[]*Txn) Entry {
 	key := func() string { return "k" + strconv.Itoa(rng.IntN(10)) }
 	at := ts - hlc.TS(rng.IntN(3))
-	switch rng.IntN(12) {
+	switch rng.IntN(18) {
 	case 0:
 		return Entry{Kind: KindCompact, TS: ts - hlc.TS(rng.IntN(20))}
 	case 1:
@@ -48,6 +50,30 @@ func randomEntry(rng *rand.Rand, ts hlc.TS, seq *uint64, prepared *[]*Txn) Entry
 		if len(*prepared) > 0 {
 			return Entry{Kind: KindCommit, Txn: (*prepared)[rng.IntN(len(*prepared))]}
 		}
+	case 10:
+		if len(*prepared) > 0 {
+			tx := *(*prepared)[rng.IntN(len(*prepared))]
+			tx.AbortTS = at + 1
+			return Entry{Kind: KindRollback, Txn: &tx}
+		}
+	case 11:
+		return Entry{Kind: KindDeleteRange, DelRange: &DeleteRange{Span: keys.Span{Start: key(), End: key()}, TS: at}}
+	case 12:
+		return Entry{Kind: KindRelease, Job: 9}
+	case 13:
+		if rng.IntN(10) == 0 { // rare: it ends the job's imports
+			return Entry{Kind: KindAbandonStaged, Job: 9}
+		}
+	case 14:
+		return Entry{Kind: KindCeiling, Ceiling: uint64(ts.Phys()) + uint64(rng.IntN(3))}
+	case 15:
+		e := write(key(), at)
+		e.Write.Staging = 9 // admitted above the key's staged versions too
+		return e
+	case 16:
+		e := write(key(), at)
+		e.Write.TTLms = uint64(1 + rng.IntN(3))
+		return e
 	}
 	e := write(key(), at)
 	e.Write.Tombstone = rng.IntN(8) == 0
@@ -70,18 +96,41 @@ func stateOf(f *FSM) (FSM, []mvcc.Row) {
 	return c, rows
 }
 
+// applyBugs are the registered bugs that change how the state machine
+// applies an entry (the others change reads, exports or the layers above;
+// floor-primaries-only and live-only-txn-probe change applies too but are
+// not registered, so no run can switch them on).
+var applyBugs = []string{
+	bugs.MigratePromoteSkipsShadowed, bugs.MigrateNoHLCAdvance, bugs.MigrateNoRetentionPin,
+	bugs.MigrateRollbackProvesCommit, bugs.MigrateImportAfterAbandon,
+}
+
+// randomApplyBugs returns no bug for a quarter of the seeds, else each of
+// applyBugs with probability one half.
+func randomApplyBugs(rng *rand.Rand) bugs.Set {
+	var on []string
+	if rng.IntN(4) > 0 {
+		for _, b := range applyBugs {
+			if rng.IntN(2) == 0 {
+				on = append(on, b)
+			}
+		}
+	}
+	return bugs.MustParse(on...)
+}
+
 // A state that applies each entry by the decision another, equal state
 // made (ApplyDecided) ends up as the state that decided, and as one that
 // decides everything alone (ApplyEntry), with the same results, over
-// random logs of every kind that decides, with and without the bugs
-// decisions read.
+// random logs of every kind that decides and of the kinds that change
+// what they read, with and without every bug that changes an apply. The
+// decision is reset and reused for each entry, as a group's kept
+// decisions are.
 func TestFollowingADecisionChangesNothing(t *testing.T) {
+	var d Decision
 	for seed := uint64(1); seed <= 300; seed++ {
-		set := bugs.None
-		if seed%3 == 0 {
-			set = bugs.MustParse(bugs.MigratePromoteSkipsShadowed)
-		}
 		rng := rand.New(rand.NewPCG(seed, 7))
+		set := randomApplyBugs(rng)
 		decider, follower, alone := New(1, set), New(1, set), New(1, set)
 		var seq uint64
 		var prepared []*Txn
@@ -94,7 +143,7 @@ func TestFollowingADecisionChangesNothing(t *testing.T) {
 			// Copies of the entry that share its payload, as the voters'
 			// logs share one entry.
 			ea, eb, ec := e, e, e
-			var d Decision
+			d.Reset()
 			ra := decider.ApplyDecided(&ea, &d)
 			if !d.Made() {
 				t.Fatal("an apply did not make its decision")
