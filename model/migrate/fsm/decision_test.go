@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strconv"
 	"testing"
+	"unsafe"
 
 	"shardsim/model/bugs"
 	"shardsim/model/migrate/hlc"
@@ -169,5 +170,53 @@ func TestFollowingADecisionChangesNothing(t *testing.T) {
 		if followed == 0 {
 			t.Fatalf("seed %d: no compaction, promotion or cleanup changed anything", seed)
 		}
+	}
+}
+
+// Pristine sees every field of the state but the build's (Group, bugs:
+// BuiltAlike's) and the scratch ones (own, staged): the group names
+// pristine voters' states alike and lets them share decisions, so a field
+// added to FSM that Pristine does not test would let voters that differ
+// in it share decisions. It fails for a field Pristine misses.
+func TestPristineSeesEveryField(t *testing.T) {
+	notState := map[string]bool{"Group": true, "bugs": true, "own": true, "staged": true}
+	if !New(1, bugs.None).Pristine() {
+		t.Fatal("a new state is not pristine")
+	}
+	stored := New(1, bugs.None)
+	stored.Store.Put("k", mvcc.Version{TS: 1})
+	if stored.Pristine() {
+		t.Fatal("a state holding a version is pristine")
+	}
+	typ := reflect.TypeOf(FSM{})
+	for i := range typ.NumField() {
+		name := typ.Field(i).Name
+		if notState[name] || name == "Store" {
+			continue
+		}
+		f := New(1, bugs.None)
+		field := reflect.ValueOf(f).Elem().Field(i)
+		setNonZero(t, reflect.NewAt(field.Type(), unsafe.Pointer(field.UnsafeAddr())).Elem(), name)
+		if f.Pristine() {
+			t.Errorf("a state whose %s is set is pristine", name)
+		}
+	}
+}
+
+// setNonZero sets v (a field of FSM) to a value that is not its zero:
+// one for a number, one zero element for a map or slice.
+func setNonZero(t *testing.T, v reflect.Value, name string) {
+	switch v.Kind() {
+	case reflect.Uint64, reflect.Uint32, reflect.Uint:
+		v.SetUint(1)
+	case reflect.Int, reflect.Int64:
+		v.SetInt(1)
+	case reflect.Map:
+		v.Set(reflect.MakeMap(v.Type()))
+		v.SetMapIndex(reflect.Zero(v.Type().Key()), reflect.Zero(v.Type().Elem()))
+	case reflect.Slice:
+		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+	default:
+		t.Fatalf("field %s of kind %s: teach setNonZero to set it", name, v.Kind())
 	}
 }
