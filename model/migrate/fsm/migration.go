@@ -189,6 +189,7 @@ func (f *FSM) MovedRows(moving keys.Span, fn func(raw string, vs []mvcc.Version)
 // timestamp, in d's keys (the span's keys of every family, see Decision).
 func (f *FSM) applyCleanup(c *Cleanup, d *Decision) Result {
 	if !d.made {
+		d.keys = d.keys[:0] // as the other lists: the decision is this apply's alone
 		f.MovedRows(c.Moving, func(raw string, _ []mvcc.Version) { d.keys = append(d.keys, raw) })
 	}
 	n := 0
