@@ -106,8 +106,8 @@ type Cluster struct {
 	// entry that the logs (and appends on their way) share, stored once
 	// and never overwritten (entries never change once proposed).
 	entries slab.Slab[fsm.Entry]
-	// states is the last name of an applied state handed out (newState).
-	states uint64
+	// stateNames is the last state name handed out (newStateName).
+	stateNames uint64
 }
 
 // SetViewOf tells the cluster how to read a node's catalog view version: a
@@ -193,13 +193,13 @@ func New(loop *simclock.Loop, cfg Config, choices *simclock.Choices, states [][]
 			}
 		}
 		voters = slices.Clip(voters)
-		var pristine uint64 // the name of the voters' pristine states (see startState)
+		var pristine uint64 // the name of the voters' pristine states (see startStateName)
 		for _, n := range voters {
 			cfgs = append(cfgs, cfgAt{voters: voters})
 			log := logs[:0:logRoom]
 			logs = logs[logRoom:]
-			state := c.startState(states[g][n], states[g][voters[0]], &pristine)
-			reps = append(reps, replica{node: n, fsm: states[g][n], cfgs: cfgs[len(cfgs)-1 : len(cfgs) : len(cfgs)], log: log, state: state})
+			name := c.startStateName(states[g][n], states[g][voters[0]], &pristine)
+			reps = append(reps, replica{node: n, fsm: states[g][n], cfgs: cfgs[len(cfgs)-1 : len(cfgs) : len(cfgs)], log: log, stateName: name})
 			gr.reps[n] = &reps[len(reps)-1]
 		}
 		c.groups = append(c.groups, gr)
@@ -207,16 +207,16 @@ func New(loop *simclock.Loop, cfg Config, choices *simclock.Choices, states [][]
 	return c
 }
 
-// startState names the state a voter of a group starts from: voters whose
+// startStateName names the state a voter of a group starts from: voters whose
 // states are pristine and built alike with the group's first voter's
 // (first) are equal and share a name, *pristine, made on first use; any
 // other gets a name of its own.
-func (c *Cluster) startState(f, first *fsm.FSM, pristine *uint64) uint64 {
+func (c *Cluster) startStateName(f, first *fsm.FSM, pristine *uint64) uint64 {
 	if !f.Pristine() || !first.Pristine() || !f.BuiltAlike(first) {
-		return c.newState()
+		return c.newStateName()
 	}
 	if *pristine == 0 {
-		*pristine = c.newState()
+		*pristine = c.newStateName()
 	}
 	return *pristine
 }
@@ -259,7 +259,7 @@ func (c *Cluster) receptive(n int) bool { return c.up[n] && !c.loop.Paused(c.act
 // Voter returns node n's applied state of group g, or nil when n hosts no
 // replica of g (a removed voter keeps its last state). It is for reading:
 // only the cluster changes a voter's state (it knows which of its voters'
-// states are equal, see replica.state).
+// states are equal, see replica.stateName).
 func (c *Cluster) Voter(g, n int) *fsm.FSM {
 	if r := c.groups[g].reps[n]; r != nil {
 		return r.fsm
@@ -407,25 +407,25 @@ func (c *Cluster) Bootstrap(g int, entries []fsm.Entry) {
 	if len(entries) == 0 {
 		return
 	}
-	state := c.newState() // the voters' states are equal from here on
+	name := c.newStateName() // the voters' states are equal from here on
 	for _, r := range gr.reps {
 		if r != nil && r != applier {
 			*r.fsm = *applier.fsm.Clone() // in place: whoever holds the voter's state sees the copy
 		}
 		if r != nil {
-			r.state = state
+			r.stateName = name
 		}
 	}
 }
 
-// newState returns a name no applied state of the cluster had (see
-// replica.state). A state gets a new name whenever it changes, except
+// newStateName returns a name no applied state of the cluster had (see
+// replica.stateName). A state gets a new name whenever it changes, except
 // when it applies an entry by the decision a state of the same name made
 // (the two are equal before and after) and when it is copied whole (the
 // copy keeps the name).
-func (c *Cluster) newState() uint64 {
-	c.states++
-	return c.states
+func (c *Cluster) newStateName() uint64 {
+	c.stateNames++
+	return c.stateNames
 }
 
 // Leaderless returns the groups without a leader (heal checks).

@@ -468,7 +468,7 @@ func TestBootstrapRefusesVotersBuiltDifferently(t *testing.T) {
 func TestOnlyEqualStatesShareDecisions(t *testing.T) {
 	w := newWorld(3, 3, []int{0, 1, 2})
 	reps := w.c.groups[0].reps
-	if reps[0].state != reps[1].state || reps[1].state != reps[2].state {
+	if reps[0].stateName != reps[1].stateName || reps[1].stateName != reps[2].stateName {
 		t.Fatal("pristine voters built alike start with different state names")
 	}
 	w = newWorldWith(3, 3, []int{0, 1, 2}, func(n int, f *fsm.FSM) {
@@ -477,7 +477,7 @@ func TestOnlyEqualStatesShareDecisions(t *testing.T) {
 		}
 	})
 	reps = w.c.groups[0].reps
-	if reps[0].state != reps[1].state || reps[2].state == reps[0].state {
+	if reps[0].stateName != reps[1].stateName || reps[2].stateName == reps[0].stateName {
 		t.Fatal("a voter holding a version shares its state's name with pristine ones")
 	}
 	w.c.ElectNow(0, 0)

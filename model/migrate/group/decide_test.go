@@ -131,10 +131,10 @@ func (w *testWorld) checkStateNames(rt *rapid.T, committed map[uint64]fsm.Entry)
 			continue
 		}
 		got := dumpState(r.fsm)
-		if o, ok := byName[r.state]; ok && dumpState(o.fsm) != got {
-			rt.Fatalf("n%d and n%d share state name %d but hold\n%s\n%s", o.node, r.node, r.state, dumpState(o.fsm), got)
+		if o, ok := byName[r.stateName]; ok && dumpState(o.fsm) != got {
+			rt.Fatalf("n%d and n%d share state name %d but hold\n%s\n%s", o.node, r.node, r.stateName, dumpState(o.fsm), got)
 		}
-		byName[r.state] = r
+		byName[r.stateName] = r
 		alone := fsm.New(0, bugs.None)
 		for i := uint64(1); i <= r.fsm.Applied; i++ {
 			e := committed[i]
@@ -154,8 +154,8 @@ func (w *testWorld) sharedNames() int {
 	n := 0
 	for _, r := range w.c.groups[0].reps {
 		if r != nil {
-			names[r.state]++
-			if names[r.state] == 2 {
+			names[r.stateName]++
+			if names[r.stateName] == 2 {
 				n++
 			}
 		}

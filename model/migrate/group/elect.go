@@ -240,7 +240,7 @@ type snapshot struct {
 	base, baseTerm uint64
 	cfg            []int
 	term           uint64
-	state          uint64 // the name of the state taken (see replica.state)
+	stateName      uint64 // the name of the state taken (see replica.stateName)
 }
 
 // snapshotOf takes r's applied state as a snapshot.
@@ -253,7 +253,7 @@ func snapshotOf(r *replica) snapshot {
 		}
 	}
 	// The copy holds what r's state holds, so it keeps r's state's name.
-	return snapshot{fsm: r.fsm.Clone(), base: base, baseTerm: r.termAt(base), cfg: slices.Clone(cfg), state: r.state}
+	return snapshot{fsm: r.fsm.Clone(), base: base, baseTerm: r.termAt(base), cfg: slices.Clone(cfg), stateName: r.stateName}
 }
 
 // install returns node n's replica started from s (replacing old, if any:
@@ -261,7 +261,7 @@ func snapshotOf(r *replica) snapshot {
 // log does not cover the snapshot).
 func (s snapshot) install(n int, old *replica) *replica {
 	r := &replica{node: n, fsm: s.fsm, base: s.base, baseTerm: s.baseTerm, term: s.term, commit: s.base,
-		cfgs: []cfgAt{{index: s.base, voters: slices.Clone(s.cfg)}}, state: s.state}
+		cfgs: []cfgAt{{index: s.base, voters: slices.Clone(s.cfg)}}, stateName: s.stateName}
 	if old != nil && old.term > r.term {
 		r.term = old.term
 	}

@@ -21,10 +21,11 @@ type replica struct {
 	commit   uint64       // commit index this replica has learned
 	ticking  bool         // an ApplyTick is on its way to the node
 	cfgs     []cfgAt      // the configurations in its log, oldest first (the first is the base's)
-	// state names the replica's applied state: replicas of a group with
-	// the same name hold equal states (see Cluster.newState), so one may
-	// apply an entry by the decision the other made (see fsm.Decision).
-	state uint64
+	// stateName names the replica's applied state: replicas of a group
+	// with the same name hold equal states (see Cluster.newStateName), so
+	// one may apply an entry by the decision the other made (see
+	// fsm.Decision).
+	stateName uint64
 }
 
 // cfgAt is a configuration (the voter set) taking effect at an index.

@@ -279,20 +279,20 @@ func (c *Cluster) ApplyCommitted(g, n int, collect bool, out []Applied) []Applie
 // holds after it. The first voter of the group to apply e decides
 // (fsm.Decision) and the group keeps its decision; a voter that applies
 // the same entry to a state of the same name (an equal state: see
-// replica.state) follows that decision instead of deciding again. Any
+// replica.stateName) follows that decision instead of deciding again. Any
 // other apply (a voter whose state differs, which no correct run has but
 // a broken log could) decides afresh, and its decision replaces the kept
 // one: a voter follows only a decision made from a state equal to its
 // own, so replicas stay as independent as if each decided alone.
 func (c *Cluster) decisionFor(gr *Group, r *replica, e *fsm.Entry) *fsm.Decision {
 	k := gr.decisionAt(e.Index)
-	if k.entry == e && k.from == r.state && k.d.Made() {
-		r.state = k.to
+	if k.entry == e && k.from == r.stateName && k.d.Made() {
+		r.stateName = k.to
 		return &k.d
 	}
-	k.entry, k.from, k.to = e, r.state, c.newState()
+	k.entry, k.from, k.to = e, r.stateName, c.newStateName()
 	k.d.Reset()
-	r.state = k.to
+	r.stateName = k.to
 	return &k.d
 }
 
