@@ -60,8 +60,13 @@ func (w *Writer) String(s string) {
 func (w *Writer) Done() []byte { return w.b }
 
 // Reader reads fields back; the first error sticks.
+//
+// It keeps the record whole and an offset into it, so that a read moves
+// one word on (a re-sliced rest would be three), and a read of a one-byte
+// field, as most are, stays a short call.
 type Reader struct {
-	b   []byte // what is left to read; empty once err is set
+	b   []byte // the record; nil once a header check failed
+	off int    // what is read so far; len(b) once err is set
 	err error
 }
 
@@ -69,41 +74,35 @@ type Reader struct {
 // as a value: a decoder keeps it in a local variable, where it never lives
 // on the heap whether or not the compiler inlines the decoder's calls.
 func MakeReader(b []byte, tag, version byte) Reader {
-	r := Reader{b: b}
 	if len(b) < 2 || b[0] != tag || b[1] != version {
-		r.badHeader(tag, version) // the error is made out of line
-	} else {
-		r.b = b[2:]
+		return Reader{err: headerError(b, tag, version)} // made out of line
 	}
-	return r
+	return Reader{b: b, off: 2}
 }
 
-// badHeader records why the record's tag or version is wrong.
-func (r *Reader) badHeader(tag, version byte) {
-	switch b := r.b; {
-	case len(b) < 2 || b[0] != tag:
-		r.b, r.err = nil, fmt.Errorf("%w: not a %q record", ErrMalformed, tag)
-	default:
-		r.b, r.err = nil, fmt.Errorf("%w: unknown version %d of %q", ErrMalformed, b[1], tag)
+// headerError says why the record's tag or version is wrong.
+func headerError(b []byte, tag, version byte) error {
+	if len(b) < 2 || b[0] != tag {
+		return fmt.Errorf("%w: not a %q record", ErrMalformed, tag)
 	}
+	return fmt.Errorf("%w: unknown version %d of %q", ErrMalformed, b[1], tag)
 }
 
+// fail records the first error and consumes the rest, so that every later
+// read fails too (its fast path finds nothing left to read).
 func (r *Reader) fail(what string) {
 	if r.err == nil {
-		r.b, r.err = nil, fmt.Errorf("%w: bad %s", ErrMalformed, what)
+		r.off, r.err = len(r.b), fmt.Errorf("%w: bad %s", ErrMalformed, what)
 	}
 }
 
 // Uint reads an unsigned integer.
 func (r *Reader) Uint() uint64 {
-	if len(r.b) > 0 && r.b[0] < 0x80 {
-		// One byte, as most fields are: small enough to inline. (After an
-		// error r.b is empty, so this never reads past one.) Written as a
-		// self-assignment of r.b, so that reading does not make the
-		// record's bytes escape.
-		v := r.b[0]
-		r.b = r.b[1:]
-		return uint64(v)
+	if i := r.off; i < len(r.b) && r.b[i] < 0x80 {
+		// One byte, as most fields are. (After an error nothing is left,
+		// so this never reads past one.)
+		r.off = i + 1
+		return uint64(r.b[i])
 	}
 	return r.uintSlow()
 }
@@ -113,22 +112,22 @@ func (r *Reader) uintSlow() uint64 {
 	if r.err != nil {
 		return 0
 	}
-	v, n := binary.Uvarint(r.b)
+	v, n := binary.Uvarint(r.b[r.off:])
 	if n <= 0 {
 		r.fail("uint")
 		return 0
 	}
-	r.b = r.b[n:]
+	r.off += n
 	return v
 }
 
 // Int reads a signed integer.
 func (r *Reader) Int() int64 {
-	if len(r.b) > 0 && r.b[0] < 0x80 {
-		// One byte (a small group number, a zero time), inlined as Uint's
-		// is; the zigzag decoding of binary.Varint.
-		v := r.b[0]
-		r.b = r.b[1:]
+	if i := r.off; i < len(r.b) && r.b[i] < 0x80 {
+		// One byte (a small group number, a zero time), as Uint's fast
+		// path; the zigzag decoding of binary.Varint.
+		r.off = i + 1
+		v := r.b[i]
 		return int64(v>>1) ^ -int64(v&1)
 	}
 	return r.intSlow()
@@ -139,22 +138,21 @@ func (r *Reader) intSlow() int64 {
 	if r.err != nil {
 		return 0
 	}
-	v, n := binary.Varint(r.b)
+	v, n := binary.Varint(r.b[r.off:])
 	if n <= 0 {
 		r.fail("int")
 		return 0
 	}
-	r.b = r.b[n:]
+	r.off += n
 	return v
 }
 
 // Bool reads a boolean.
 func (r *Reader) Bool() bool {
-	if len(r.b) > 0 && r.b[0] <= 1 {
-		// Small enough to inline (after an error r.b is empty).
-		v := r.b[0] == 1
-		r.b = r.b[1:]
-		return v
+	if i := r.off; i < len(r.b) && r.b[i] <= 1 {
+		// After an error nothing is left, so this never reads past one.
+		r.off = i + 1
+		return r.b[i] == 1
 	}
 	r.fail("bool")
 	return false
@@ -186,31 +184,30 @@ func (r *Reader) String() string { return string(r.next()) }
 // next reads a length-prefixed byte string and returns it in place (nil on
 // error).
 func (r *Reader) next() []byte {
-	if len(r.b) > 0 && r.b[0] < 0x80 && int(r.b[0]) < len(r.b) {
+	if i := r.off; i < len(r.b) && r.b[i] < 0x80 && int(r.b[i]) < len(r.b)-i {
 		// A length of one byte with its bytes all there, as most are:
 		// read without a call to Uint.
-		n := int(r.b[0]) + 1
-		b := r.b[1:n]
-		r.b = r.b[n:]
-		return b
+		end := i + 1 + int(r.b[i])
+		r.off = end
+		return r.b[i+1 : end]
 	}
 	n := r.Uint()
 	if r.err != nil {
 		return nil
 	}
-	if uint64(len(r.b)) < n {
+	if uint64(len(r.b)-r.off) < n {
 		r.fail("bytes")
 		return nil
 	}
-	b := r.b[:n]
-	r.b = r.b[n:]
-	return b
+	start := r.off
+	r.off += int(n)
+	return r.b[start:r.off]
 }
 
 // Count reads a collection length, bounded by what the rest could hold.
 func (r *Reader) Count() int {
 	n := r.Uint()
-	if n > uint64(len(r.b)) {
+	if n > uint64(len(r.b)-r.off) {
 		r.fail("count")
 		return 0
 	}
@@ -222,8 +219,8 @@ func (r *Reader) Err() error { return r.err }
 
 // Close reports the first error, or trailing bytes.
 func (r *Reader) Close() error {
-	if r.err == nil && len(r.b) != 0 {
-		r.err = fmt.Errorf("%w: %d trailing bytes", ErrMalformed, len(r.b))
+	if r.err == nil && r.off != len(r.b) {
+		r.err = fmt.Errorf("%w: %d trailing bytes", ErrMalformed, len(r.b)-r.off)
 	}
 	return r.err
 }
