@@ -107,12 +107,7 @@ func decode(b []byte, brackets bool) (SplitJob, error) {
 		}
 		ownCursors(j.Brackets) // off b, all in one allocation
 	} else {
-		for i := 0; i < n; i++ { // the reads above, in their order (so the same errors), kept nowhere
-			r.Uint()
-			r.BytesInPlace()
-			r.Bool()
-			r.Uint()
-		}
+		r.Skip(n, "usbu") // the reads above, in their order (so the same errors), kept nowhere
 	}
 	j.StagedCleared = r.Bool()
 	j.SourceCleaned = r.Bool()

@@ -214,6 +214,44 @@ func (r *Reader) Count() int {
 	return int(n)
 }
 
+// Skip reads n groups of fields laid out as layout spells them, a letter
+// a field ('u' for Uint, 'i' for Int, 'b' for Bool, 's' for a byte string
+// or string), and keeps none: the reads those calls would make, in their
+// order and with their errors, for a reader that passes over a collection
+// it does not look at, without a call a field.
+func (r *Reader) Skip(n int, layout string) {
+	for ; n > 0 && r.err == nil; n-- { // after an error every read is a no-op
+		for k := 0; k < len(layout); k++ {
+			switch i, c := r.off, layout[k]; {
+			case (c == 'u' || c == 'i') && i < len(r.b) && r.b[i] < 0x80,
+				c == 'b' && i < len(r.b) && r.b[i] <= 1:
+				r.off = i + 1
+			case c == 's' && i < len(r.b) && r.b[i] < 0x80 && int(r.b[i]) < len(r.b)-i:
+				r.off = i + 1 + int(r.b[i])
+			default:
+				r.skipSlow(c)
+			}
+		}
+	}
+}
+
+// skipSlow is Skip's read of one field when it is not one byte (or one
+// byte of length and the bytes), or fails.
+func (r *Reader) skipSlow(kind byte) {
+	switch kind {
+	case 'u':
+		r.Uint()
+	case 'i':
+		r.Int()
+	case 'b':
+		r.Bool()
+	case 's':
+		r.next()
+	default:
+		panic("wire: Skip: no field kind " + string(rune(kind)))
+	}
+}
+
 // Err reports the first error so far (trailing bytes are not one yet).
 func (r *Reader) Err() error { return r.err }
 
