@@ -45,6 +45,27 @@ func TestRecordedJobsRoundTrip(t *testing.T) {
 	}
 }
 
+// Encode's size hint holds every recorded record (so it is written in one
+// buffer) and is not far above it (so that buffer is in a size class near
+// the record's).
+func TestSizeHintFitsRecordedJobs(t *testing.T) {
+	var records, hints int
+	for i, b := range recordedJobs(t) {
+		j, err := Decode(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hint := j.sizeHint()
+		if hint < len(b) || hint > len(b)+encodedFixedSize {
+			t.Fatalf("record %d of %d bytes: size hint %d", i, len(b), hint)
+		}
+		records, hints = records+len(b), hints+hint
+	}
+	if hints > records*5/4 {
+		t.Fatalf("the size hints add up to %d bytes for %d bytes of records", hints, records)
+	}
+}
+
 // BenchmarkDecode decodes every recorded record once per op, as the
 // checkers do (DecodeWithoutBrackets) and as the migrator does (Decode).
 func BenchmarkDecode(b *testing.B) {
