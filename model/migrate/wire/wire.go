@@ -220,19 +220,26 @@ func (r *Reader) Count() int {
 // order and with their errors, for a reader that passes over a collection
 // it does not look at, without a call a field.
 func (r *Reader) Skip(n int, layout string) {
-	for ; n > 0 && r.err == nil; n-- { // after an error every read is a no-op
+	b, off := r.b, r.off // in locals, so the loop need not store to r a field
+	for ; n > 0; n-- {
 		for k := 0; k < len(layout); k++ {
-			switch i, c := r.off, layout[k]; {
-			case (c == 'u' || c == 'i') && i < len(r.b) && r.b[i] < 0x80,
-				c == 'b' && i < len(r.b) && r.b[i] <= 1:
-				r.off = i + 1
-			case c == 's' && i < len(r.b) && r.b[i] < 0x80 && int(r.b[i]) < len(r.b)-i:
-				r.off = i + 1 + int(r.b[i])
+			switch c := layout[k]; {
+			case (c == 'u' || c == 'i') && off < len(b) && b[off] < 0x80,
+				c == 'b' && off < len(b) && b[off] <= 1:
+				off++
+			case c == 's' && off < len(b) && b[off] < 0x80 && int(b[off]) < len(b)-off:
+				off += 1 + int(b[off])
 			default:
+				r.off = off
 				r.skipSlow(c)
+				if r.err != nil {
+					return // every read after an error is a no-op
+				}
+				off = r.off
 			}
 		}
 	}
+	r.off = off
 }
 
 // skipSlow is Skip's read of one field when it is not one byte (or one
