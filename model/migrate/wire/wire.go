@@ -62,8 +62,7 @@ func (w *Writer) Done() []byte { return w.b }
 // Reader reads fields back; the first error sticks.
 //
 // It keeps the record whole and an offset into it, so that a read moves
-// one word on (a re-sliced rest would be three), and a read of a one-byte
-// field, as most are, stays a short call.
+// one word on (a re-sliced rest would be three).
 type Reader struct {
 	b   []byte // the record; nil once a header check failed
 	off int    // what is read so far; len(b) once err is set
@@ -88,37 +87,47 @@ func headerError(b []byte, tag, version byte) error {
 	return fmt.Errorf("%w: unknown version %d of %q", ErrMalformed, b[1], tag)
 }
 
-// fail records the first error and consumes the rest, so that every later
-// read fails too (its fast path finds nothing left to read).
-func (r *Reader) fail(what string) {
+// The errors of a field that does not read, made once: the reads that
+// refuse a field inline, and a call to fmt there would not.
+var (
+	errBadUint  = fmt.Errorf("%w: bad uint", ErrMalformed)
+	errBadInt   = fmt.Errorf("%w: bad int", ErrMalformed)
+	errBadBool  = fmt.Errorf("%w: bad bool", ErrMalformed)
+	errBadBytes = fmt.Errorf("%w: bad bytes", ErrMalformed)
+	errBadCount = fmt.Errorf("%w: bad count", ErrMalformed)
+)
+
+// fail keeps the first error and consumes the rest, so that every later
+// read fails too (it finds nothing left to read).
+func (r *Reader) fail(err error) {
+	r.off = len(r.b)
 	if r.err == nil {
-		r.off, r.err = len(r.b), fmt.Errorf("%w: bad %s", ErrMalformed, what)
+		r.err = err
 	}
 }
 
-// Uint reads an unsigned integer.
+// Uint reads an unsigned integer: a uvarint, refused as binary.Uvarint
+// refuses one (cut short, or past 64 bits or ten bytes).
+//
+// It is written to be inlined (within the compiler's budget, by a
+// hair), loop and all: most fields are one byte, for which a call cost
+// more than the read, and the timestamps' six bytes read in a loop
+// without two calls and a re-slice.
 func (r *Reader) Uint() uint64 {
-	if i := r.off; i < len(r.b) && r.b[i] < 0x80 {
-		// One byte, as most fields are. (After an error nothing is left,
-		// so this never reads past one.)
-		r.off = i + 1
-		return uint64(r.b[i])
+	var x uint64
+	for s := uint(0); s < 64 && r.off < len(r.b); s += 7 { // after an error nothing is left
+		c := r.b[r.off]
+		r.off++
+		x |= uint64(c&0x7f) << s
+		if c < 0x80 {
+			if s < 63 || c <= 1 { // the tenth byte holds one bit
+				return x
+			}
+			break
+		}
 	}
-	return r.uintSlow()
-}
-
-// uintSlow is Uint for a varint of several bytes, or on an error.
-func (r *Reader) uintSlow() uint64 {
-	if r.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(r.b[r.off:])
-	if n <= 0 {
-		r.fail("uint")
-		return 0
-	}
-	r.off += n
-	return v
+	r.fail(errBadUint)
+	return 0
 }
 
 // Int reads a signed integer.
@@ -140,21 +149,20 @@ func (r *Reader) intSlow() int64 {
 	}
 	v, n := binary.Varint(r.b[r.off:])
 	if n <= 0 {
-		r.fail("int")
+		r.fail(errBadInt)
 		return 0
 	}
 	r.off += n
 	return v
 }
 
-// Bool reads a boolean.
+// Bool reads a boolean (inlined, as Uint is).
 func (r *Reader) Bool() bool {
-	if i := r.off; i < len(r.b) && r.b[i] <= 1 {
-		// After an error nothing is left, so this never reads past one.
-		r.off = i + 1
-		return r.b[i] == 1
+	if r.off < len(r.b) && r.b[r.off] <= 1 { // after an error nothing is left
+		r.off++
+		return r.b[r.off-1] == 1
 	}
-	r.fail("bool")
+	r.fail(errBadBool)
 	return false
 }
 
@@ -196,7 +204,7 @@ func (r *Reader) next() []byte {
 		return nil
 	}
 	if uint64(len(r.b)-r.off) < n {
-		r.fail("bytes")
+		r.fail(errBadBytes)
 		return nil
 	}
 	start := r.off
@@ -208,7 +216,7 @@ func (r *Reader) next() []byte {
 func (r *Reader) Count() int {
 	n := r.Uint()
 	if n > uint64(len(r.b)-r.off) {
-		r.fail("count")
+		r.fail(errBadCount)
 		return 0
 	}
 	return int(n)
