@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"testing"
@@ -159,5 +160,36 @@ func TestSkipAgreesWithReads(t *testing.T) {
 	})
 	if failed == 0 || read == 0 {
 		t.Fatalf("%d runs failed and %d read: both cases must occur", failed, read)
+	}
+}
+
+// Uint and Int take and refuse what binary.Uvarint and binary.Varint do,
+// on every run of up to eleven random continuation bytes, cut there or
+// ended by each of a few bytes (so cut, ten- and eleven-byte varints and
+// tenth bytes of several values all occur).
+func TestVarintsAgreeWithBinary(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		run := rapid.SliceOfN(rapid.ByteRange(0x80, 0xff), 11, 11).Draw(t, "continuations")
+		for n := range len(run) + 1 {
+			for _, end := range [][]byte{nil, {0}, {1}, {2}, {3}, {0x7f}, {1, 5}} {
+				varintAgrees(t, append(append([]byte(nil), run[:n]...), end...))
+			}
+		}
+	})
+}
+
+// varintAgrees fails t unless Uint and Int read body as binary.Uvarint
+// and binary.Varint do.
+func varintAgrees(t *rapid.T, body []byte) {
+	rec := append([]byte{'T', 1}, body...)
+	wantU, nU := binary.Uvarint(body)
+	u := MakeReader(rec, 'T', 1)
+	if got := u.Uint(); (nU > 0) != (u.Err() == nil) || got != wantU || nU > 0 && u.off != 2+nU {
+		t.Fatalf("Uint of %x = %d (offset %d, %v); binary.Uvarint %d, %d", body, got, u.off, u.Err(), wantU, nU)
+	}
+	wantI, nI := binary.Varint(body)
+	i := MakeReader(rec, 'T', 1)
+	if got := i.Int(); (nI > 0) != (i.Err() == nil) || got != wantI || nI > 0 && i.off != 2+nI {
+		t.Fatalf("Int of %x = %d (offset %d, %v); binary.Varint %d, %d", body, got, i.off, i.Err(), wantI, nI)
 	}
 }
