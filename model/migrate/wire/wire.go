@@ -270,10 +270,11 @@ func (r *Reader) skipSlow(kind byte) {
 // Err reports the first error so far (trailing bytes are not one yet).
 func (r *Reader) Err() error { return r.err }
 
-// Close reports the first error, or trailing bytes.
+// Close reports the first error, or trailing bytes. Trailing bytes are an
+// error like any other: a read after it reads nothing, as after the others.
 func (r *Reader) Close() error {
 	if r.err == nil && r.off != len(r.b) {
-		r.err = fmt.Errorf("%w: %d trailing bytes", ErrMalformed, len(r.b)-r.off)
+		r.fail(fmt.Errorf("%w: %d trailing bytes", ErrMalformed, len(r.b)-r.off))
 	}
 	return r.err
 }
