@@ -116,7 +116,12 @@ func decode(b []byte, brackets bool) (SplitJob, error) {
 		}
 		ownCursors(j.Brackets) // off b, all in one allocation
 	} else {
-		r.Skip(n, "usbu") // the reads above, in their order (so the same errors), kept nowhere
+		for i := 0; i < n; i++ { // the reads above, in their order (so the same errors), kept nowhere
+			r.Uint()
+			r.BytesInPlace()
+			r.Bool()
+			r.Uint()
+		}
 	}
 	j.StagedCleared = r.Bool()
 	j.SourceCleaned = r.Bool()

@@ -222,51 +222,6 @@ func (r *Reader) Count() int {
 	return int(n)
 }
 
-// Skip reads n groups of fields laid out as layout spells them, a letter
-// a field ('u' for Uint, 'i' for Int, 'b' for Bool, 's' for a byte string
-// or string), and keeps none: the reads those calls would make, in their
-// order and with their errors, for a reader that passes over a collection
-// it does not look at, without a call a field.
-func (r *Reader) Skip(n int, layout string) {
-	b, off := r.b, r.off // in locals, so the loop need not store to r a field
-	for ; n > 0; n-- {
-		for k := 0; k < len(layout); k++ {
-			switch c := layout[k]; {
-			case (c == 'u' || c == 'i') && off < len(b) && b[off] < 0x80,
-				c == 'b' && off < len(b) && b[off] <= 1:
-				off++
-			case c == 's' && off < len(b) && b[off] < 0x80 && int(b[off]) < len(b)-off:
-				off += 1 + int(b[off])
-			default:
-				r.off = off
-				r.skipSlow(c)
-				if r.err != nil {
-					return // every read after an error is a no-op
-				}
-				off = r.off
-			}
-		}
-	}
-	r.off = off
-}
-
-// skipSlow is Skip's read of one field when it is not one byte (or one
-// byte of length and the bytes), or fails.
-func (r *Reader) skipSlow(kind byte) {
-	switch kind {
-	case 'u':
-		r.Uint()
-	case 'i':
-		r.Int()
-	case 'b':
-		r.Bool()
-	case 's':
-		r.next()
-	default:
-		panic("wire: Skip: no field kind " + string(rune(kind)))
-	}
-}
-
 // Err reports the first error so far (trailing bytes are not one yet).
 func (r *Reader) Err() error { return r.err }
 
