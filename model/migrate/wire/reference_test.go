@@ -131,6 +131,18 @@ func TestReaderAgreesWithReference(t *testing.T) {
 	}
 }
 
+// FuzzReaderAgreesWithReference is TestReaderAgreesWithReference on any
+// record and any reads: ops spells them, a letter a read (see
+// readsAgreeOn), other letters ignored.
+func FuzzReaderAgreesWithReference(f *testing.F) {
+	f.Add([]byte{'T', 1, 5, 0x80, 1, 2, 1, 'a'}, []byte("uiubsC"))
+	f.Add([]byte{'T', 1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 1, 3}, []byte("uCu"))
+	f.Add([]byte{'T', 1, 0x80, 0x01, 'a'}, []byte("tcpE"))
+	f.Fuzz(func(t *testing.T, rec, ops []byte) {
+		readsAgreeOn(t, rec, ops)
+	})
+}
+
 // readsAgree draws a record and reads, fails t unless Reader and
 // refReader agree on them, and reports whether they read without error.
 func readsAgree(t *rapid.T) bool {
@@ -141,8 +153,15 @@ func readsAgree(t *rapid.T) bool {
 	for range rapid.IntRange(0, 12).Draw(t, "fields") {
 		rec = append(rec, field(t)...)
 	}
+	return readsAgreeOn(t, rec, rapid.SliceOfN(rapid.SampledFrom([]byte("uibsptcEC")), 1, 20).Draw(t, "ops"))
+}
+
+// readsAgreeOn fails t unless Reader and refReader agree on reading rec
+// with ops, a letter a read: 'u' Uint, 'i' Int, 'b' Bool, 's' String, 'p'
+// Bytes, 't' BytesInPlace, 'c' Count, 'E' Err, 'C' Close (other letters
+// are no read). It reports whether the reads went without error.
+func readsAgreeOn(t interface{ Fatalf(string, ...any) }, rec, ops []byte) bool {
 	got, want := MakeReader(rec, 'T', 1), refMakeReader(rec, 'T', 1)
-	ops := rapid.SliceOfN(rapid.SampledFrom([]byte("uibsptcEC")), 1, 20).Draw(t, "ops")
 	for k, op := range ops {
 		var g, w any
 		switch op {
@@ -172,6 +191,8 @@ func readsAgree(t *rapid.T) bool {
 			g, w = fmt.Sprint(got.Err()), fmt.Sprint(want.err)
 		case 'C':
 			g, w = fmt.Sprint(got.Close()), fmt.Sprint(want.close())
+		default:
+			continue
 		}
 		if g != w || len(got.b)-got.off != len(want.rest) || fmt.Sprint(got.err) != fmt.Sprint(want.err) {
 			t.Fatalf("record %x, reads %q: read %d (%c) gave %v, %d bytes left, error %v; the reference %v, %d, %v",
