@@ -7,112 +7,15 @@ import (
 	"testing"
 
 	"pgregory.net/rapid"
+
+	"shardsim/model/migrate/wire/wireref"
 )
-
-// refReader is the plainest reading of the format, written apart from
-// Reader (as Reader was before it kept an offset and took fast paths):
-// the rest of the record re-sliced after each field, every varint through
-// encoding/binary, the first error kept and nothing read after it. Every
-// decoder on wire (job, catalog, fsm's lock rows) is a sequence of these
-// reads, so holding Reader to it holds them all to what they did.
-type refReader struct {
-	rest []byte
-	err  error
-}
-
-func refMakeReader(b []byte, tag, version byte) *refReader {
-	switch {
-	case len(b) < 2 || b[0] != tag:
-		return &refReader{err: fmt.Errorf("wire: malformed record: not a %q record", tag)}
-	case b[1] != version:
-		return &refReader{err: fmt.Errorf("wire: malformed record: unknown version %d of %q", b[1], tag)}
-	}
-	return &refReader{rest: b[2:]}
-}
-
-func (r *refReader) fail(what string) {
-	if r.err == nil {
-		r.rest, r.err = nil, fmt.Errorf("wire: malformed record: %s", what)
-	}
-}
-
-func (r *refReader) uint() uint64 {
-	if r.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(r.rest)
-	if n <= 0 {
-		r.fail("bad uint")
-		return 0
-	}
-	r.rest = r.rest[n:]
-	return v
-}
-
-func (r *refReader) int() int64 {
-	if r.err != nil {
-		return 0
-	}
-	v, n := binary.Varint(r.rest)
-	if n <= 0 {
-		r.fail("bad int")
-		return 0
-	}
-	r.rest = r.rest[n:]
-	return v
-}
-
-func (r *refReader) bool() bool {
-	if r.err != nil {
-		return false
-	}
-	if len(r.rest) == 0 || r.rest[0] > 1 {
-		r.fail("bad bool")
-		return false
-	}
-	v := r.rest[0] == 1
-	r.rest = r.rest[1:]
-	return v
-}
-
-func (r *refReader) bytes() []byte {
-	n := r.uint()
-	if r.err != nil {
-		return nil
-	}
-	if n > uint64(len(r.rest)) {
-		r.fail("bad bytes")
-		return nil
-	}
-	p := r.rest[:n]
-	r.rest = r.rest[n:]
-	return p
-}
-
-func (r *refReader) count() int {
-	n := r.uint()
-	if r.err != nil {
-		return 0
-	}
-	if n > uint64(len(r.rest)) {
-		r.fail("bad count")
-		return 0
-	}
-	return int(n)
-}
-
-func (r *refReader) close() error {
-	if r.err == nil && len(r.rest) != 0 {
-		r.fail(fmt.Sprintf("%d trailing bytes", len(r.rest)))
-	}
-	return r.err
-}
 
 // TestReaderAgreesWithReference: on random records (good and bad
 // headers; varints of every length up to eleven bytes, tenth bytes of
 // several values, lengths either side of one byte and of what is left)
 // read by random sequences of every read, Err and Close, going on
-// after errors and after Close, Reader returns what refReader returns,
+// after errors and after Close, Reader returns what wireref.Reader returns,
 // has as many bytes left and the same error (the same message, wrapping
 // ErrMalformed).
 func TestReaderAgreesWithReference(t *testing.T) {
@@ -144,7 +47,7 @@ func FuzzReaderAgreesWithReference(f *testing.F) {
 }
 
 // readsAgree draws a record and reads, fails t unless Reader and
-// refReader agree on them, and reports whether they read without error.
+// wireref.Reader agree on them, and reports whether they read without error.
 func readsAgree(t *rapid.T) bool {
 	rec := []byte{'T', 1}
 	if rapid.IntRange(0, 9).Draw(t, "header kind") == 0 { // short, or a wrong tag or version
@@ -156,53 +59,53 @@ func readsAgree(t *rapid.T) bool {
 	return readsAgreeOn(t, rec, rapid.SliceOfN(rapid.SampledFrom([]byte("uibsptcEC")), 1, 20).Draw(t, "ops"))
 }
 
-// readsAgreeOn fails t unless Reader and refReader agree on reading rec
+// readsAgreeOn fails t unless Reader and the reference (wireref.Reader) agree on reading rec
 // with ops, a letter a read: 'u' Uint, 'i' Int, 'b' Bool, 's' String, 'p'
 // Bytes, 't' BytesInPlace, 'c' Count, 'E' Err, 'C' Close (other letters
 // are no read). It reports whether the reads went without error.
 func readsAgreeOn(t interface{ Fatalf(string, ...any) }, rec, ops []byte) bool {
-	got, want := MakeReader(rec, 'T', 1), refMakeReader(rec, 'T', 1)
+	got, want := MakeReader(rec, 'T', 1), wireref.MakeReader(rec, 'T', 1)
 	for k, op := range ops {
 		var g, w any
 		switch op {
 		case 'u':
-			g, w = got.Uint(), want.uint()
+			g, w = got.Uint(), want.Uint()
 		case 'i':
-			g, w = got.Int(), want.int()
+			g, w = got.Int(), want.Int()
 		case 'b':
-			g, w = got.Bool(), want.bool()
+			g, w = got.Bool(), want.Bool()
 		case 's':
-			g, w = got.String(), string(want.bytes())
+			g, w = got.String(), string(want.Bytes())
 		case 'p':
-			p, q := got.Bytes(), want.bytes()
+			p, q := got.Bytes(), want.Bytes()
 			if len(q) == 0 {
 				q = nil
 			}
 			g, w = fmt.Sprintf("%#v", p), fmt.Sprintf("%#v", q)
 		case 't':
-			p, q := got.BytesInPlace(), want.bytes()
+			p, q := got.BytesInPlace(), want.Bytes()
 			if len(q) == 0 {
 				q = nil
 			}
 			g, w = fmt.Sprintf("%#v", p), fmt.Sprintf("%#v", q)
 		case 'c':
-			g, w = got.Count(), want.count()
+			g, w = got.Count(), want.Count()
 		case 'E':
-			g, w = fmt.Sprint(got.Err()), fmt.Sprint(want.err)
+			g, w = fmt.Sprint(got.Err()), fmt.Sprint(want.Err())
 		case 'C':
-			g, w = fmt.Sprint(got.Close()), fmt.Sprint(want.close())
+			g, w = fmt.Sprint(got.Close()), fmt.Sprint(want.Close())
 		default:
 			continue
 		}
-		if g != w || len(got.b)-got.off != len(want.rest) || fmt.Sprint(got.err) != fmt.Sprint(want.err) {
+		if g != w || len(got.b)-got.off != want.Left() || fmt.Sprint(got.err) != fmt.Sprint(want.Err()) {
 			t.Fatalf("record %x, reads %q: read %d (%c) gave %v, %d bytes left, error %v; the reference %v, %d, %v",
-				rec, ops, k, op, g, len(got.b)-got.off, got.err, w, len(want.rest), want.err)
+				rec, ops, k, op, g, len(got.b)-got.off, got.err, w, want.Left(), want.Err())
 		}
 		if got.err != nil && !errors.Is(got.err, ErrMalformed) {
 			t.Fatalf("record %x: error %v does not wrap ErrMalformed", rec, got.err)
 		}
 	}
-	return want.err == nil
+	return want.Err() == nil
 }
 
 // field draws the bytes of one field, good or not: a varint of up to
