@@ -238,64 +238,26 @@ func TestRaftSafetyProperties(t *testing.T) {
 		}
 		w.c.ElectNow(0, 0)
 		committed := map[uint64]fsm.Entry{}
-		down := -1
+		f := &faults{w: w, down: -1}
 		next := uint64(1)
 		steps := rapid.IntRange(10, 60).Draw(rt, "steps")
 		for i := 0; i < steps; i++ {
 			switch rapid.IntRange(0, 9).Draw(rt, "action") {
-			case 0, 1, 2, 3: // every node that believes it leads proposes
-				for n, s := range w.nodes {
-					if term, ok := s.leads[0]; ok && w.c.Up(n) && !w.loop.Paused(w.c.Actor(n)) {
-						_, _ = w.c.Propose(0, n, term, ceiling(next))
-						next++
-					}
-				}
+			case 0, 1, 2, 3:
+				w.proposeFromLeaders(func() fsm.Entry { next++; return ceiling(next - 1) })
 			case 4:
-				w.c.Depose(0, rapid.IntRange(-1, 4).Draw(rt, "prefer"), time.Millisecond)
+				f.depose(rt)
 			case 5:
-				if down < 0 {
-					down = rapid.IntRange(0, 4).Draw(rt, "down")
-					if rapid.Bool().Draw(rt, "crash") {
-						w.loop.Crash(w.c.Actor(down))
-						w.c.NodeDown(down, true)
-					} else {
-						w.loop.Pause(w.c.Actor(down))
-						w.c.NodeDown(down, false)
-					}
-				}
+				f.takeDown(rt)
 			case 6:
-				if down >= 0 {
-					if !w.c.Up(down) {
-						w.loop.Restart(w.c.Actor(down), w.nodes[down])
-					} else {
-						w.loop.Resume(w.c.Actor(down))
-					}
-					w.c.NodeUp(down)
-					down = -1
-				}
+				f.heal()
 			case 7:
-				if l, term := w.c.Leader(0); l >= 0 {
-					w.c.MarkReady(0, term)
-					vs := w.c.Voters(0)
-					n := rapid.IntRange(0, 4).Draw(rt, "member")
-					if contains(vs, n) && len(vs) > 3 {
-						_ = w.c.ChangeVoters(0, -1, n)
-					} else if !contains(vs, n) {
-						_ = w.c.ChangeVoters(0, n, -1)
-					}
-				}
+				f.changeVoters(rt)
 			}
 			w.loop.RunUntil(w.loop.Now().Add(time.Duration(rapid.IntRange(0, 30).Draw(rt, "wait")) * time.Millisecond))
 			w.recordCommitted(rt, committed)
 		}
-		if down >= 0 {
-			if !w.c.Up(down) {
-				w.loop.Restart(w.c.Actor(down), w.nodes[down])
-			} else {
-				w.loop.Resume(w.c.Actor(down))
-			}
-			w.c.NodeUp(down)
-		}
+		f.heal()
 		w.loop.RunUntil(w.loop.Now().Add(time.Second))
 		l, term := w.c.Leader(0)
 		if l < 0 {
@@ -328,6 +290,76 @@ func TestRaftSafetyProperties(t *testing.T) {
 	if total.Elections == 0 || total.ApplyLaggingLeader == 0 || total.StaleAppends == 0 ||
 		total.Truncations == 0 || total.Snapshots == 0 || total.ConfigChanges == 0 {
 		t.Fatalf("the property runs never exercised some situation: %+v", total)
+	}
+}
+
+// proposeFromLeaders has every node that believes it leads group 0, and
+// is up and running, propose the entry next makes.
+func (w *testWorld) proposeFromLeaders(next func() fsm.Entry) {
+	for n, s := range w.nodes {
+		if term, ok := s.leads[0]; ok && w.c.Up(n) && !w.loop.Paused(w.c.Actor(n)) {
+			_, _ = w.c.Propose(0, n, term, next())
+		}
+	}
+}
+
+// faults drives the faults of the randomised group tests on a test
+// world's group 0: deposes, one node at a time down (crashed or paused)
+// and back, and voter changes.
+type faults struct {
+	w    *testWorld
+	down int // the node down, or -1
+}
+
+// depose deposes group 0's leader, preferring a drawn node (or none).
+func (f *faults) depose(rt *rapid.T) {
+	f.w.c.Depose(0, rapid.IntRange(-1, 4).Draw(rt, "prefer"), time.Millisecond)
+}
+
+// takeDown crashes or pauses a drawn node, unless one is down already.
+func (f *faults) takeDown(rt *rapid.T) {
+	if f.down >= 0 {
+		return
+	}
+	w := f.w
+	f.down = rapid.IntRange(0, 4).Draw(rt, "down")
+	if rapid.Bool().Draw(rt, "crash") {
+		w.loop.Crash(w.c.Actor(f.down))
+		w.c.NodeDown(f.down, true)
+	} else {
+		w.loop.Pause(w.c.Actor(f.down))
+		w.c.NodeDown(f.down, false)
+	}
+}
+
+// heal restarts or resumes the node down, if any.
+func (f *faults) heal() {
+	if f.down < 0 {
+		return
+	}
+	w := f.w
+	if !w.c.Up(f.down) {
+		w.loop.Restart(w.c.Actor(f.down), w.nodes[f.down])
+	} else {
+		w.loop.Resume(w.c.Actor(f.down))
+	}
+	w.c.NodeUp(f.down)
+	f.down = -1
+}
+
+// changeVoters, when group 0 has a leader, removes a drawn voter (keeping
+// at least three) or adds a drawn non-voter.
+func (f *faults) changeVoters(rt *rapid.T) {
+	w := f.w
+	if l, term := w.c.Leader(0); l >= 0 {
+		w.c.MarkReady(0, term)
+		vs := w.c.Voters(0)
+		n := rapid.IntRange(0, 4).Draw(rt, "member")
+		if contains(vs, n) && len(vs) > 3 {
+			_ = w.c.ChangeVoters(0, -1, n)
+		} else if !contains(vs, n) {
+			_ = w.c.ChangeVoters(0, n, -1)
+		}
 	}
 }
 

@@ -55,61 +55,27 @@ func TestStateNamesStayEqualUnderFaults(t *testing.T) {
 		w := newWorld(rapid.Uint64().Draw(rt, "seed"), 5, []int{0, 1, 2})
 		w.c.ElectNow(0, 0)
 		committed := map[uint64]fsm.Entry{}
-		down := -1
+		f := &faults{w: w, down: -1}
 		next := uint64(10)
-		heal := func() {
-			if down >= 0 {
-				if !w.c.Up(down) {
-					w.loop.Restart(w.c.Actor(down), w.nodes[down])
-				} else {
-					w.loop.Resume(w.c.Actor(down))
-				}
-				w.c.NodeUp(down)
-				down = -1
-			}
-		}
 		steps := rapid.IntRange(10, 60).Draw(rt, "steps")
 		for i := 0; i < steps; i++ {
 			switch rapid.IntRange(0, 9).Draw(rt, "action") {
-			case 0, 1, 2, 3, 4: // every node that believes it leads proposes
-				for n, s := range w.nodes {
-					if term, ok := s.leads[0]; ok && w.c.Up(n) && !w.loop.Paused(w.c.Actor(n)) {
-						_, _ = w.c.Propose(0, n, term, randomDecidedEntry(rt, next))
-						next++
-					}
-				}
+			case 0, 1, 2, 3, 4:
+				w.proposeFromLeaders(func() fsm.Entry { next++; return randomDecidedEntry(rt, next-1) })
 			case 5:
-				w.c.Depose(0, rapid.IntRange(-1, 4).Draw(rt, "prefer"), time.Millisecond)
+				f.depose(rt)
 			case 6:
-				if down < 0 {
-					down = rapid.IntRange(0, 4).Draw(rt, "down")
-					if rapid.Bool().Draw(rt, "crash") {
-						w.loop.Crash(w.c.Actor(down))
-						w.c.NodeDown(down, true)
-					} else {
-						w.loop.Pause(w.c.Actor(down))
-						w.c.NodeDown(down, false)
-					}
-				}
+				f.takeDown(rt)
 			case 7:
-				heal()
+				f.heal()
 			case 8:
-				if l, term := w.c.Leader(0); l >= 0 {
-					w.c.MarkReady(0, term)
-					vs := w.c.Voters(0)
-					n := rapid.IntRange(0, 4).Draw(rt, "member")
-					if contains(vs, n) && len(vs) > 3 {
-						_ = w.c.ChangeVoters(0, -1, n)
-					} else if !contains(vs, n) {
-						_ = w.c.ChangeVoters(0, n, -1)
-					}
-				}
+				f.changeVoters(rt)
 			}
 			w.loop.RunUntil(w.loop.Now().Add(time.Duration(rapid.IntRange(0, 30).Draw(rt, "wait")) * time.Millisecond))
 			w.recordCommitted(rt, committed)
 			w.checkStateNames(rt, committed)
 		}
-		heal()
+		f.heal()
 		w.loop.RunUntil(w.loop.Now().Add(time.Second))
 		w.recordCommitted(rt, committed)
 		w.checkStateNames(rt, committed)
