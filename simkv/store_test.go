@@ -357,6 +357,19 @@ func TestCloneIsIndependent(t *testing.T) {
 	}
 }
 
+// leasedStore returns the store TestCloneIsCopyOnWrite and
+// TestForkIsIndependent copy and change: key a written twice, and key b
+// attached to lease 3.
+func leasedStore(t *testing.T) *Store {
+	t.Helper()
+	s := NewStore(StoreConfig{})
+	put(t, s, "a", "1")
+	put(t, s, "a", "2")
+	mustApply(t, s, 0, Request{LeaseGrant: &LeaseGrantRequest{ID: 3, TTL: 10}})
+	mustApply(t, s, 0, Request{Put: &PutRequest{Key: b("b"), Value: b("x"), Lease: 3}})
+	return s
+}
+
 // Clone shares the key index and the leases copy-on-write: every kind of
 // change, on either side, must leave the other side as it was.
 func TestCloneIsCopyOnWrite(t *testing.T) {
@@ -374,17 +387,9 @@ func TestCloneIsCopyOnWrite(t *testing.T) {
 		"expire":  func(s *Store) { s.ExpireLeases(simclock.Time(time.Hour)) },
 		"compact": func(s *Store) { s.Apply(0, Request{Compact: &CompactRequest{Revision: 3}}) },
 	}
-	base := func() *Store {
-		s := NewStore(StoreConfig{})
-		put(t, s, "a", "1")
-		put(t, s, "a", "2")
-		mustApply(t, s, 0, Request{LeaseGrant: &LeaseGrantRequest{ID: 3, TTL: 10}})
-		mustApply(t, s, 0, Request{Put: &PutRequest{Key: b("b"), Value: b("x"), Lease: 3}})
-		return s
-	}
 	for name, change := range changes {
 		for _, side := range []string{"original", "clone"} {
-			s := base()
+			s := leasedStore(t)
 			c := s.Clone()
 			changed, other := s, c
 			if side == "clone" {
@@ -417,14 +422,6 @@ func TestForkIsIndependent(t *testing.T) {
 		"refresh": func(s *Store) { s.RefreshLeases(simclock.Time(5 * time.Second)) },
 		"compact": func(s *Store) { s.Apply(0, Request{Compact: &CompactRequest{Revision: 3}}) },
 	}
-	base := func() *Store {
-		s := NewStore(StoreConfig{})
-		put(t, s, "a", "1")
-		put(t, s, "a", "2")
-		mustApply(t, s, 0, Request{LeaseGrant: &LeaseGrantRequest{ID: 3, TTL: 10}})
-		mustApply(t, s, 0, Request{Put: &PutRequest{Key: b("b"), Value: b("x"), Lease: 3}})
-		return s
-	}
 	// state is what decides a store's answers, and its watch log as a
 	// catch-up watch from the start reads it (on a fork, so that the
 	// watch changes nothing: a Clone would mark s copy-on-write itself and
@@ -436,7 +433,7 @@ func TestForkIsIndependent(t *testing.T) {
 	}
 	for name, change := range changes {
 		for _, side := range []string{"template", "fork"} {
-			s := base()
+			s := leasedStore(t)
 			f := s.Fork()
 			if state(f) != state(s) {
 				t.Fatal("fork differs")
