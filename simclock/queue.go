@@ -175,8 +175,8 @@ func (q *eventQueue) pop() *event {
 	}
 	// The slot past the end keeps its pointer: the event stays in use
 	// (run, then pooled by the loop) whatever the queue holds, and a push
-	// placed from the earliest end overwrites it (recentre clears it), so
-	// clearing it here would only cost a store.
+	// placed from the earliest end overwrites it (recentre leaves such
+	// slots as they are too), so clearing it here would only cost a store.
 	n := len(q.h) - 1
 	e := q.h[n]
 	q.h = q.h[:n]
