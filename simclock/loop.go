@@ -277,7 +277,9 @@ func (l *Loop) Step() (StopReason, bool) {
 // the queue, and l.due, with the draw among several, is left for the
 // others. Both ways pop and discard the same events in the same order as
 // gatherDue alone would, so the pool, the cancelled count and Pending see
-// no difference.
+// no difference. The tests before skipCancelled and dropCancelledIfMost
+// repeat their own on purpose: neither is inlined, and the tests keep
+// their calls off the common step.
 func (l *Loop) takeNext() (*event, StopReason) {
 	if len(l.due) == 0 {
 		if l.headCancelled() {
