@@ -38,12 +38,6 @@ func runEventWorld(seed uint64) (string, uint64, int) {
 	return d, n, left
 }
 
-// dropSpareEvents empties the spare pools, so that the next loop makes
-// its events afresh.
-func dropSpareEvents() {
-	spareEvents.drain()
-}
-
 // TestReusedEventsLeakNothingBetweenWorlds runs worlds of different seeds,
 // interleaved, each on the events the last one's Close gave back, and
 // checks that each runs as it does on fresh events: same digest, same
@@ -57,7 +51,7 @@ func TestReusedEventsLeakNothingBetweenWorlds(t *testing.T) {
 	fresh := map[uint64]run{}
 	leftQueued := 0
 	for seed := uint64(1); seed <= 6; seed++ {
-		dropSpareEvents()
+		spareEvents.drain() // the next loop makes its events afresh
 		d, n, left := runEventWorld(seed)
 		fresh[seed] = run{d, n}
 		leftQueued += left
@@ -65,7 +59,7 @@ func TestReusedEventsLeakNothingBetweenWorlds(t *testing.T) {
 	if leftQueued == 0 {
 		t.Fatalf("no world left events queued at Close: their release is not tested")
 	}
-	dropSpareEvents()
+	spareEvents.drain()
 	for i, seed := range []uint64{4, 1, 6, 2, 5, 3, 1, 4, 4} {
 		if i > 0 {
 			pools := spareEvents.snapshot()
