@@ -151,16 +151,13 @@ func (c keyCall) operation() porcupine.Operation {
 	return porcupine.Operation{ClientId: c.op.Client, Call: c.call, Return: c.ret, Input: c.in(), Output: c.out(), Metadata: c.key()}
 }
 
-// keyCalls resolves ops against the oracle into the history
-// CheckLinearizable judges: a write that was never applied is dropped, an
-// applied ambiguous write returns at its first apply (not before its
-// call), and an operation that never returns is dropped. The calls point
-// into ops.
-func keyCalls(ops []KeyOp, oracle *VersionOracle) []keyCall { return keyCallsOf(oracle, ops) }
-
-// keyCallsOf is keyCalls of the concatenation of lists, without making it
-// (the calls point into the lists).
-func keyCallsOf(oracle *VersionOracle, lists ...[]KeyOp) []keyCall {
+// keyCalls resolves the operations of lists, in order, against the oracle
+// into the history CheckLinearizable judges: a write that was never
+// applied is dropped, an applied ambiguous write returns at its first
+// apply (not before its call), and an operation that never returns is
+// dropped. Several lists are judged as their concatenation without it
+// being made; the calls point into the lists.
+func keyCalls(oracle *VersionOracle, lists ...[]KeyOp) []keyCall {
 	n := 0
 	for _, ops := range lists {
 		n += len(ops)
@@ -192,7 +189,7 @@ func keyCallsOf(oracle *VersionOracle, lists ...[]KeyOp) []keyCall {
 // Operations is the history CheckLinearizable judges, as porcupine
 // operations (checked per key with KeyModel).
 func Operations(ops []KeyOp, oracle *VersionOracle) []porcupine.Operation {
-	return porcupineOps(keyCalls(ops, oracle))
+	return porcupineOps(keyCalls(oracle, ops))
 }
 
 // byKey splits hist into one history per key, keys in sorted order, each
@@ -262,7 +259,7 @@ func permute(hist []keyCall, dest []int) {
 // judged one by one (checkKeysInOrder), which names the first key (in key
 // order) that fails.
 func CheckLinearizable(ops []KeyOp, oracle *VersionOracle, timeout time.Duration) (property.Verdict, *property.Violation) {
-	return checkCalls(keyCalls(ops, oracle), timeout)
+	return CheckLinearizableSplit(ops, nil, oracle, timeout)
 }
 
 // CheckLinearizableSplit is CheckLinearizable of the history recorded
@@ -270,12 +267,7 @@ func CheckLinearizable(ops []KeyOp, oracle *VersionOracle, timeout time.Duration
 // recorded operations and those derived from its scans, transactions and
 // range deletes need no copy into one list).
 func CheckLinearizableSplit(recorded, derived []KeyOp, oracle *VersionOracle, timeout time.Duration) (property.Verdict, *property.Violation) {
-	return checkCalls(keyCallsOf(oracle, recorded, derived), timeout)
-}
-
-// checkCalls is CheckLinearizable of the history hist (keyCalls).
-func checkCalls(hist []keyCall, timeout time.Duration) (property.Verdict, *property.Violation) {
-	parts := byKey(hist)
+	parts := byKey(keyCalls(oracle, recorded, derived))
 	start := time.Now() // wall time bounds the checker only; it never feeds the world
 	verdict, failing := checkBatched(parts, timeout)
 	switch {

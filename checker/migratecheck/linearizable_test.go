@@ -167,7 +167,7 @@ func TestCheckLinearizableAgreesWithPorcupine(t *testing.T) {
 	verdicts := map[property.Verdict]int{}
 	for i := 0; i < 5000; i++ {
 		ops := randomKeyOps(r)
-		assertByKeyIsPartition(t, keyCalls(ops, o), Operations(ops, o))
+		assertByKeyIsPartition(t, keyCalls(o, ops), Operations(ops, o))
 		got, v := CheckLinearizable(ops, o, time.Minute)
 		want, wantKey := property.VerdictOK, ""
 		for _, part := range KeyModel.Partition(Operations(ops, o)) {
@@ -203,7 +203,7 @@ func TestCheckLinearizableBatchedAgreesInOrder(t *testing.T) {
 			ops = randomKeyOpsOf(r, 12, 12)
 		}
 		got, gv := CheckLinearizable(ops, o, time.Minute)
-		parts := byKey(keyCalls(ops, o))
+		parts := byKey(keyCalls(o, ops))
 		want, wv := checkKeysInOrder(parts, time.Minute)
 		if got != want || (gv == nil) != (wv == nil) || gv != nil && *gv != *wv {
 			t.Fatalf("history %+v: batched %s %v, in order %s %v", ops, got, gv, want, wv)
@@ -249,7 +249,7 @@ func TestMigrateLinearizableOverlapping(t *testing.T) {
 		return KeyOp{Client: 1, Key: "k7", Found: true, Value: v, Call: simclock.Time(call), Return: simclock.Time(ret), ReadTS: 25}
 	}
 	overlapping := []KeyOp{w("w1", 0, 3), w("w2", 2, 6), read("w1", 5, 8)}
-	if _, _, sent := judgeKey(byKey(keyCalls(overlapping, o))[0], time.Minute); sent == 0 {
+	if _, _, sent := judgeKey(byKey(keyCalls(o, overlapping))[0], time.Minute); sent == 0 {
 		t.Fatal("an overlapping history with a read was decided without porcupine")
 	}
 	if v, d := CheckLinearizable(overlapping, o, 5*time.Second); v != property.VerdictOK {
@@ -257,7 +257,7 @@ func TestMigrateLinearizableOverlapping(t *testing.T) {
 	}
 	// A segment that gets no budget (its key's earlier segments used it
 	// up) is undecided: porcupine would take a zero timeout as none.
-	if v, _, sent := judgeKey(byKey(keyCalls(overlapping, o))[0], 0); v != property.VerdictUnknown || sent != 0 {
+	if v, _, sent := judgeKey(byKey(keyCalls(o, overlapping))[0], 0); v != property.VerdictUnknown || sent != 0 {
 		t.Fatalf("a segment with no budget left: %s after %d porcupine checks, want unknown after none", v, sent)
 	}
 	stale := []KeyOp{w("w1", 0, 3), w("w2", 2, 6), read("w1", 7, 8), read("w2", 5, 9)}
