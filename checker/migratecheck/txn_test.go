@@ -1,8 +1,10 @@
 package migratecheck
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -166,12 +168,13 @@ func TestTxnAtomicAgreesWithMap(t *testing.T) {
 
 // txnEdgesByLookup is txnEdges as it was written before it looked each
 // key's record up once: every version's writer looked up one by one. It
-// finds writers by a plain scan of the writes added (writerByScan), not
-// through the oracle's index, so that it does not share writerAt with the
-// code under test.
-func txnEdgesByLookup(g *depGraph, t TxnObs, oracle *VersionOracle, added []AppliedWrite) {
+// finds versions and writers by plain scans of the writes added
+// (versionsByScan, writerByScan), not through the oracle, so that it
+// shares neither writerAt nor the oracle's version lists with the code
+// under test.
+func txnEdgesByLookup(g *depGraph, t TxnObs, added []AppliedWrite) {
 	for _, r := range t.Reads {
-		vs := oracle.Versions(r.Key)
+		vs := versionsByScan(added, r.Key)
 		if r.Chosen {
 			if w, ok := writerByScan(added, r.Key, r.TS); ok {
 				g.edge(w.Op, t.ID, "wr")
@@ -191,7 +194,7 @@ func txnEdgesByLookup(g *depGraph, t TxnObs, oracle *VersionOracle, added []Appl
 		}
 	}
 	for _, k := range t.Keys {
-		vs := oracle.Versions(k)
+		vs := versionsByScan(added, k)
 		for i, v := range vs {
 			w, ok := writerByScan(added, k, v.TS)
 			if !ok || w.Op != t.ID {
@@ -204,6 +207,20 @@ func txnEdgesByLookup(g *depGraph, t TxnObs, oracle *VersionOracle, added []Appl
 			}
 		}
 	}
+}
+
+// versionsByScan returns key's versions among added as the oracle promises
+// them: newest first, and among versions at one timestamp the later added
+// first.
+func versionsByScan(added []AppliedWrite, key string) []mvcc.Version {
+	var vs []mvcc.Version
+	for i := len(added) - 1; i >= 0; i-- {
+		if added[i].Key == key {
+			vs = append(vs, added[i].Version)
+		}
+	}
+	slices.SortStableFunc(vs, func(a, b mvcc.Version) int { return cmp.Compare(b.TS, a.TS) })
+	return vs
 }
 
 // writerByScan returns the write of added that created key's version at
@@ -241,13 +258,8 @@ func TestTxnEdgesAgreesWithLookups(t *testing.T) {
 		}
 		got, want := newDepGraph(), newDepGraph()
 		got.txnEdges(tx, o)
-		txnEdgesByLookup(want, tx, o, added)
-		if fmt.Sprint(got.out) != fmt.Sprint(want.out) {
-			t.Fatalf("txn %+v: edges %v, want %v", tx, got.out, want.out)
-		}
-		for _, es := range want.out {
-			edges += len(es)
-		}
+		txnEdgesByLookup(want, tx, added)
+		edges += sameEdges(t, got, want, "txn", tx)
 	}
 	if edges < 1000 {
 		t.Fatalf("only %d edges in all: the cases test little", edges)
@@ -283,14 +295,24 @@ func TestRealTimeEdgesAgreesWithPairs(t *testing.T) {
 				}
 			}
 		}
-		if fmt.Sprint(got.out) != fmt.Sprint(want.out) {
-			t.Fatalf("txns %+v: edges %v, want %v", txns, got.out, want.out)
-		}
-		for _, es := range want.out {
-			edges += len(es)
-		}
+		edges += sameEdges(t, got, want, "txns", txns)
 	}
 	if edges < 5000 {
 		t.Fatalf("only %d edges in all: the cases test little", edges)
 	}
+}
+
+// sameEdges fails the test unless got and want hold the same edges in the
+// same order (the message names the input: what, in), and returns how
+// many want holds.
+func sameEdges(t *testing.T, got, want *depGraph, what string, in any) int {
+	t.Helper()
+	if fmt.Sprint(got.out) != fmt.Sprint(want.out) {
+		t.Fatalf("%s %+v: edges %v, want %v", what, in, got.out, want.out)
+	}
+	n := 0
+	for _, es := range want.out {
+		n += len(es)
+	}
+	return n
 }
