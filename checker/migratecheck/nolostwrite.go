@@ -375,27 +375,26 @@ func (c *NoLostWriteChecker) checkWrites(key string, m *ackMemo, ws []AppliedWri
 		if key != "" && w.Key != key {
 			continue
 		}
-		id := m.writes.ids[j]
-		k := c.keys.at(id)
-		if !c.inPass(k, id, w.Key, owners, spans) {
+		k := c.keys.at(m.writes.ids[j])
+		if !c.inPass(k, w.Key, owners, spans) {
 			continue
 		}
-		if v := c.judgeWrite(k, id, w, when); v != nil {
+		if v := c.judgeWrite(k, w, when); v != nil {
 			return v
 		}
 	}
 	return nil
 }
 
-// inPass reports whether this pass judges key (number id, memo k): whether
-// it lies in spans, if there are any. When it does, k holds the key's
+// inPass reports whether this pass judges key (memo k): whether it lies
+// in spans, if there are any. When it does, k holds the key's
 // view and stamp for the pass.
-func (c *NoLostWriteChecker) inPass(k *keyMemo, id int32, key string, owners Owners, spans []keys.Span) bool {
+func (c *NoLostWriteChecker) inPass(k *keyMemo, key string, owners Owners, spans []keys.Span) bool {
 	if !c.inSpans(k, key, spans) {
 		return false
 	}
 	if !k.stampComputed {
-		c.resolve(k, id, key, owners)
+		c.resolve(k, key, owners)
 		k.stampComputed = true
 	}
 	return true
@@ -442,12 +441,12 @@ func (c *NoLostWriteChecker) untouched(k *keyMemo, owners Owners) bool {
 		m.probe.View.LiveGen == src.live && m.probe.View.StagedGen == src.staged && own.Store.Current(&m.probe)
 }
 
-// judgeWrite judges version w of an acknowledged write on key k (number
-// id) in this pass as readBack does. It reads through the pass's view of
+// judgeWrite judges version w of an acknowledged write on key k (its
+// memo) in this pass as readBack does. It reads through the pass's view of
 // the key (readsBack); only a write that does not pass there is handed to
 // readBack itself, whose verdict (and message) is the one returned.
-func (c *NoLostWriteChecker) judgeWrite(k *keyMemo, id int32, w *AppliedWrite, when string) *property.Violation {
-	if c.readsBack(k, id, w) {
+func (c *NoLostWriteChecker) judgeWrite(k *keyMemo, w *AppliedWrite, when string) *property.Violation {
+	if c.readsBack(k, w) {
 		return nil
 	}
 	return c.oracle.readBack(w, k.read, when)
@@ -459,13 +458,13 @@ func (c *NoLostWriteChecker) judgeWrite(k *keyMemo, id int32, w *AppliedWrite, w
 // version supersedes it there, or the read at the floor chooses w's version
 // or nothing while w hides nothing there; or the read at w's timestamp
 // chooses w's version.
-func (c *NoLostWriteChecker) readsBack(k *keyMemo, id int32, w *AppliedWrite) bool {
+func (c *NoLostWriteChecker) readsBack(k *keyMemo, w *AppliedWrite) bool {
 	if !k.stamp.owned {
 		return true
 	}
 	at := w.TS
 	if at < k.stamp.floor {
-		if at < c.excusedBelow(k, id) {
+		if at < c.excusedBelow(k) {
 			return true
 		}
 		at = k.stamp.floor
@@ -482,7 +481,7 @@ func (c *NoLostWriteChecker) readsBack(k *keyMemo, id int32, w *AppliedWrite) bo
 // table stays the same), what reading it there reads (the key's memo of
 // that store: one store lookup for every write of the key in this pass,
 // none while the memo's probe is current), and the stamp of that.
-func (c *NoLostWriteChecker) resolve(k *keyMemo, id int32, key string, owners Owners) {
+func (c *NoLostWriteChecker) resolve(k *keyMemo, key string, owners Owners) {
 	if !k.routed || k.routingGen != owners.RoutingGen {
 		k.route, k.hasRoute = owners.Route(key)
 		k.routingGen, k.routed = owners.RoutingGen, true
@@ -500,18 +499,18 @@ func (c *NoLostWriteChecker) resolve(k *keyMemo, id int32, key string, owners Ow
 }
 
 // excusedBelow returns the timestamp below which readBack excuses, in
-// this pass, every write of the key (memo k, number id) without reading it:
+// this pass, every write of the key (memo k) without reading it:
 // the newest of the oracle's versions of the key at or below the owner's
 // floor (0, which excuses nothing, if there is none or no owner). readBack
 // excuses a write below the floor that a version newer than it, at or
 // below the floor, supersedes (compaction may drop it): such a version
 // exists exactly when the write is older than the newest version at or
 // below the floor. Found once per key and pass.
-func (c *NoLostWriteChecker) excusedBelow(k *keyMemo, id int32) hlc.TS {
+func (c *NoLostWriteChecker) excusedBelow(k *keyMemo) hlc.TS {
 	if !k.excusedDone {
 		k.excused, k.excusedDone = 0, true
 		if k.stamp.owned {
-			if v, ok := c.oracle.byID[id].newestAtOrBelow(k.stamp.floor); ok {
+			if v, ok := c.oracle.byID[k.id].newestAtOrBelow(k.stamp.floor); ok {
 				k.excused = v.TS
 			}
 		}

@@ -199,11 +199,11 @@ func (c *NoLostWriteChecker) dropIndex() {
 // then those indexed since.
 func (c *NoLostWriteChecker) checkKeys(owners Owners, when string, spans []keys.Span) *property.Violation {
 	for _, k := range c.keyed {
-		id, key := k.id, k.key
+		key := k.key
 		if !c.inSpans(k, key, spans) || c.untouched(k, owners) {
 			continue
 		}
-		c.resolve(k, id, key, owners)
+		c.resolve(k, key, owners)
 		k.stampComputed = true
 		old, n := c.carried(k, key)
 		// refs[:n] read back under old, whose content is this pass's.
@@ -213,7 +213,7 @@ func (c *NoLostWriteChecker) checkKeys(owners Owners, when string, spans []keys.
 		// with timestamps in [lo, hi), are judged again.
 		from, lo, hi := n, hlc.TS(0), hlc.TS(0)
 		if old != nil && old.floor != k.stamp.floor {
-			from, lo, hi = 0, c.excusedBelow(k, id), max(old.floor, k.stamp.floor)
+			from, lo, hi = 0, c.excusedBelow(k), max(old.floor, k.stamp.floor)
 		}
 		for i, r := range k.refs[from:] {
 			m := &c.acks[r.ack]
@@ -221,7 +221,7 @@ func (c *NoLostWriteChecker) checkKeys(owners Owners, when string, spans []keys.
 			if from+i < n && (w.TS < lo || w.TS >= hi) {
 				continue
 			}
-			if v := c.judgeWrite(k, id, w, when); v != nil {
+			if v := c.judgeWrite(k, w, when); v != nil {
 				return v
 			}
 		}
