@@ -29,7 +29,6 @@ type VersionOracle struct {
 	// pass, to index the new versions of acknowledged operations without
 	// looking at every acknowledgement.
 	grown []*opWrites
-	nops  int32 // operations recorded (opWrites.id)
 
 	// Where key and operation records come from, a chunk at a time
 	// (records never move: they are cut from an array, never appended).
@@ -198,8 +197,7 @@ func (o *VersionOracle) newOp() *opWrites {
 	op := &o.opSlab[0]
 	o.opSlab = o.opSlab[1:]
 	op.ws, op.ids = op.firstW[:0], op.firstID[:0]
-	op.id = o.nops
-	o.nops++
+	op.id = int32(len(o.ops)) // Add records it in ops next, as newKey's key in byID
 	return op
 }
 
