@@ -111,11 +111,14 @@ func (own Owner) Read(key string, ts hlc.TS) mvcc.Read {
 // What it cannot see, beyond what CheckNoLostWrite cannot (it reads each
 // key from its route's owner only, never from other voters): a store
 // changed other than through mvcc.Store's methods (say, by writing into a
-// slice Versions handed out), which leaves generations as they were. The
-// acknowledged writes must only grow by appending between passes (a
-// changed entry is noticed and its memory dropped; so is an entry
-// rewritten with equal strings held elsewhere, which is not a change but
-// is judged afresh all the same).
+// slice Versions handed out), which leaves generations as they were.
+//
+// The acknowledged writes may change in any way between passes, but only
+// appending is cheap: any other change (an entry rewritten, even with
+// equal strings held elsewhere, removed, swapped or cut off) is noticed
+// by sameEntries, and the pass drops every memo of the entries and judges
+// in CheckNoLostWrite's order (TestNoLostWriteCheckerMatchesFull edits the
+// list in all those ways).
 type NoLostWriteChecker struct {
 	oracle  *VersionOracle
 	pass    uint64
