@@ -282,10 +282,11 @@ func (g *depGraph) cycle() string {
 				break
 			}
 		}
-		// The component is stack[len(stack):top], popped newest first.
-		if top-len(stack) > 1 && found == nil {
-			for i := top - 1; i >= len(stack); i-- {
-				found = append(found, nodes[stack[:top][i]])
+		// The component is what was popped, stack[len(stack):top] (still
+		// in the array); its names are sorted, so their order is no matter.
+		if scc := stack[len(stack):top]; len(scc) > 1 && found == nil {
+			for _, w := range scc {
+				found = append(found, nodes[w])
 			}
 			sort.Strings(found)
 		}
