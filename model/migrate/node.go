@@ -162,6 +162,11 @@ func (n *Node) Receive(ctx *simclock.Context, msg any) {
 // notice (or a refused proposal or read) tells it otherwise.
 func (n *Node) leads(g int) *leader { return n.lead[g] }
 
+// leading reports whether ls is still its node's leadership of its group:
+// each of a leader's loops (heartbeats, compactor, lockResolver,
+// promoter) ends once it is not.
+func (ls *leader) leading() bool { return ls.node.leads(ls.g) == ls }
+
 func (n *Node) voter(g int) *fsm.FSM { return n.env.Cluster.Voter(g, n.id) }
 
 // afterLocal runs cb as an event of the node after d measured on its own
@@ -349,7 +354,7 @@ type takeOver leader
 func (to *takeOver) applied(_ fsm.Result, applied bool, err error) {
 	ls := (*leader)(to)
 	n := ls.node
-	if proposalErr(applied, err) != nil || n.leads(ls.g) != ls {
+	if proposalErr(applied, err) != nil || !ls.leading() {
 		return
 	}
 	v := n.voter(ls.g)

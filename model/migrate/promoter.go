@@ -33,7 +33,7 @@ func (n *Node) kickPromoter(ls *leader) {
 		return
 	}
 	ls.promoting = true
-	(&promoter{n: n, ls: ls}).promote()
+	(&promoter{ls: ls}).promote()
 }
 
 // promoter is a running promoter, as the outcome of its proposals and the
@@ -42,7 +42,6 @@ func (n *Node) kickPromoter(ls *leader) {
 // timers are the ones a task's proposeWait and Sleep make, at the same
 // points.
 type promoter struct {
-	n   *Node
 	ls  *leader
 	job uint64 // the job of the batch being promoted
 }
@@ -50,11 +49,12 @@ type promoter struct {
 // promote proposes the next batch while ls leads and staged data is left;
 // otherwise the promoter stops.
 func (p *promoter) promote() {
-	n, ls := p.n, p.ls
-	if n.leads(ls.g) != ls {
+	ls := p.ls
+	if !ls.leading() {
 		p.stop()
 		return
 	}
+	n := ls.node
 	job, ok := n.stagedJob(ls.g)
 	if !ok {
 		p.stop()
@@ -75,9 +75,9 @@ func (p *promoter) applied(r fsm.Result, applied bool, err error) {
 	if r.Done {
 		var line [48]byte // "g<g> j<job>"
 		b := strconv.AppendInt(append(line[:0], 'g'), int64(p.ls.g), 10)
-		p.n.ctx.Rec("promote.done").TextBytes(strconv.AppendUint(append(b, " j"...), p.job, 10)).End()
+		p.ls.node.ctx.Rec("promote.done").TextBytes(strconv.AppendUint(append(b, " j"...), p.job, 10)).End()
 	}
-	p.n.afterLocal(p.n.env.Cfg.PromotePace, p)
+	p.ls.node.afterLocal(p.ls.node.env.Cfg.PromotePace, p)
 }
 
 // Fire promotes the next batch once the pace has passed (simclock.Callback).

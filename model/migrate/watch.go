@@ -58,27 +58,24 @@ func (n *Node) adopt(ctx *simclock.Context, cat catalog.Catalog, rev int64) {
 // network's loss rate). A deposed leader that has not learned it keeps
 // sending: harmless, the watermark only rises.
 func (n *Node) startHeartbeats(ls *leader) {
-	(&heartbeats{n: n, ls: ls}).beat()
+	(&heartbeats{ls: ls}).beat()
 }
 
 // heartbeats is the group-0 leader's heartbeat round, as the callback of
 // its own next round: a loop that only sends and sleeps needs no task (a
 // task's every wake-up switches coroutines), and the timer of its Sleep
 // is the same event as this one's.
-type heartbeats struct {
-	n  *Node
-	ls *leader
-}
+type heartbeats struct{ ls *leader }
 
 // Fire runs the next round (simclock.Callback).
 func (h *heartbeats) Fire(*simclock.Context) { h.beat() }
 
 // beat sends one round, while ls leads group 0, and schedules the next.
 func (h *heartbeats) beat() {
-	n := h.n
-	if n.leads(0) != h.ls {
+	if !h.ls.leading() {
 		return
 	}
+	n := h.ls.node
 	for node := 0; node < n.env.Cluster.Nodes(); node++ {
 		if node != n.id {
 			n.env.Net.Notify(node, Heartbeat{Watermark: n.eng.Watermark})
@@ -93,7 +90,7 @@ func (n *Node) startCompactor(ls *leader) {
 	if n.env.Cfg.CompactEvery <= 0 {
 		return
 	}
-	(&compactor{n: n, ls: ls}).sleep()
+	(&compactor{ls: ls}).sleep()
 }
 
 // compactor is a leader's compaction loop, as the callback of its own
@@ -101,22 +98,20 @@ func (n *Node) startCompactor(ls *leader) {
 // rounds needs no task (each wake-up of a task switches coroutines), and
 // its timers and proposals are the events and entries a task's Sleep and
 // proposeWait make, at the same points.
-type compactor struct {
-	n  *Node
-	ls *leader
-}
+type compactor struct{ ls *leader }
 
 // sleep waits CompactEvery on the node's clock for the next round.
-func (c *compactor) sleep() { c.n.afterLocal(c.n.env.Cfg.CompactEvery, c) }
+func (c *compactor) sleep() { c.ls.node.afterLocal(c.ls.node.env.Cfg.CompactEvery, c) }
 
 // Fire runs a round (simclock.Callback): while ls leads, it proposes a
 // compaction below the retention, if that raises the watermark, and
 // sleeps again once it applied (or at once, when there is none to make).
 func (c *compactor) Fire(*simclock.Context) {
-	n, ls := c.n, c.ls
-	if n.leads(ls.g) != ls {
+	ls := c.ls
+	if !ls.leading() {
 		return
 	}
+	n := ls.node
 	keep := uint64(n.env.Cfg.Retention.Milliseconds())
 	if phys := ls.clock.Last().Phys(); phys > keep {
 		if ts := hlc.Make(phys-keep, 0); ts > n.voter(ls.g).CompactedTS {
@@ -144,28 +139,28 @@ func (n *Node) startLockResolver(ls *leader) {
 	if n.env.Cfg.LockTTL <= 0 {
 		return
 	}
-	(&lockResolver{n: n, ls: ls}).sleep()
+	(&lockResolver{ls: ls}).sleep()
 }
 
 // lockResolver is a leader's lock-resolving loop, as the callback of its
 // own timer and the outcome of its proposals (see compactor): each round
 // rolls back the round's stale transactions one after another.
 type lockResolver struct {
-	n     *Node
 	ls    *leader
 	stale []fsm.Txn // the round's rollbacks, copied into each proposed entry
 	next  int       // the next of them to propose
 }
 
 // sleep waits LockTTL on the node's clock for the next round.
-func (r *lockResolver) sleep() { r.n.afterLocal(r.n.env.Cfg.LockTTL, r) }
+func (r *lockResolver) sleep() { r.ls.node.afterLocal(r.ls.node.env.Cfg.LockTTL, r) }
 
 // Fire runs a round (simclock.Callback) while ls leads.
 func (r *lockResolver) Fire(*simclock.Context) {
-	n, ls := r.n, r.ls
-	if n.leads(ls.g) != ls {
+	ls := r.ls
+	if !ls.leading() {
 		return
 	}
+	n := ls.node
 	old := hlc.Make(n.nowMs()-uint64(n.env.Cfg.LockTTL.Milliseconds()), 0)
 	r.stale, r.next = staleTxns(n.voter(ls.g).Locks(keys.Span{}), old), 0
 	r.rollBack()
@@ -183,7 +178,7 @@ func (r *lockResolver) rollBack() {
 	tx := new(fsm.Txn)
 	*tx = r.stale[r.next]
 	r.next++
-	r.n.proposeThen(r.ls, fsm.Entry{Kind: fsm.KindRollback, Txn: tx}, waiter{then: r})
+	r.ls.node.proposeThen(r.ls, fsm.Entry{Kind: fsm.KindRollback, Txn: tx}, waiter{then: r})
 }
 
 // applied takes a rollback's outcome: the loop ends with the leadership
@@ -192,7 +187,7 @@ func (r *lockResolver) applied(_ fsm.Result, applied bool, err error) {
 	if proposalErr(applied, err) != nil {
 		return
 	}
-	r.n.env.Counters.LocksResolved++
+	r.ls.node.env.Counters.LocksResolved++
 	r.rollBack()
 }
 
