@@ -93,10 +93,11 @@ func AbandonSplitJob(kv simkv.KV, id uint64) error {
 		if !job.Allowed(j.Phase, job.Abandoning, j.RetryPhase) {
 			return ErrTooLate
 		}
-		n := j.Clone()
-		n.Phase, n.AbandonFromPhase, n.RetryPhase = job.Abandoning, from, 0
-		n.Writes++
-		k, v := job.Key(id), n.Encode()
+		// j is this attempt's own decoded copy (a retry loads the job
+		// again): it is changed in place, no clone needed.
+		j.Phase, j.AbandonFromPhase, j.RetryPhase = job.Abandoning, from, 0
+		j.Writes++
+		k, v := job.Key(id), j.Encode()
 		_, err = commit(kv, []guard{{k, rev}}, []keyPut{{k, v}}, nil, k, v)
 		if errors.Is(err, errConflict) {
 			continue // the migrator moved it; look again
