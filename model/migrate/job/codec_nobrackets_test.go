@@ -18,20 +18,7 @@ import (
 func TestDecodeWithoutBracketsAgrees(t *testing.T) {
 	var decoded, failed int
 	rapid.Check(t, func(t *rapid.T) {
-		b := randomJob(t).Encode()
-		switch rapid.IntRange(0, 4).Draw(t, "damage") {
-		case 1:
-			b = b[:rapid.IntRange(0, len(b)).Draw(t, "cut")]
-		case 2:
-			i := rapid.IntRange(0, len(b)-1).Draw(t, "at")
-			b[i] = rapid.Byte().Draw(t, "byte")
-		case 3:
-			i := rapid.IntRange(0, len(b)).Draw(t, "at")
-			b = append(b[:i:i], append([]byte{rapid.Byte().Draw(t, "byte")}, b[i:]...)...)
-		case 4:
-			i := rapid.IntRange(0, len(b)-1).Draw(t, "at")
-			b = append(b[:i:i], b[i+1:]...)
-		}
+		b := damage(t, randomJob(t).Encode())
 		want, wantErr := Decode(b)
 		got, gotErr := DecodeWithoutBrackets(b)
 		if (wantErr == nil) != (gotErr == nil) || wantErr != nil && wantErr.Error() != gotErr.Error() {
