@@ -453,9 +453,15 @@ func TestBootstrapGivesEveryVoterTheAppliedState(t *testing.T) {
 	if fmt.Sprint(obs.calls) != fmt.Sprint(wantCalls) {
 		t.Fatalf("observers saw\n%v\nwant\n%v", obs.calls, wantCalls)
 	}
+	// The state as dumpState shows it (every key's versions: a key with
+	// one version included), with the store's counts and each key's
+	// generation.
 	dump := func(f *fsm.FSM) string {
-		s := fmt.Sprintf("applied=%d last=%v ceiling=%d horizon=%v keys=%d versions=%d:", f.Applied, f.LastCommit, f.Ceiling, f.Horizon(), f.Store.Keys(), f.Store.Len())
-		f.Store.EachWithHistory(func(key string, vs []mvcc.Version) { s += fmt.Sprintf(" %s%v gen=%d", key, vs, f.Store.Gen(key)) })
+		s := fmt.Sprintf("%s keys=%d versions=%d gens:", dumpState(f), f.Store.Keys(), f.Store.Len())
+		f.Store.Ascend("", "", func(key string, _ []mvcc.Version) bool {
+			s += fmt.Sprintf(" %s=%d", key, f.Store.Gen(key))
+			return true
+		})
 		return s
 	}
 	for _, n := range []int{1, 2, 3} {
