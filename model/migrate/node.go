@@ -294,39 +294,6 @@ func (n *Node) afterApplied(ls *leader, index uint64, then outcome) {
 	ls.waiters.insert(waiter{index: index, then: then})
 }
 
-// proposeWait is propose from inside a task.
-func (n *Node) proposeWait(t *simclock.Task, ls *leader, e fsm.Entry) (fsm.Result, error) {
-	p := &proposal{n: n, ls: ls, e: e}
-	t.AwaitOn(p)
-	return p.r, p.err
-}
-
-// proposal is one proposeWait: the entry, and the result the parked task
-// reads once resumed. It is the task's simclock.Waiter and its proposal's
-// outcome, so the entry, the result and the resume live in one allocation
-// where propose and Await would each need closures.
-type proposal struct {
-	n      *Node
-	ls     *leader
-	e      fsm.Entry
-	resume simclock.Resumer
-	r      fsm.Result
-	err    error
-}
-
-// Wait proposes the entry once the task parked (simclock.Waiter).
-func (p *proposal) Wait(resume simclock.Resumer) {
-	p.resume = resume
-	p.n.proposeThen(p.ls, p.e, waiter{then: p})
-}
-
-// applied takes the proposal's outcome (propose's translation of it) and
-// resumes the task.
-func (p *proposal) applied(r fsm.Result, applied bool, err error) {
-	p.r, p.err = r, proposalErr(applied, err)
-	p.resume.Resume(nil)
-}
-
 // becomeLeader starts a term. The new leader may not have applied
 // everything committed: its first entry (a ceiling above its own clock)
 // commits only once every earlier entry is committed, and when its voter
@@ -346,7 +313,7 @@ func (n *Node) becomeLeader(g int, term uint64) {
 // takeOver is a new term's leader as the outcome of the term's first
 // entry: once its voter applied it, the leader serves (no task waits for
 // it: a task's wake-up switches coroutines, and the entry is proposed at
-// the point a task's proposeWait made it).
+// the point a task waiting for it would have proposed it).
 type takeOver leader
 
 // applied rebuilds the leader-local state from the voter's applied state

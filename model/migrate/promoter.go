@@ -39,8 +39,8 @@ func (n *Node) kickPromoter(ls *leader) {
 // promoter is a running promoter, as the outcome of its proposals and the
 // callback of its pacing timer: a loop of proposals and sleeps needs no
 // task (each wake-up of a task switches coroutines), and its entries and
-// timers are the ones a task's proposeWait and Sleep make, at the same
-// points.
+// timers are the ones a task proposing and sleeping in turn would make,
+// at the same points.
 type promoter struct {
 	ls  *leader
 	job uint64 // the job of the batch being promoted

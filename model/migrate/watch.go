@@ -96,8 +96,8 @@ func (n *Node) startCompactor(ls *leader) {
 // compactor is a leader's compaction loop, as the callback of its own
 // timer and the outcome of its proposals: a loop that sleeps between
 // rounds needs no task (each wake-up of a task switches coroutines), and
-// its timers and proposals are the events and entries a task's Sleep and
-// proposeWait make, at the same points.
+// its timers and proposals are the events and entries a task sleeping
+// and proposing in turn would make, at the same points.
 type compactor struct{ ls *leader }
 
 // sleep waits CompactEvery on the node's clock for the next round.
