@@ -17,8 +17,9 @@ import (
 // catalog the cache returned (its Routes array above all) is shared by
 // every node's engine, every coordinator and the migrator, and must never
 // be modified in place; a holder that wants a changed catalog makes one
-// with Clone. Env.CheckCatalogCache verifies it at the end of a run for
-// the snapshots still cached (an evicted one is not checked).
+// with Clone. Env.CheckCatalogCache verifies it for the snapshots still
+// cached (an evicted one is not checked); the scenarios' tests call it at
+// the end of their runs (TestMigrateCachedCatalogsUnchanged), not every run.
 type catalogCache struct {
 	entries [catalogCacheSize]cachedCatalog
 	next    int // the entry the next miss replaces
